@@ -1,0 +1,12 @@
+import { econet } from "./econet.ts";
+import { netone } from "./netone.ts";
+import type { CarrierAdapter, Operator } from "./types.ts";
+import { telecel } from "./telecel.ts";
+
+export type { CarrierAdapter, Operator, SmppSettings, SmscIdFormat } from "./types.ts";
+export { OPERATORS } from "./types.ts";
+
+/** Zimbabwe's country calling code; every routable number starts with it. */
+export const COUNTRY_CODE = "263";
+
+export const CARRIERS: Readonly<Record<Operator, CarrierAdapter>> = { econet, netone, telecel };

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/global-setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    // Two cores: more forks than that only adds contention on the shared Postgres.
+    maxWorkers: 2,
+    reporters: ["default", "./test/support/summary-reporter.ts"],
+  },
+});
