@@ -1,0 +1,55 @@
+/**
+ * Recipient numbers: which operator a `to` routes to, and how it is written on the wire.
+ * Prefixes live in the carrier tables; this module only reads them.
+ */
+import { CARRIERS, COUNTRY_CODE, OPERATORS, type Operator } from "../../carriers/index.ts";
+
+/** Digits after the country code in a Zimbabwean MSISDN (NDC + subscriber number). */
+const NATIONAL_DIGITS = 9;
+// [0-9] rather than \d so the rule stays ASCII-only whatever flags are added later.
+const INTERNATIONAL = new RegExp(`^\\+?(${COUNTRY_CODE}[0-9]{${NATIONAL_DIGITS}})$`);
+
+const PREFIX_TO_OPERATOR: ReadonlyMap<string, Operator> = (() => {
+  const map = new Map<string, Operator>();
+  for (const op of OPERATORS) {
+    for (const prefix of CARRIERS[op].prefixes) {
+      const owner = map.get(prefix);
+      // Two carriers claiming one prefix would make routing depend on table order.
+      if (owner !== undefined) throw new Error(`prefix ${prefix} is claimed by both ${owner} and ${op}`);
+      if (!/^[0-9]+$/.test(prefix))
+        throw new Error(`prefix ${JSON.stringify(prefix)} of ${op} is not digits`);
+      map.set(prefix, op);
+    }
+  }
+  return map;
+})();
+
+/** Prefix lengths to try, longest first, so a longer prefix wins over a shorter one it extends. */
+const PREFIX_LENGTHS = [...new Set([...PREFIX_TO_OPERATOR.keys()].map((p) => p.length))].sort(
+  (a, b) => b - a,
+);
+
+/** The wire form (digits only, with country code) of a well-formed international number. */
+function wellFormed(to: string): string | null {
+  const match = INTERNATIONAL.exec(to.trim());
+  return match?.[1] ?? null;
+}
+
+function operatorOf(msisdn: string): Operator | null {
+  const national = msisdn.slice(COUNTRY_CODE.length);
+  for (const length of PREFIX_LENGTHS) {
+    const op = PREFIX_TO_OPERATOR.get(national.slice(0, length));
+    if (op !== undefined) return op;
+  }
+  return null;
+}
+
+export function resolveOperator(to: string): Operator | null {
+  const msisdn = wellFormed(to);
+  return msisdn === null ? null : operatorOf(msisdn);
+}
+
+export function toWireMsisdn(to: string): string | null {
+  const msisdn = wellFormed(to);
+  return msisdn !== null && operatorOf(msisdn) !== null ? msisdn : null;
+}

@@ -1,0 +1,120 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { SmscIdFormat } from "../../carriers/index.ts";
+import { canonicalSmscId, formatSmscId } from "../../src/domain/smsc-id.ts";
+
+const CANONICAL = /^(0|[1-9][0-9]*)$/;
+const format = fc.constantFrom<SmscIdFormat>("hex", "decimal");
+
+describe("canonicalSmscId, examples", () => {
+  it.each([
+    ["1F4", "hex", "500"],
+    ["1f4", "hex", "500"],
+    ["0001f4", "hex", "500"],
+    [" 1F4\n", "hex", "500"],
+    ["500", "decimal", "500"],
+    ["000500", "decimal", "500"],
+    ["0", "decimal", "0"],
+    ["0000", "hex", "0"],
+    ["FFFFFFFFFFFFFFFFFFFF", "hex", "1208925819614629174706175"],
+    ["10", "hex", "16"],
+    ["10", "decimal", "10"],
+  ] as const)("reads %j (%s) as %s", (raw, fmt, expected) => {
+    expect(canonicalSmscId(raw, fmt)).toBe(expected);
+  });
+
+  it("matches a hex submit_sm_resp id with the same message's decimal receipt id", () => {
+    expect(canonicalSmscId("00A1B2C3", "hex")).toBe(canonicalSmscId("10597059", "decimal"));
+  });
+
+  it.each([
+    ["", "hex"],
+    ["   ", "decimal"],
+    ["0x1F4", "hex"],
+    ["1F4", "decimal"],
+    ["-5", "decimal"],
+    ["+5", "decimal"],
+    ["1 4", "decimal"],
+    ["12.5", "decimal"],
+    ["1g", "hex"],
+    ["٣", "decimal"],
+    ["1e3", "decimal"],
+  ] as const)("rejects %j (%s)", (raw, fmt) => {
+    expect(canonicalSmscId(raw, fmt)).toBeNull();
+  });
+
+  it("accepts 65 characters, the SMPP message_id maximum, and rejects 66", () => {
+    expect(canonicalSmscId("f".repeat(65), "hex")).toBe((16n ** 65n - 1n).toString());
+    expect(canonicalSmscId("f".repeat(66), "hex")).toBeNull();
+    expect(canonicalSmscId("9".repeat(65), "decimal")).toBe("9".repeat(65));
+    expect(canonicalSmscId(`0${"9".repeat(65)}`, "decimal")).toBeNull();
+  });
+});
+
+describe("formatSmscId, examples", () => {
+  it("writes hex in lower case by default, upper case and zero padding on request", () => {
+    expect(formatSmscId(500n, "hex")).toBe("1f4");
+    expect(formatSmscId(500n, "hex", { upperCase: true })).toBe("1F4");
+    expect(formatSmscId(500n, "hex", { upperCase: true, padTo: 8 })).toBe("000001F4");
+    expect(formatSmscId(500n, "decimal", { padTo: 10 })).toBe("0000000500");
+    expect(formatSmscId(0n, "decimal")).toBe("0");
+  });
+
+  it("refuses negative values and ids longer than 65 characters", () => {
+    expect(() => formatSmscId(-1n, "decimal")).toThrow(RangeError);
+    expect(() => formatSmscId(10n ** 65n, "decimal")).toThrow(/exceeds 65/);
+    expect(() => formatSmscId(1n, "hex", { padTo: 66 })).toThrow(/exceeds 65/);
+    expect(formatSmscId(1n, "hex", { padTo: 65 })).toHaveLength(65);
+  });
+});
+
+describe("smsc ids, properties", () => {
+  const value = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n }), fc.bigInt({ min: 0n, max: 10n ** 60n }));
+  const ws = fc.string({ unit: fc.constantFrom(" ", "\t", "\r\n"), maxLength: 2 });
+
+  it("reads back any value written in any case, padding and surrounding whitespace", () => {
+    fc.assert(
+      fc.property(
+        value,
+        format,
+        fc.boolean(),
+        fc.integer({ min: 0, max: 65 }),
+        fc.array(fc.boolean(), { maxLength: 65 }),
+        ws,
+        ws,
+        (v, fmt, upperCase, padTo, flips, before, after) => {
+          const written = formatSmscId(v, fmt, { upperCase, padTo });
+          // Mix the case character by character, as some SMSCs do.
+          const mixed = [...written].map((c, i) => (flips[i] ? c.toUpperCase() : c.toLowerCase())).join("");
+          expect(canonicalSmscId(written, fmt)).toBe(v.toString());
+          expect(canonicalSmscId(`${before}${mixed}${after}`, fmt)).toBe(v.toString());
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("accepts exactly the strings of allowed digits up to 65 characters, giving a canonical decimal", () => {
+    const raw = fc.oneof(
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdefABCDEF"), maxLength: 70 }),
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdefxX -+."), maxLength: 20 }),
+      fc.string({ maxLength: 10 }),
+    );
+    fc.assert(
+      fc.property(raw, format, (r, fmt) => {
+        const id = r.trim();
+        const allowed = fmt === "hex" ? /^[0-9a-fA-F]{1,65}$/ : /^[0-9]{1,65}$/;
+        const canonical = canonicalSmscId(r, fmt);
+        if (!allowed.test(id)) {
+          expect(canonical).toBeNull();
+          return;
+        }
+        expect(canonical).toMatch(CANONICAL);
+        expect(BigInt(canonical ?? "-1")).toBe(BigInt(fmt === "hex" ? `0x${id}` : id));
+        // The canonical form is a fixed point when read as decimal.
+        expect(canonicalSmscId(canonical ?? "", "decimal")).toBe(canonical);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
