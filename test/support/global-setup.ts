@@ -1,2 +1,83 @@
-// Placeholder until the database harness lands; replaced in the intake work.
-export default async function setup(): Promise<void> {}
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { createLogger } from "../../src/logger.ts";
+import { startQueue } from "../../src/queue/boss.ts";
+
+/**
+ * One Postgres for the whole run — DATABASE_URL, else a testcontainer when a Docker engine
+ * answers, else embedded — and one migrated template database that each test file clones.
+ */
+declare module "vitest" {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+    templateDatabase: string;
+  }
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return false;
+  try {
+    const { getContainerRuntimeClient } = await import("testcontainers");
+    await getContainerRuntimeClient();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function provisionServer(): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
+  if (await dockerAnswers()) {
+    const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
+    const container = await new PostgreSqlContainer("postgres:16-alpine").start();
+    return { url: container.getConnectionUri(), stop: async () => void (await container.stop()) };
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), "shiri-test-pg-"));
+  // Postgres runs as the OS user "postgres" when we are root, so it must be able to enter the folder.
+  await chmod(dir, 0o755);
+  const port = 55_000 + Math.floor(Math.random() * 5_000);
+  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), port, database: "postgres" });
+  return {
+    url: db.url,
+    stop: async () => {
+      await db.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function databaseUrl(serverUrl: string, database: string): string {
+  const u = new URL(serverUrl);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const server = await provisionServer();
+  const template = `shiri_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${template}`);
+  await admin.query(`CREATE DATABASE ${template}`);
+  const templateUrl = databaseUrl(server.url, template);
+  const pool = new pg.Pool({ connectionString: templateUrl, max: 2 });
+  await migrate(pool);
+  await pool.end();
+  // pg-boss creates its schema on first start; doing it once here makes every clone ready.
+  const boss = await startQueue(templateUrl, createLogger("silent"), { supervise: false, max: 2 });
+  await boss.stop({ graceful: false });
+
+  project.provide("adminDatabaseUrl", server.url);
+  project.provide("templateDatabase", template);
+  return async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+    await server.stop();
+  };
+}

@@ -1,0 +1,98 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { Queryable } from "../db/pool.ts";
+
+/** Key secrets look like `shr_` + 43 base64url characters (32 random bytes). */
+const TOKEN_PREFIX = "shr_";
+const TOKEN_PATTERN = /^shr_[A-Za-z0-9_-]{43}$/;
+
+export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");
+export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(token);
+
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  token: string;
+  account_id: string;
+  created_at: Date;
+}
+
+export async function createApiKey(db: Queryable, accountId: string, name: string): Promise<CreatedApiKey> {
+  const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
+  const id = randomUUID();
+  const { rows } = await db.query<{ created_at: Date }>(
+    `INSERT INTO api_keys (id, account_id, name, token_hash) VALUES ($1, $2, $3, $4) RETURNING created_at`,
+    [id, accountId, name, hashToken(token)],
+  );
+  return { id, name, token, account_id: accountId, created_at: (rows[0] as { created_at: Date }).created_at };
+}
+
+/** The stored record, serialised as the contract's key list shows it (PascalCase, as is). */
+export interface ApiKeyRecord {
+  ID: string;
+  CreatedAt: Date;
+  UpdatedAt: Date | null;
+  DeletedAt: Date | null;
+  Name: string;
+  TokenHash: string;
+  AccountId: string;
+  Active: boolean;
+  LastUsedAt: Date | null;
+}
+
+export async function listApiKeys(db: Queryable, accountId: string): Promise<ApiKeyRecord[]> {
+  const { rows } = await db.query<ApiKeyRecord>(
+    `SELECT id AS "ID", created_at AS "CreatedAt", updated_at AS "UpdatedAt", deleted_at AS "DeletedAt",
+            name AS "Name", token_hash AS "TokenHash", account_id AS "AccountId", active AS "Active",
+            last_used_at AS "LastUsedAt"
+       FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+    [accountId],
+  );
+  return rows;
+}
+
+/** Revokes a key of the account. Returns false when the account has no key with that id. */
+export async function revokeApiKey(db: Queryable, accountId: string, keyId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE api_keys
+        SET active = false,
+            updated_at = CASE WHEN active THEN now() ELSE updated_at END,
+            deleted_at = COALESCE(deleted_at, now())
+      WHERE id = $1 AND account_id = $2`,
+    [keyId, accountId],
+  );
+  return rowCount === 1;
+}
+
+export interface Principal {
+  keyId: string;
+  accountId: string;
+}
+
+/**
+ * Looks the key up by hash on every request, so a revocation made by any process takes effect
+ * on the very next one. LastUsedAt is refreshed when it is older than `precisionSeconds`, which
+ * keeps a busy key from turning every request into a write on one hot row.
+ */
+export async function authenticate(
+  db: Queryable,
+  token: string,
+  precisionSeconds: number,
+): Promise<Principal | null> {
+  if (!isWellFormedToken(token)) return null;
+  const { rows } = await db.query<{ id: string; account_id: string; stale: boolean }>(
+    `SELECT id, account_id,
+            (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2)) AS stale
+       FROM api_keys WHERE token_hash = $1 AND active`,
+    [hashToken(token), precisionSeconds],
+  );
+  const key = rows[0];
+  if (!key) return null;
+  if (key.stale) {
+    await db.query(
+      `UPDATE api_keys SET last_used_at = now()
+        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
+      [key.id, precisionSeconds],
+    );
+  }
+  return { keyId: key.id, accountId: key.account_id };
+}

@@ -1,0 +1,90 @@
+import { z } from "zod";
+import { CARRIERS, OPERATORS, type Operator, type SmppSettings } from "../carriers/index.ts";
+
+/**
+ * The one configuration object, read from the environment once. Every default runs:
+ * with nothing set, Shiri starts an embedded Postgres and the carrier simulators.
+ */
+const intFromEnv = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+const boolFromEnv = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0"])
+    .default(fallback ? "true" : "false")
+    .transform((v) => v === "true" || v === "1");
+
+const envSchema = z.object({
+  SHIRI_ENV: z.enum(["development", "production", "test"]).default("development"),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  PORT: intFromEnv(3000),
+  METRICS_PORT: intFromEnv(9464),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  DATABASE_URL: z.string().url().optional(),
+  DATA_DIR: z.string().min(1).default(".data"),
+  EMBEDDED_PG_PORT: intFromEnv(54329),
+  PG_POOL_MAX: intFromEnv(20),
+  BODY_LIMIT_BYTES: intFromEnv(1_048_576),
+  BULK_MAX_RECIPIENTS: intFromEnv(10_000),
+  MAX_SEGMENTS: intFromEnv(10),
+  IDEMPOTENCY_TTL_HOURS: intFromEnv(24),
+  /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
+  KEY_LAST_USED_PRECISION_SECONDS: intFromEnv(60),
+  /** Jobs carry this many message ids each, so a 10,000-recipient send is a few hundred jobs. */
+  DISPATCH_BATCH_SIZE: intFromEnv(50),
+  MESSAGE_VALIDITY_HOURS: intFromEnv(24),
+  /** Start the carrier simulators in-process (the embedded default). */
+  START_SIMULATORS: boolFromEnv(true),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false", "1", "0"]).optional(),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE"> {
+  /** Callbacks to loopback and private ranges: allowed in development, refused in production. */
+  WEBHOOK_ALLOW_PRIVATE: boolean;
+  carriers: Record<Operator, SmppSettings>;
+}
+
+/** SMPP settings per operator, each field overridable as SMPP_<OPERATOR>_<FIELD>, e.g. SMPP_ECONET_PORT. */
+function carrierSettings(env: NodeJS.ProcessEnv): Record<Operator, SmppSettings> {
+  const out = {} as Record<Operator, SmppSettings>;
+  for (const op of OPERATORS) {
+    const base = CARRIERS[op].smpp;
+    const prefix = `SMPP_${op.toUpperCase()}_`;
+    const shape = z.object({
+      host: z.string().min(1).default(base.host),
+      port: intFromEnv(base.port),
+      system_id: z.string().default(base.system_id),
+      password: z.string().default(base.password),
+      system_type: z.string().default(base.system_type),
+      bind_mode: z.literal("transceiver").default(base.bind_mode),
+      window_size: z.coerce.number().int().positive().default(base.window_size),
+      tps_limit: intFromEnv(base.tps_limit),
+      enquire_link_interval_ms: z.coerce.number().int().positive().default(base.enquire_link_interval_ms),
+      response_timeout_ms: z.coerce.number().int().positive().default(base.response_timeout_ms),
+      source_addr_ton: intFromEnv(base.source_addr_ton),
+      source_addr_npi: intFromEnv(base.source_addr_npi),
+      dest_addr_ton: intFromEnv(base.dest_addr_ton),
+      dest_addr_npi: intFromEnv(base.dest_addr_npi),
+    });
+    const raw: Record<string, string | undefined> = {};
+    for (const key of Object.keys(shape.shape)) raw[key] = env[prefix + key.toUpperCase()];
+    out[op] = shape.parse(raw);
+  }
+  return out;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  const { WEBHOOK_ALLOW_PRIVATE, ...rest } = parsed.data;
+  const allowPrivate =
+    WEBHOOK_ALLOW_PRIVATE === undefined
+      ? rest.SHIRI_ENV !== "production"
+      : WEBHOOK_ALLOW_PRIVATE === "true" || WEBHOOK_ALLOW_PRIVATE === "1";
+  return { ...rest, WEBHOOK_ALLOW_PRIVATE: allowPrivate, carriers: carrierSettings(env) };
+}

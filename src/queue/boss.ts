@@ -1,0 +1,66 @@
+import { PgBoss } from "pg-boss";
+import { OPERATORS, type Operator } from "../../carriers/index.ts";
+import type { Queryable } from "../db/pool.ts";
+import type { Logger } from "../logger.ts";
+
+/** One dispatch queue per operator, so a stalled carrier never holds up another. */
+export const dispatchQueue = (operator: Operator): string => `dispatch-${operator}`;
+
+/** A dispatch job names the messages it carries; their content stays in the messages table. */
+export interface DispatchJob {
+  messageIds: string[];
+}
+
+export async function startQueue(
+  connectionString: string,
+  logger: Logger,
+  opts: { supervise: boolean; max?: number },
+): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString,
+    max: opts.max ?? 4,
+    supervise: opts.supervise,
+    schedule: false,
+    application_name: "shiri-queue",
+  });
+  boss.on("error", (err) => logger.error({ err }, "queue error"));
+  await boss.start();
+  for (const operator of OPERATORS) {
+    const name = dispatchQueue(operator);
+    if (!(await boss.getQueue(name))) {
+      // Retries are decided per message by dispatch; a job retry only covers a crashed worker.
+      await boss.createQueue(name, {
+        retryLimit: 1000,
+        retryDelay: 1,
+        retryBackoff: true,
+        retryDelayMax: 60,
+      });
+    }
+  }
+  return boss;
+}
+
+/**
+ * Enqueues dispatch jobs inside the caller's transaction, so the messages, their charge and
+ * their jobs commit together or not at all. Message ids are grouped per operator in batches.
+ */
+export async function enqueueDispatch(
+  boss: PgBoss,
+  tx: Queryable,
+  messages: ReadonlyArray<{ id: string; operator: Operator }>,
+  batchSize: number,
+): Promise<void> {
+  const byOperator = new Map<Operator, string[]>();
+  for (const m of messages) {
+    const ids = byOperator.get(m.operator) ?? [];
+    ids.push(m.id);
+    byOperator.set(m.operator, ids);
+  }
+  const db = { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };
+  for (const [operator, ids] of byOperator) {
+    const jobs: { data: DispatchJob }[] = [];
+    for (let i = 0; i < ids.length; i += batchSize)
+      jobs.push({ data: { messageIds: ids.slice(i, i + batchSize) } });
+    await boss.insert(dispatchQueue(operator), jobs, { db });
+  }
+}

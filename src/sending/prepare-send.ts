@@ -1,0 +1,75 @@
+import { randomUUID } from "node:crypto";
+import type { Operator } from "../../carriers/index.ts";
+import { resolveOperator } from "../domain/numbers.ts";
+import { priceMessage } from "../domain/pricing.ts";
+import { countSegments, type Encoding } from "../domain/segments.ts";
+
+/** The reason a message that no operator serves is failed at once, billed, never sent. */
+export const UNROUTABLE = "UNROUTABLE";
+
+export interface PreparedMessage {
+  id: string;
+  to: string;
+  operator: Operator | null;
+  charge: number;
+  status: "enqueued" | "failed";
+  operator_response: string;
+}
+
+export interface PreparedSend {
+  accountId: string;
+  bulkId: string | null;
+  from: string;
+  body: string;
+  encoding: Encoding;
+  segments: number;
+  currency: string;
+  webhookUrl: string | null;
+  receivedAt: Date;
+  messages: PreparedMessage[];
+  total: number;
+}
+
+/**
+ * Everything about a send that needs no database: ids, operator, segments and price of each
+ * recipient, in request order. Done before the transaction so the transaction stays short.
+ */
+export function prepareSend(input: {
+  accountId: string;
+  currency: string;
+  from: string;
+  body: string;
+  recipients: readonly string[];
+  webhookUrl: string | null;
+  bulk: boolean;
+}): PreparedSend {
+  const { encoding, segments } = countSegments(input.body);
+  const priceByOperator = new Map<Operator | null, number>();
+  let total = 0;
+  const messages = input.recipients.map((raw): PreparedMessage => {
+    const to = raw.trim();
+    const operator = resolveOperator(to);
+    let charge = priceByOperator.get(operator);
+    if (charge === undefined) {
+      charge = priceMessage(operator, segments, input.currency);
+      priceByOperator.set(operator, charge);
+    }
+    total += charge;
+    return operator
+      ? { id: randomUUID(), to, operator, charge, status: "enqueued", operator_response: "" }
+      : { id: randomUUID(), to, operator, charge, status: "failed", operator_response: UNROUTABLE };
+  });
+  return {
+    accountId: input.accountId,
+    bulkId: input.bulk ? randomUUID() : null,
+    from: input.from,
+    body: input.body,
+    encoding,
+    segments,
+    currency: input.currency,
+    webhookUrl: input.webhookUrl,
+    receivedAt: new Date(),
+    messages,
+    total,
+  };
+}
