@@ -18,6 +18,8 @@ const REDACT = [
 
 export type Logger = pino.Logger;
 
-export function createLogger(level: string, name = "shiri"): Logger {
-  return pino({ name, level, redact: { paths: REDACT, censor: "[redacted]" } });
+/** JSON lines on stdout, or on stderr for the CLI, whose stdout carries its one JSON answer. */
+export function createLogger(level: string, opts: { name?: string; stderr?: boolean } = {}): Logger {
+  const options = { name: opts.name ?? "shiri", level, redact: { paths: REDACT, censor: "[redacted]" } };
+  return opts.stderr ? pino(options, pino.destination(2)) : pino(options);
 }

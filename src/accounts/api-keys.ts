@@ -66,6 +66,7 @@ export async function revokeApiKey(db: Queryable, accountId: string, keyId: stri
 export interface Principal {
   keyId: string;
   accountId: string;
+  currency: string;
 }
 
 /**
@@ -79,10 +80,11 @@ export async function authenticate(
   precisionSeconds: number,
 ): Promise<Principal | null> {
   if (!isWellFormedToken(token)) return null;
-  const { rows } = await db.query<{ id: string; account_id: string; stale: boolean }>(
-    `SELECT id, account_id,
-            (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2)) AS stale
-       FROM api_keys WHERE token_hash = $1 AND active`,
+  const { rows } = await db.query<{ id: string; account_id: string; currency: string; stale: boolean }>(
+    `SELECT k.id, k.account_id, a.currency,
+            (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS stale
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id
+      WHERE k.token_hash = $1 AND k.active`,
     [hashToken(token), precisionSeconds],
   );
   const key = rows[0];
@@ -94,5 +96,5 @@ export async function authenticate(
       [key.id, precisionSeconds],
     );
   }
-  return { keyId: key.id, accountId: key.account_id };
+  return { keyId: key.id, accountId: key.account_id, currency: key.currency };
 }

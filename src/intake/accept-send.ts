@@ -1,0 +1,53 @@
+import { withTransaction } from "../db/pool.ts";
+import type { PreparedSend } from "../sending/prepare-send.ts";
+import { InsufficientBalanceError, recordSend, UnapprovedSenderError } from "../sending/record-send.ts";
+import type { IntakeDeps } from "./deps.ts";
+import { ApiError } from "./errors.ts";
+import { claimIdempotencyKey, requestHash } from "./idempotency.ts";
+
+export interface SendResponse {
+  statusCode: number;
+  body: unknown;
+}
+
+/**
+ * Shared by both send endpoints: claims the Idempotency-Key (if any), records the send in one
+ * transaction and answers the rendered response — or the stored one on a replay.
+ */
+export async function accept(
+  deps: IntakeDeps,
+  input: {
+    endpoint: string;
+    idempotencyKey: string | null;
+    rawBody: unknown;
+    prepared: PreparedSend;
+    render: (send: PreparedSend) => unknown;
+    unapprovedSender: () => ApiError;
+  },
+): Promise<SendResponse> {
+  const { prepared } = input;
+  const body = input.render(prepared);
+  try {
+    return await withTransaction(deps.pool, async (tx) => {
+      if (input.idempotencyKey) {
+        const claim = await claimIdempotencyKey(tx, {
+          accountId: prepared.accountId,
+          endpoint: input.endpoint,
+          key: input.idempotencyKey,
+          requestHash: requestHash(input.rawBody),
+          statusCode: 202,
+          response: body,
+          ttlHours: deps.config.IDEMPOTENCY_TTL_HOURS,
+        });
+        if (claim.kind === "conflict") throw new ApiError("idempotencyConflict");
+        if (claim.kind === "replay") return { statusCode: claim.statusCode, body: claim.response };
+      }
+      await recordSend(tx, deps.boss, prepared, { dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE });
+      return { statusCode: 202, body };
+    });
+  } catch (err) {
+    if (err instanceof UnapprovedSenderError) throw input.unapprovedSender();
+    if (err instanceof InsufficientBalanceError) throw new ApiError("insufficientBalance");
+    throw err;
+  }
+}

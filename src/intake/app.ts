@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import express, { type ErrorRequestHandler, type RequestHandler } from "express";
+import { pinoHttp } from "pino-http";
+import { requireApiKey } from "./auth.ts";
+import type { IntakeDeps } from "./deps.ts";
+import { ApiError, type ErrorShape, sendError } from "./errors.ts";
+import { getBalance, getSenderIds } from "./routes/account.ts";
+import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
+import { getSms } from "./routes/get-sms.ts";
+import { sendBulk } from "./routes/send-bulk.ts";
+import { sendSms } from "./routes/send-sms.ts";
+
+declare global {
+  namespace Express {
+    interface Locals {
+      errorShape: ErrorShape;
+      accountId: string;
+      keyId: string;
+      currency: string;
+    }
+  }
+}
+
+/** Each endpoint answers errors in the convention the contract gives it. */
+const shape =
+  (errorShape: ErrorShape): RequestHandler =>
+  (_req, res, next) => {
+    res.locals.errorShape = errorShape;
+    next();
+  };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export function createApp(deps: IntakeDeps): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const given = req.headers["x-request-id"];
+        const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader("X-Request-Id", id);
+        return id;
+      },
+      customProps: (_req, res) => ({ account_id: (res as express.Response).locals?.accountId }),
+      // One line per request, with what an operator needs and nothing that could hold a secret.
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  const auth = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
+  const json = express.json({
+    limit: deps.config.BODY_LIMIT_BYTES,
+    type: ["application/json", "application/*+json"],
+  });
+  const legacy = shape("legacy");
+  const kit = shape("kit");
+
+  app.post("/api/v1/sms", legacy, auth, json, sendSms(deps));
+  app.post("/api/v1/sms/bulk", kit, auth, json, sendBulk(deps));
+  app.get("/api/v1/sms/:id", legacy, auth, getSms(deps));
+  app.post("/api/v1/api-tokens", kit, auth, json, createToken(deps));
+  app.get("/api/v1/api-tokens", kit, auth, listTokens(deps));
+  app.delete("/api/v1/api-tokens/:id", kit, auth, revokeToken(deps));
+  app.get("/api/v1/balance", kit, auth, getBalance(deps));
+  app.get("/api/v1/sender-ids", kit, auth, getSenderIds(deps));
+
+  app.use((_req, res) => sendError(res, "notFound"));
+  app.use(errorHandler());
+  return app;
+}
+
+function bodyParserErrorType(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null && "type" in err && typeof err.type === "string"
+    ? err.type
+    : undefined;
+}
+
+const CONNECTION_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P03", "53300"]);
+
+function errorHandler(): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) return;
+    if (err instanceof ApiError) return sendError(res, err.errorName, err.validationErrors);
+    const parserError = bodyParserErrorType(err);
+    if (parserError === "entity.too.large") return sendError(res, "payloadTooLarge");
+    if (parserError) return sendError(res, "malformedJson");
+    const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
+    if (
+      CONNECTION_ERRORS.has(code) ||
+      /timeout exceeded when trying to connect/i.test(String(err?.message))
+    ) {
+      req.log.error({ err }, "database unavailable");
+      return sendError(res, "unavailable");
+    }
+    req.log.error({ err }, "unhandled error");
+    sendError(res, "internal");
+  };
+}

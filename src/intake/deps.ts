@@ -1,0 +1,12 @@
+import type { PgBoss } from "pg-boss";
+import type { Config } from "../config.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../logger.ts";
+
+/** What the HTTP intake needs from the rest of the service. */
+export interface IntakeDeps {
+  pool: Pool;
+  boss: PgBoss;
+  config: Config;
+  logger: Logger;
+}

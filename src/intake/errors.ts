@@ -1,0 +1,171 @@
+import type { Response } from "express";
+
+/**
+ * Every error the API can answer, in one catalogue: its HTTP status and, per error convention,
+ * its machine code and texts. The contract has two conventions; each endpoint names its own,
+ * and an error only exists in the conventions whose endpoints can raise it.
+ */
+export type ErrorShape = "legacy" | "kit";
+
+interface Texts {
+  code: string;
+  message: string;
+  description: string;
+}
+export interface ErrorEntry {
+  status: number;
+  legacy?: Texts;
+  kit?: Texts;
+}
+
+const both = (legacyType: string, kitCode: string, message: string, description = message) => ({
+  legacy: { code: legacyType, message, description },
+  kit: { code: kitCode, message, description },
+});
+
+export const ERRORS = {
+  missingAuthentication: {
+    status: 401,
+    kit: { code: "UNAUTHORIZED", message: "missing authentication", description: "missing authentication" },
+  },
+  invalidAuthentication: {
+    status: 401,
+    kit: {
+      code: "UNAUTHORIZED",
+      message: "missing authentication",
+      description: "invalid or revoked api key",
+    },
+  },
+  malformedJson: { status: 400, ...both("ERR_BAD_REQUEST", "BAD_REQUEST", "malformed JSON body") },
+  payloadTooLarge: {
+    status: 413,
+    ...both("ERR_PAYLOAD_TOO_LARGE", "PAYLOAD_TOO_LARGE", "request body too large"),
+  },
+  validation: {
+    status: 400,
+    legacy: {
+      code: "ERR_BAD_REQUEST",
+      message: "invalid request",
+      description: "one or more fields failed validation",
+    },
+    kit: {
+      code: "VALIDATION_ERROR",
+      message: "Validation failed",
+      description: "One or more fields failed validation",
+    },
+  },
+  unapprovedSender: {
+    status: 400,
+    legacy: {
+      code: "ERR_BAD_REQUEST",
+      message: "unknown or unapproved sender id",
+      description: "unknown or unapproved sender id",
+    },
+  },
+  invalidSmsId: {
+    status: 400,
+    legacy: { code: "ERR_BAD_REQUEST", message: "invalid sms id", description: "invalid sms id" },
+  },
+  smsNotFound: {
+    status: 404,
+    legacy: { code: "err_not_found", message: "not found", description: "the resource does not exist" },
+  },
+  insufficientBalance: {
+    status: 422,
+    legacy: {
+      code: "ERR_INSUFFICIENT_BALANCE",
+      message: "insufficient balance",
+      description: "insufficient balance",
+    },
+    kit: {
+      code: "UNPROCESSABLE_ENTITY",
+      message: "insufficient balance",
+      description: "insufficient balance",
+    },
+  },
+  invalidTokenId: {
+    status: 400,
+    kit: { code: "BAD_REQUEST", message: "invalid token id", description: "invalid token id" },
+  },
+  notFound: {
+    status: 404,
+    kit: { code: "NOT_FOUND", message: "not found", description: "the resource does not exist" },
+  },
+  invalidIdempotencyKey: {
+    status: 400,
+    ...both(
+      "ERR_BAD_REQUEST",
+      "BAD_REQUEST",
+      "invalid Idempotency-Key header",
+      "the Idempotency-Key header must be 1 to 255 visible ASCII characters",
+    ),
+  },
+  idempotencyConflict: {
+    status: 409,
+    ...both(
+      "ERR_CONFLICT",
+      "CONFLICT",
+      "idempotency key reused",
+      "this Idempotency-Key was already used with a different request body",
+    ),
+  },
+  unavailable: {
+    status: 503,
+    ...both("ERR_SERVICE_UNAVAILABLE", "SERVICE_UNAVAILABLE", "service unavailable, try again shortly"),
+  },
+  internal: { status: 500, ...both("ERR_INTERNAL", "INTERNAL_ERROR", "internal error") },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorName = keyof typeof ERRORS;
+
+export interface FieldError {
+  field: string;
+  description: string;
+}
+
+export type ErrorBody =
+  | {
+      status: "";
+      message: string;
+      error: { type: string; description: string; validation_errors?: FieldError[] };
+    }
+  | {
+      status: "error";
+      message: string;
+      error: { code: string; description: string; validation_errors?: FieldError[] };
+    };
+
+/** The body of an error in the given convention; falls back to the one the error exists in. */
+export function errorBody(name: ErrorName, shape: ErrorShape, validationErrors?: FieldError[]): ErrorBody {
+  const entry: ErrorEntry = ERRORS[name];
+  const useKit = shape === "kit" ? entry.kit !== undefined : entry.legacy === undefined;
+  const texts = (useKit ? entry.kit : entry.legacy) as Texts;
+  const extra =
+    validationErrors && validationErrors.length > 0 ? { validation_errors: validationErrors } : {};
+  return useKit
+    ? {
+        status: "error",
+        message: texts.message,
+        error: { code: texts.code, description: texts.description, ...extra },
+      }
+    : {
+        status: "",
+        message: texts.message,
+        error: { type: texts.code, description: texts.description, ...extra },
+      };
+}
+
+/** An error a handler throws; the error middleware answers it in the route's convention. */
+export class ApiError extends Error {
+  constructor(
+    readonly errorName: ErrorName,
+    readonly validationErrors?: FieldError[],
+  ) {
+    super(errorName);
+  }
+}
+
+export function sendError(res: Response, name: ErrorName, validationErrors?: FieldError[]): void {
+  const shape: ErrorShape = res.locals.errorShape ?? "kit";
+  res.status(ERRORS[name].status).json(errorBody(name, shape, validationErrors));
+}

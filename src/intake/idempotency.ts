@@ -1,0 +1,75 @@
+import { createHash } from "node:crypto";
+import type { Request } from "express";
+import type { Tx } from "../db/pool.ts";
+import { ApiError } from "./errors.ts";
+
+/**
+ * Idempotency-Key (an extension): the same key and body within the retention window answer
+ * the original response, with no new message and no new charge. The key row is written in
+ * the send's own transaction, so of two racing requests the second waits on the first's row
+ * and then replays it; if the first rolls back (bad sender, no balance) the second proceeds.
+ */
+const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+
+export function idempotencyKeyOf(req: Request): string | null {
+  const key = req.headers["idempotency-key"];
+  if (key === undefined) return null;
+  if (typeof key !== "string" || !KEY_PATTERN.test(key)) throw new ApiError("invalidIdempotencyKey");
+  return key;
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export const requestHash = (body: unknown): string =>
+  createHash("sha256").update(stableJson(body)).digest("hex");
+
+export type Claim =
+  | { kind: "claimed" }
+  | { kind: "replay"; statusCode: number; response: unknown }
+  | { kind: "conflict" };
+
+export async function claimIdempotencyKey(
+  tx: Tx,
+  input: {
+    accountId: string;
+    endpoint: string;
+    key: string;
+    requestHash: string;
+    statusCode: number;
+    response: unknown;
+    ttlHours: number;
+  },
+): Promise<Claim> {
+  const { rowCount } = await tx.query(
+    `INSERT INTO idempotency_keys (account_id, endpoint, key, request_hash, status_code, response)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (account_id, endpoint, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,
+            response = EXCLUDED.response, created_at = now()
+      WHERE idempotency_keys.created_at < now() - make_interval(hours => $7)`,
+    [
+      input.accountId,
+      input.endpoint,
+      input.key,
+      input.requestHash,
+      input.statusCode,
+      JSON.stringify(input.response),
+      input.ttlHours,
+    ],
+  );
+  if (rowCount === 1) return { kind: "claimed" };
+  const { rows } = await tx.query<{ request_hash: string; status_code: number; response: unknown }>(
+    "SELECT request_hash, status_code, response FROM idempotency_keys WHERE account_id = $1 AND endpoint = $2 AND key = $3",
+    [input.accountId, input.endpoint, input.key],
+  );
+  const found = rows[0];
+  if (!found || found.request_hash !== input.requestHash) return { kind: "conflict" };
+  return { kind: "replay", statusCode: found.status_code, response: found.response };
+}

@@ -1,0 +1,20 @@
+import type { RequestHandler } from "express";
+import type { IntakeDeps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import { MESSAGE_COLUMNS, type MessageRow, toMessageView } from "../message-view.ts";
+import { UUID_PATTERN } from "../validation.ts";
+
+/** GET /api/v1/sms/{id} — scoped to the key's account; another account's id is simply not found. */
+export function getSms(deps: IntakeDeps): RequestHandler {
+  return async (req, res) => {
+    const id = String(req.params.id);
+    if (!UUID_PATTERN.test(id)) throw new ApiError("invalidSmsId");
+    const { rows } = await deps.pool.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 AND account_id = $2`,
+      [id, res.locals.accountId],
+    );
+    const row = rows[0];
+    if (!row) throw new ApiError("smsNotFound");
+    res.status(200).json({ status: "success", message: "request successful", data: toMessageView(row) });
+  };
+}

@@ -1,0 +1,81 @@
+import type { RequestHandler } from "express";
+import { z } from "zod";
+import { prepareSend } from "../../sending/prepare-send.ts";
+import { accept } from "../accept-send.ts";
+import type { IntakeDeps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import { idempotencyKeyOf } from "../idempotency.ts";
+import { segmentLimitError } from "../send-limits.ts";
+import { msisdnField, parseBody, textField } from "../validation.ts";
+
+/** POST /api/v1/sms/bulk — one body, many recipients; accepted or rejected whole; Kit shapes. */
+export const webhookUrlField = () =>
+  z
+    .string({ error: "must be a valid URL" })
+    .max(2048, "must be at most 2048 characters")
+    .refine((s) => {
+      if (!URL.canParse(s)) return false;
+      const { protocol } = new URL(s);
+      return protocol === "http:" || protocol === "https:";
+    }, "must be a valid URL");
+
+export function bulkBody(maxRecipients: number) {
+  return z
+    .object({
+      to: z
+        .array(msisdnField(), {
+          error: (issue) => (issue.input === undefined ? "is required" : "must be an array of phone numbers"),
+        })
+        .min(1, "must contain at least one recipient")
+        .max(maxRecipients, `must contain at most ${maxRecipients} recipients`),
+      from: textField(64),
+      message: textField(10_000),
+      webhook_url: webhookUrlField().optional(),
+    })
+    .strict();
+}
+
+export function sendBulk(deps: IntakeDeps): RequestHandler {
+  const schema = bulkBody(deps.config.BULK_MAX_RECIPIENTS);
+  return async (req, res) => {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const body = parseBody(schema, req.body);
+    const tooLong = segmentLimitError(body.message, deps.config.MAX_SEGMENTS);
+    if (tooLong) throw new ApiError("validation", [tooLong]);
+    const prepared = prepareSend({
+      accountId: res.locals.accountId,
+      currency: res.locals.currency,
+      from: body.from,
+      body: body.message,
+      recipients: body.to,
+      webhookUrl: body.webhook_url ?? null,
+      bulk: true,
+    });
+    const out = await accept(deps, {
+      endpoint: "sms/bulk",
+      idempotencyKey,
+      rawBody: req.body,
+      prepared,
+      render: (send) => ({
+        status: "success",
+        message: "bulk sms enqueued",
+        data: {
+          total: send.messages.length,
+          charge: send.total,
+          currency: send.currency,
+          items: send.messages.map((m) => ({
+            id: m.id,
+            to: m.to,
+            status: m.status,
+            operator: m.operator ?? "",
+            charge: m.charge,
+            charge_currency: send.currency,
+          })),
+        },
+      }),
+      unapprovedSender: () =>
+        new ApiError("validation", [{ field: "from", description: "unknown or unapproved sender id" }]),
+    });
+    res.status(out.statusCode).json(out.body);
+  };
+}

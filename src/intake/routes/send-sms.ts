@@ -1,0 +1,63 @@
+import type { RequestHandler } from "express";
+import { z } from "zod";
+import { prepareSend } from "../../sending/prepare-send.ts";
+import { accept } from "../accept-send.ts";
+import type { IntakeDeps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import { idempotencyKeyOf } from "../idempotency.ts";
+import { toMessageView } from "../message-view.ts";
+import { segmentLimitError } from "../send-limits.ts";
+import { msisdnField, parseBody, textField } from "../validation.ts";
+
+/** POST /api/v1/sms — one recipient; the Message comes back bare, errors in the legacy shape. */
+export const sendSmsBody = z
+  .object({
+    to: msisdnField(),
+    from: textField(64),
+    message: textField(10_000),
+  })
+  .strict();
+
+export function sendSms(deps: IntakeDeps): RequestHandler {
+  return async (req, res) => {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const body = parseBody(sendSmsBody, req.body);
+    const tooLong = segmentLimitError(body.message, deps.config.MAX_SEGMENTS);
+    if (tooLong) throw new ApiError("validation", [tooLong]);
+    const prepared = prepareSend({
+      accountId: res.locals.accountId,
+      currency: res.locals.currency,
+      from: body.from,
+      body: body.message,
+      recipients: [body.to],
+      webhookUrl: null,
+      bulk: false,
+    });
+    const out = await accept(deps, {
+      endpoint: "sms",
+      idempotencyKey,
+      rawBody: req.body,
+      prepared,
+      render: (send) => {
+        const m = send.messages[0];
+        if (!m) throw new Error("a single send has one message");
+        return toMessageView({
+          id: m.id,
+          to: m.to,
+          body: send.body,
+          sender_id: send.from,
+          operator: m.operator ?? "",
+          charge: m.charge,
+          charge_currency: send.currency,
+          operator_response: m.operator_response,
+          received_at: send.receivedAt,
+          status: m.status,
+          created_at: send.receivedAt,
+          delivered_at: null,
+        });
+      },
+      unapprovedSender: () => new ApiError("unapprovedSender"),
+    });
+    res.status(out.statusCode).json(out.body);
+  };
+}

@@ -1,0 +1,87 @@
+import type { Server } from "node:http";
+import type { PgBoss } from "pg-boss";
+import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
+import type { Config } from "./config.ts";
+import { openDatabase } from "./db/database.ts";
+import { migrate } from "./db/migrate.ts";
+import { createPool, type Pool } from "./db/pool.ts";
+import { createApp } from "./intake/app.ts";
+import type { Logger } from "./logger.ts";
+import { startQueue } from "./queue/boss.ts";
+
+export type Role = "api" | "worker" | "all";
+
+export interface RunningService {
+  pool: Pool;
+  boss: PgBoss;
+  databaseUrl: string;
+  /** The HTTP port actually bound (PORT=0 binds an ephemeral one). */
+  port: number | null;
+  devAccount: Awaited<ReturnType<typeof createDevAccountIfEmpty>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The table of contents of Shiri: the stages a process runs, in the order data flows through
+ * them. Every role is stateless apart from Postgres, so any number of each can share a database.
+ */
+export async function startService(config: Config, logger: Logger, role: Role): Promise<RunningService> {
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse())
+      await stop().catch((err) => logger.error({ err }, "shutdown step failed"));
+  };
+  try {
+    // 1. Postgres: the only stateful dependency (embedded when no DATABASE_URL is given).
+    const database = await openDatabase(config, (line) =>
+      logger.debug({ postgres: line.trim() }, "postgres"),
+    );
+    stops.push(database.stop);
+    const pool = createPool(database.url, config.PG_POOL_MAX);
+    stops.push(() => pool.end());
+    const migrated = await migrate(pool);
+    if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
+    const devAccount = database.embedded ? await createDevAccountIfEmpty(pool) : null;
+
+    // 2. Queue: pg-boss on the same database; sends enqueue inside their own transaction.
+    const boss = await startQueue(database.url, logger, { supervise: role !== "api" });
+    stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));
+
+    // 3. Intake: the HTTP API (request → validation → pricing and ledger → queue).
+    let port: number | null = null;
+    if (role !== "worker") {
+      const server = await listen(createApp({ pool, boss, config, logger }), config.HOST, config.PORT);
+      port = addressPort(server);
+      stops.push(() => closeServer(server));
+      logger.info({ port, host: config.HOST }, "api listening");
+    }
+
+    return { pool, boss, databaseUrl: database.url, port, devAccount, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+function listen(app: import("express").Express, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once("listening", () => resolve(server));
+    server.once("error", reject);
+  });
+}
+
+function addressPort(server: Server): number {
+  const address = server.address();
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+/** Stops accepting, lets in-flight requests finish, then drops idle keep-alive connections. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // A client holding a request open forever must not hold shutdown hostage.
+    setTimeout(() => server.closeAllConnections(), 10_000).unref();
+  });
+}

@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import { createAccount } from "../../src/accounts/accounts.ts";
+import { addSenderId } from "../../src/accounts/sender-ids.ts";
+import { loadConfig } from "../../src/config.ts";
+import { withTransaction } from "../../src/db/pool.ts";
+import { createLogger } from "../../src/logger.ts";
+import { type Role, type RunningService, startService } from "../../src/service.ts";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
+
+export interface TestService {
+  base: string;
+  service: RunningService;
+  database: TestDatabase;
+  /** An account with an approved sender id "SHIRI" and the given balance (ten-thousandths). */
+  account(opts?: { balance?: number; senders?: string[] }): Promise<TestAccount>;
+  /** A second API process on the same database, as when several run behind a balancer. */
+  startAnother(role?: Role): Promise<{ base: string; stop(): Promise<void> }>;
+  stop(): Promise<void>;
+}
+
+export interface TestAccount {
+  id: string;
+  key: string;
+  keyId: string;
+  headers: Record<string, string>;
+}
+
+function testConfig(url: string, env: Record<string, string>) {
+  return loadConfig({
+    ...process.env,
+    DATABASE_URL: url,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    SHIRI_ENV: "test",
+    START_SIMULATORS: "false",
+    ...env,
+  });
+}
+
+/** The real service on a database of this file's own, listening on an ephemeral loopback port. */
+export async function startTestService(
+  env: Record<string, string> = {},
+  role: Role = "api",
+): Promise<TestService> {
+  const database = await createTestDatabase();
+  const config = testConfig(database.url, env);
+  const logger = createLogger(config.LOG_LEVEL);
+  const service = await startService(config, logger, role);
+  const others: Array<() => Promise<void>> = [];
+  return {
+    base: `http://127.0.0.1:${service.port}`,
+    service,
+    database,
+    async account(opts = {}) {
+      const { account, key } = await withTransaction(service.pool, (tx) =>
+        createAccount(tx, {
+          name: `acct-${randomUUID().slice(0, 8)}`,
+          currency: "USD",
+          openingBalance: opts.balance ?? 1_000_000,
+        }),
+      );
+      for (const sender of opts.senders ?? ["SHIRI"]) {
+        await withTransaction(service.pool, (tx) => addSenderId(tx, account.id, sender, "verified"));
+      }
+      return {
+        id: account.id,
+        key: key.token,
+        keyId: key.id,
+        headers: { authorization: `Bearer ${key.token}`, "content-type": "application/json" },
+      };
+    },
+    async startAnother(anotherRole = "api") {
+      const other = await startService(config, logger, anotherRole);
+      others.push(other.stop);
+      return { base: `http://127.0.0.1:${other.port}`, stop: other.stop };
+    },
+    async stop() {
+      for (const stop of others) await stop();
+      await service.stop();
+      await database.drop();
+    },
+  };
+}
+
+/** fetch + JSON, returning the status and parsed body (or the raw text when it is not JSON). */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {},
+): Promise<{ status: number; body: unknown; headers: Headers }> {
+  const init: RequestInit = { method, headers: opts.headers ?? {} };
+  if (opts.rawBody !== undefined) init.body = opts.rawBody;
+  else if (opts.body !== undefined) init.body = JSON.stringify(opts.body);
+  const res = await fetch(base + path, init);
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body, headers: res.headers };
+}
