@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.ts";
+import { balanceFromLedger, balanceOf, topUp } from "../../src/ledger/ledger.ts";
+import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
+
+let t: TestService;
+
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(() => t.stop());
+
+const count = async (accountId: string) =>
+  (await t.service.pool.query("SELECT count(*)::int AS n FROM messages WHERE account_id = $1", [accountId]))
+    .rows[0]?.n;
+
+const withKey = (a: TestAccount, key: string) => ({ ...a.headers, "idempotency-key": key });
+
+describe.each([
+  ["/api/v1/sms", { to: "+263771234567", from: "SHIRI", message: "once" }, "legacy"],
+  ["/api/v1/sms/bulk", { to: ["+263771234567", "+263711234567"], from: "SHIRI", message: "once" }, "kit"],
+] as const)("Idempotency-Key on %s", (path, body, shape) => {
+  it("replays the original response with no new message and no new charge", async () => {
+    const a = await t.account({ balance: 100_000 });
+    const first = await call(t.base, "POST", path, { headers: withKey(a, "k-1"), body });
+    expect(first.status).toBe(202);
+    const balance = await balanceOf(t.service.pool, a.id);
+    const second = await call(t.base, "POST", path, { headers: withKey(a, "k-1"), body });
+    expect(second.status).toBe(202);
+    expect(second.body).toEqual(first.body);
+    expect(await balanceOf(t.service.pool, a.id)).toEqual(balance);
+    expect(await count(a.id)).toBe(path.endsWith("bulk") ? 2 : 1);
+  });
+
+  it("the same key with another body is 409 in the endpoint's shape", async () => {
+    const a = await t.account();
+    await call(t.base, "POST", path, { headers: withKey(a, "k-2"), body });
+    const res = await call(t.base, "POST", path, {
+      headers: withKey(a, "k-2"),
+      body: { ...body, message: "changed" },
+    });
+    expect(res.status).toBe(409);
+    if (shape === "legacy") expect(res.body).toMatchObject({ status: "", error: { type: "ERR_CONFLICT" } });
+    else expect(res.body).toMatchObject({ status: "error", error: { code: "CONFLICT" } });
+  });
+
+  it("racing requests with one key make one send and one charge", async () => {
+    const a = await t.account({ balance: 1_000_000 });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => call(t.base, "POST", path, { headers: withKey(a, "race"), body })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(202));
+    for (const r of results) expect(r.body).toEqual(results[0]?.body);
+    expect(await count(a.id)).toBe(path.endsWith("bulk") ? 2 : 1);
+    const ledger = await balanceFromLedger(t.service.pool, a.id);
+    expect(ledger.available + ledger.held).toBe(1_000_000);
+    expect(ledger.held).toBe(path.endsWith("bulk") ? 850 : 450);
+  });
+
+  it("keys are per account: another account's same key is a new send", async () => {
+    const a = await t.account();
+    const b = await t.account();
+    const ra = await call(t.base, "POST", path, { headers: withKey(a, "shared"), body });
+    const rb = await call(t.base, "POST", path, { headers: withKey(b, "shared"), body });
+    expect(rb.status).toBe(202);
+    expect(rb.body).not.toEqual(ra.body);
+    expect(await count(b.id)).toBeGreaterThan(0);
+  });
+
+  it("a failed send (insufficient balance) is not remembered: after a top-up the same key goes through", async () => {
+    const a = await t.account({ balance: 10 });
+    const denied = await call(t.base, "POST", path, { headers: withKey(a, "retry"), body });
+    expect(denied.status).toBe(422);
+    await withTransaction(t.service.pool, (tx) => topUp(tx, a.id, 100_000));
+    const ok = await call(t.base, "POST", path, { headers: withKey(a, "retry"), body });
+    expect(ok.status).toBe(202);
+  });
+});
