@@ -1,7 +1,7 @@
 import { econet } from "./econet.ts";
 import { netone } from "./netone.ts";
-import type { CarrierAdapter, Operator } from "./types.ts";
 import { telecel } from "./telecel.ts";
+import type { CarrierAdapter, Operator } from "./types.ts";
 
 export type { CarrierAdapter, Operator, SmppSettings, SmscIdFormat } from "./types.ts";
 export { OPERATORS } from "./types.ts";
