@@ -1,0 +1,112 @@
+/**
+ * One simulated SMSC per operator, configured from the carrier adapters: the embedded default,
+ * the tests and the bench all start them through here.
+ */
+import { CARRIERS } from "../index.ts";
+import { OPERATORS, type Operator } from "../types.ts";
+import type { IdStyle } from "./receipt.ts";
+import {
+  CarrierSimulator,
+  type SimLogger,
+  type SimulatorBehaviour,
+  type SimulatorOptions,
+} from "./simulator.ts";
+
+export type { AcceptedSubmit, ReassembledMessage, SentReceipt, SimulatorBehaviour } from "./simulator.ts";
+export { CarrierSimulator, DEFAULT_BEHAVIOUR } from "./simulator.ts";
+
+/**
+ * How each SMSC dresses its ids beyond hex/decimal (the adapters say hex or decimal; the case and
+ * padding quirks live here until the adapters carry them).
+ */
+const ID_QUIRKS: Readonly<
+  Record<Operator, { submit_sm_resp?: Partial<IdStyle>; receipt?: Partial<IdStyle> }>
+> = {
+  econet: {},
+  netone: {},
+  telecel: { submit_sm_resp: { upperCase: true }, receipt: { upperCase: true, padTo: 16 } },
+};
+
+export interface OperatorSimulatorOverrides {
+  /** 0 = an ephemeral port; default the adapter's port. */
+  port?: number;
+  behaviour?: Partial<SimulatorBehaviour>;
+  seed?: number;
+}
+
+/** A simulator that accepts exactly what the operator's adapter will bind and send with. */
+export function simulatorOptionsFor(
+  operator: Operator,
+  overrides: OperatorSimulatorOverrides = {},
+  extra: { host?: string; logger?: SimLogger } = {},
+): SimulatorOptions {
+  const adapter = CARRIERS[operator];
+  const quirks = ID_QUIRKS[operator];
+  return {
+    name: operator,
+    host: extra.host ?? adapter.smpp.host,
+    port: overrides.port ?? adapter.smpp.port,
+    system_id: adapter.smpp.system_id,
+    password: adapter.smpp.password,
+    ids: {
+      submit_sm_resp: { format: adapter.smscIdFormat.submit_sm_resp, ...quirks.submit_sm_resp },
+      receipt: { format: adapter.smscIdFormat.receipt, ...quirks.receipt },
+    },
+    behaviour: overrides.behaviour,
+    seed: overrides.seed,
+    logger: extra.logger,
+  };
+}
+
+export interface StartSimulatorsOptions {
+  /** Default: every operator. */
+  operators?: readonly Operator[];
+  /** Listen address; default each adapter's host. */
+  host?: string;
+  perOperator?: Partial<Record<Operator, OperatorSimulatorOverrides>>;
+  /** Each simulator names its operator in every log line. */
+  logger?: SimLogger;
+}
+
+export interface RunningSimulators {
+  simulators: Partial<Record<Operator, CarrierSimulator>>;
+  /** The ports actually bound (ephemeral ones resolved). */
+  ports: Partial<Record<Operator, number>>;
+  /** The simulator of a started operator; throws for one not started. */
+  get(operator: Operator): CarrierSimulator;
+  stop(): Promise<void>;
+}
+
+export async function startSimulators(options: StartSimulatorsOptions = {}): Promise<RunningSimulators> {
+  const simulators: Partial<Record<Operator, CarrierSimulator>> = {};
+  const ports: Partial<Record<Operator, number>> = {};
+  const stop = async () => {
+    await Promise.all(Object.values(simulators).map((s) => s.stop()));
+  };
+  try {
+    for (const operator of options.operators ?? OPERATORS) {
+      const sim = new CarrierSimulator(
+        simulatorOptionsFor(operator, options.perOperator?.[operator], {
+          host: options.host,
+          logger: options.logger,
+        }),
+      );
+      simulators[operator] = sim;
+      ports[operator] = (await sim.start()).port;
+    }
+  } catch (error) {
+    // One port taken must not leave the others listening.
+    await stop();
+    throw error;
+  }
+  return {
+    simulators,
+    ports,
+    stop,
+    get(operator) {
+      const sim = simulators[operator];
+      if (!sim) throw new Error(`no simulator started for ${operator}`);
+      return sim;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * `shiri simulator` (or `tsx carriers/simulator/main.ts`): one simulated SMSC per operator on the
+ * adapters' ports until SIGINT/SIGTERM. Environment, per operator (ECONET, NETONE, TELECEL):
+ *   SIM_<OP>_PORT, SIM_<OP>_SUBMIT_LATENCY_MS, SIM_<OP>_RECEIPT_DELAY_MS, SIM_<OP>_TPS_LIMIT,
+ *   SIM_<OP>_REJECT_RATE, SIM_<OP>_DROP_RATE, SIM_<OP>_DUPLICATE_RECEIPT_RATE,
+ *   SIM_<OP>_OUTCOMES (e.g. "DELIVRD=90,UNDELIV=10"); SIM_HOST (listen address), LOG_LEVEL.
+ */
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import { OPERATORS, type Operator } from "../types.ts";
+import { type OperatorSimulatorOverrides, startSimulators } from "./index.ts";
+import { RECEIPT_STATS, type ReceiptStat } from "./receipt.ts";
+import type { SimulatorBehaviour } from "./simulator.ts";
+
+type NumericBehaviour = {
+  [K in keyof SimulatorBehaviour]: SimulatorBehaviour[K] extends number ? K : never;
+}[keyof SimulatorBehaviour];
+
+/** Environment suffix → numeric behaviour field. */
+const NUMERIC_ENV: Readonly<Record<string, NumericBehaviour>> = {
+  SUBMIT_LATENCY_MS: "submitLatencyMs",
+  RECEIPT_DELAY_MS: "receiptDelayMs",
+  TPS_LIMIT: "tpsLimit",
+  REJECT_RATE: "rejectRate",
+  DROP_RATE: "dropRate",
+  DUPLICATE_RECEIPT_RATE: "duplicateReceiptRate",
+};
+
+function parseNumber(name: string, raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0) {
+    throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  }
+  return value;
+}
+
+/** "DELIVRD=90,UNDELIV=10" → weights. */
+export function parseOutcomes(name: string, raw: string): Partial<Record<ReceiptStat, number>> {
+  const out: Partial<Record<ReceiptStat, number>> = {};
+  for (const pair of raw.split(",").filter((p) => p.trim() !== "")) {
+    const [stat = "", weight = ""] = pair.split("=").map((s) => s.trim());
+    const known = RECEIPT_STATS.find((s) => s === stat.toUpperCase());
+    if (!known)
+      throw new Error(`${name}: unknown receipt state "${stat}" (expected ${RECEIPT_STATS.join(", ")})`);
+    out[known] = parseNumber(`${name} ${known}`, weight);
+  }
+  return out;
+}
+
+export function overridesFromEnv(operator: Operator, env: NodeJS.ProcessEnv): OperatorSimulatorOverrides {
+  const prefix = `SIM_${operator.toUpperCase()}_`;
+  const behaviour: Partial<SimulatorBehaviour> = {};
+  for (const [suffix, field] of Object.entries(NUMERIC_ENV)) {
+    const raw = env[prefix + suffix];
+    if (raw !== undefined) behaviour[field] = parseNumber(prefix + suffix, raw);
+  }
+  const outcomes = env[`${prefix}OUTCOMES`];
+  if (outcomes !== undefined) behaviour.outcomes = parseOutcomes(`${prefix}OUTCOMES`, outcomes);
+  const port = env[`${prefix}PORT`];
+  return { behaviour, ...(port !== undefined ? { port: parseNumber(`${prefix}PORT`, port) } : {}) };
+}
+
+/** Runs until SIGINT or SIGTERM, then stops every simulator. */
+export async function runSimulators(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const logger = pino({ name: "shiri-simulator", level: env.LOG_LEVEL ?? "info" });
+  const perOperator = Object.fromEntries(OPERATORS.map((op) => [op, overridesFromEnv(op, env)]));
+  const running = await startSimulators({ perOperator, logger, host: env.SIM_HOST });
+  logger.info({ ports: running.ports }, "carrier simulators running");
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  logger.info({ signal }, "stopping carrier simulators");
+  await running.stop();
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runSimulators().catch((error: unknown) => {
+    process.stderr.write(`simulator: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

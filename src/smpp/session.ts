@@ -1,0 +1,552 @@
+/**
+ * One SMPP 3.4 transceiver session to one carrier: the only module of the service that imports
+ * `smpp`. node-smpp only frames PDUs; this wrapper adds what it lacks: bind and rebind with
+ * back-off, a window of submits in flight, per-PDU response timeouts, enquire_link both ways,
+ * throttling back-off, and an honest outcome for every submit, including those lost on the wire.
+ */
+import smpp, { type PDU, type PduOptions, type Session } from "smpp";
+import type { SmppSettings } from "../../carriers/types.ts";
+import { actionFor, describeStatus, STATUS } from "./command-status.ts";
+
+export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
+
+/** pino-compatible. */
+export interface SmppLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface RateLimiter {
+  acquire(pdus: number): Promise<void>;
+}
+
+export interface SubmitParams {
+  source_addr: string;
+  destination_addr: string;
+  data_coding: number;
+  /** Encoded user data, without the UDH. */
+  short_message: Buffer;
+  /** User data header (with its length octet); node-smpp prepends it and sets UDHI in esm_class. */
+  udh?: Buffer;
+  /** Default 1: a receipt on any final state. */
+  registered_delivery?: number;
+  /** An absolute expiry, or seconds from submission (sent in SMPP relative form). */
+  validity?: Date | number;
+  /** Override the settings' TON/NPI, e.g. for a numeric sender. */
+  source_addr_ton?: number;
+  source_addr_npi?: number;
+}
+
+export type SubmitOutcome =
+  | { kind: "response"; command_status: number; message_id: string }
+  /** Never reached the wire: safe to retry. */
+  | {
+      kind: "not_sent";
+      reason: "not_bound" | "closing" | "socket_unwritable" | "invalid_pdu" | "rate_limiter";
+    }
+  /** Was on the wire and the carrier may have accepted it: settle by receipt, never resend blindly. */
+  | { kind: "unknown"; reason: "timeout" | "connection_lost" };
+
+export interface DeliverSmTlvs {
+  receipted_message_id?: string;
+  message_state?: number;
+  network_error_code?: Buffer;
+  user_message_reference?: number;
+}
+
+export interface DeliverSm {
+  service_type: string;
+  source_addr_ton: number;
+  source_addr_npi: number;
+  source_addr: string;
+  dest_addr_ton: number;
+  dest_addr_npi: number;
+  destination_addr: string;
+  esm_class: number;
+  data_coding: number;
+  /** Decoded by data_coding; message_payload's text when short_message is empty. */
+  short_message: string;
+  /** UDH information elements ([IEI, length, ...data]) when esm_class has UDHI. */
+  udh: Buffer[];
+  /** esm_class message type is "SMSC delivery receipt". */
+  isReceipt: boolean;
+  tlvs: DeliverSmTlvs;
+}
+
+export interface SmppSessionOptions {
+  settings: SmppSettings;
+  logger: SmppLogger;
+  /** Shared TPS budget; awaited once per submit_sm before it takes a window slot. */
+  rateLimiter?: RateLimiter;
+  /** deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC retries. */
+  onDeliverSm?: (pdu: DeliverSm) => Promise<void> | void;
+  onStateChange?: (state: SessionState) => void;
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** Pause of new submits after ESME_RTHROTTLED / ESME_RMSGQFUL, doubling while they persist. */
+  throttle?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** How long close() waits for submits in flight; default response_timeout_ms. */
+  closeTimeoutMs?: number;
+}
+
+type Reply = PDU | "timeout" | "closed";
+
+interface Connection {
+  session: Session;
+  /** Requests awaiting a response, by sequence_number. node-smpp drops its own on close. */
+  pending: Map<number, (reply: Reply) => void>;
+  closed: boolean;
+  whenClosed: Promise<void>;
+  enquireOutstanding: boolean;
+}
+
+const INTERFACE_VERSION_3_4 = 0x34;
+/** esm_class bits 2–5: message type; 0x04 = SMSC delivery receipt (SMPP 3.4 5.2.12). */
+const ESM_CLASS_TYPE_MASK = 0x3c;
+const ESM_CLASS_DELIVERY_RECEIPT = 0x04;
+/** Requests SMPP 3.4 defines without a response PDU. */
+const NO_RESPONSE = new Set(["alert_notification", "outbind"]);
+const TLV_KINDS = {
+  receipted_message_id: "string",
+  message_state: "number",
+  network_error_code: "buffer",
+  user_message_reference: "number",
+} as const;
+
+function str(v: unknown): string {
+  return typeof v === "string" ? v : "";
+}
+
+function num(v: unknown): number {
+  return typeof v === "number" ? v : 0;
+}
+
+/** Exponential with "equal jitter": half fixed, half random, so a fleet does not reconnect in step. */
+function backoff(attempt: number, initialMs: number, maxMs: number): number {
+  const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
+  return ceiling / 2 + (Math.random() * ceiling) / 2;
+}
+
+/** SMPP relative time "YYMMDDhhmmss000R", capped at 99 days. */
+function relativeValidity(seconds: number): string {
+  const s = Math.min(Math.max(0, Math.floor(seconds)), 99 * 86_400 - 1);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const [d, h, m, sec] = [
+    Math.floor(s / 86_400),
+    Math.floor((s % 86_400) / 3600),
+    Math.floor((s % 3600) / 60),
+    s % 60,
+  ];
+  return `0000${two(d)}${two(h)}${two(m)}${two(sec)}000R`;
+}
+
+function decodeText(sm: unknown): { text: string; udh: Buffer[] } {
+  if (typeof sm !== "object" || sm === null || !("message" in sm)) return { text: "", udh: [] };
+  const message: unknown = sm.message;
+  const udh: unknown = "udh" in sm ? sm.udh : undefined;
+  return {
+    text: typeof message === "string" ? message : Buffer.isBuffer(message) ? message.toString("latin1") : "",
+    udh: Array.isArray(udh) ? udh.filter((ie): ie is Buffer => Buffer.isBuffer(ie)) : [],
+  };
+}
+
+function toDeliverSm(pdu: PDU): DeliverSm {
+  let { text, udh } = decodeText(pdu.short_message);
+  if (text === "" && pdu.message_payload !== undefined) ({ text, udh } = decodeText(pdu.message_payload));
+  const tlvs: Record<string, unknown> = {};
+  for (const [name, kind] of Object.entries(TLV_KINDS)) {
+    const v = pdu[name];
+    if (
+      kind === "string"
+        ? typeof v === "string"
+        : kind === "number"
+          ? typeof v === "number"
+          : Buffer.isBuffer(v)
+    )
+      tlvs[name] = v;
+  }
+  const esm_class = num(pdu.esm_class);
+  return {
+    service_type: str(pdu.service_type),
+    source_addr_ton: num(pdu.source_addr_ton),
+    source_addr_npi: num(pdu.source_addr_npi),
+    source_addr: str(pdu.source_addr),
+    dest_addr_ton: num(pdu.dest_addr_ton),
+    dest_addr_npi: num(pdu.dest_addr_npi),
+    destination_addr: str(pdu.destination_addr),
+    esm_class,
+    data_coding: num(pdu.data_coding),
+    short_message: text,
+    udh,
+    isReceipt: (esm_class & ESM_CLASS_TYPE_MASK) === ESM_CLASS_DELIVERY_RECEIPT,
+    tlvs: tlvs as DeliverSmTlvs,
+  };
+}
+
+export class SmppSession {
+  private stateNow: SessionState = "disconnected";
+  private conn: Connection | undefined;
+  private stopping = true;
+  private closing: Promise<void> | undefined;
+  private reconnectAttempt = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private enquireTimer: NodeJS.Timeout | undefined;
+  private slotsInUse = 0;
+  private readonly slotWaiters: (() => void)[] = [];
+  private readonly drainWaiters = new Set<() => void>();
+  private readonly boundWaiters = new Set<(bound: boolean) => void>();
+  private pausedUntil = 0;
+  private throttleDelayMs: number;
+  private readonly settings: SmppSettings;
+  private readonly log: SmppLogger;
+
+  constructor(private readonly options: SmppSessionOptions) {
+    this.settings = options.settings;
+    this.log = options.logger;
+    this.throttleDelayMs = options.throttle?.initialDelayMs ?? 250;
+  }
+
+  get state(): SessionState {
+    return this.stateNow;
+  }
+
+  /** Submits holding a window slot (on the wire, or about to be). */
+  get inFlight(): number {
+    return this.slotsInUse;
+  }
+
+  /** Connect and bind, and keep doing so after every loss until close(). */
+  start(): void {
+    if (!this.stopping) return;
+    this.stopping = false;
+    this.closing = undefined;
+    this.connect();
+  }
+
+  /** True once bound; false if not bound within timeoutMs or the session is closed meanwhile. */
+  waitUntilBound(timeoutMs: number): Promise<boolean> {
+    if (this.stateNow === "bound") return Promise.resolve(true);
+    if (this.stopping) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (bound: boolean) => {
+        clearTimeout(timer);
+        this.boundWaiters.delete(done);
+        resolve(bound);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.boundWaiters.add(done);
+    });
+  }
+
+  async submit(params: SubmitParams): Promise<SubmitOutcome> {
+    if (this.closing) return { kind: "not_sent", reason: "closing" };
+    if (this.stateNow !== "bound") return { kind: "not_sent", reason: "not_bound" };
+    try {
+      await this.options.rateLimiter?.acquire(1);
+    } catch (error) {
+      this.log.error({ err: String(error) }, "rate limiter failed");
+      return { kind: "not_sent", reason: "rate_limiter" };
+    }
+    await this.throttlePause();
+    await this.acquireSlot();
+    try {
+      const conn = this.conn;
+      if (this.closing) return { kind: "not_sent", reason: "closing" };
+      if (this.stateNow !== "bound" || !conn) return { kind: "not_sent", reason: "not_bound" };
+      let reply: Promise<Reply> | null;
+      try {
+        reply = this.request(conn, new smpp.PDU("submit_sm", this.submitFields(params)));
+      } catch (error) {
+        this.log.error(
+          { err: String(error), destination_addr: params.destination_addr },
+          "submit_sm not encodable",
+        );
+        return { kind: "not_sent", reason: "invalid_pdu" };
+      }
+      if (!reply) return { kind: "not_sent", reason: "socket_unwritable" };
+      const r = await reply;
+      if (r === "timeout") return { kind: "unknown", reason: "timeout" };
+      if (r === "closed") return { kind: "unknown", reason: "connection_lost" };
+      this.noteStatus(r.command_status);
+      return { kind: "response", command_status: r.command_status, message_id: str(r.message_id) };
+    } finally {
+      this.releaseSlot();
+    }
+  }
+
+  /** Stop accepting submits, let those in flight settle (bounded), unbind, close. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.reconnectTimer);
+    for (const waiter of [...this.boundWaiters]) waiter(false);
+    const conn = this.conn;
+    if (!conn || conn.closed) return this.setState("disconnected");
+    const wasBound = this.stateNow === "bound";
+    this.setState("closing");
+    await this.drained(this.options.closeTimeoutMs ?? this.settings.response_timeout_ms);
+    clearInterval(this.enquireTimer);
+    if (wasBound && !conn.closed) {
+      const reply = this.request(conn, new smpp.PDU("unbind", {}));
+      const r = reply ? await reply : "closed";
+      if (typeof r !== "string") this.log.info({ command_status: r.command_status }, "unbound");
+    }
+    if (!conn.closed) {
+      conn.session.close();
+      // A peer that never closes its side must not hold close() open.
+      const force = setTimeout(() => conn.session.destroy(), 1_000);
+      await conn.whenClosed;
+      clearTimeout(force);
+    }
+    this.setState("disconnected");
+  }
+
+  private setState(state: SessionState): void {
+    if (state === this.stateNow) return;
+    this.stateNow = state;
+    this.log.debug({ state }, "smpp session state");
+    if (state === "bound") for (const waiter of [...this.boundWaiters]) waiter(true);
+    this.options.onStateChange?.(state);
+  }
+
+  private connect(): void {
+    this.reconnectTimer = undefined;
+    if (this.stopping) return;
+    this.setState("connecting");
+    const { host, port } = this.settings;
+    const session = smpp.connect({ host, port });
+    let markClosed = () => {};
+    const conn: Connection = {
+      session,
+      pending: new Map(),
+      closed: false,
+      whenClosed: new Promise((resolve) => {
+        markClosed = resolve;
+      }),
+      enquireOutstanding: false,
+    };
+    this.conn = conn;
+    // A blackholed host never answers the TCP handshake; node-smpp sets no timeout of its own.
+    const connectDeadline = setTimeout(() => session.destroy(), this.settings.response_timeout_ms);
+    session.on("connect", () => {
+      clearTimeout(connectDeadline);
+      session.socket.setNoDelay(true);
+      void this.bind(conn);
+    });
+    // After a framing error node-smpp stalls; only a fresh connection recovers.
+    session.on("error", (error) => {
+      this.log.warn({ host, port, err: error.message }, "smpp connection error");
+      session.destroy();
+    });
+    session.on("close", () => {
+      clearTimeout(connectDeadline);
+      this.onClosed(conn);
+      markClosed();
+    });
+    session.on("pdu", (pdu) => this.onPdu(conn, pdu));
+  }
+
+  private async bind(conn: Connection): Promise<void> {
+    const { host, port, system_id, system_type } = this.settings;
+    const pdu = new smpp.PDU("bind_transceiver", {
+      system_id,
+      password: this.settings.password,
+      system_type,
+      interface_version: INTERFACE_VERSION_3_4,
+      addr_ton: 0,
+      addr_npi: 0,
+      address_range: "",
+    });
+    const reply = this.request(conn, pdu);
+    const r = reply ? await reply : "closed";
+    if (r === "closed") return;
+    if (r === "timeout" || r.command_status !== STATUS.ESME_ROK) {
+      const status = r === "timeout" ? "timeout" : describeStatus(r.command_status);
+      this.log.error({ host, port, system_id, status }, "bind_transceiver refused");
+      conn.session.destroy();
+      return;
+    }
+    if (this.stopping) return void conn.session.destroy();
+    this.reconnectAttempt = 0;
+    this.log.info({ host, port, system_id }, "smpp session bound");
+    this.setState("bound");
+    clearInterval(this.enquireTimer);
+    this.enquireTimer = setInterval(
+      () => void this.enquireLink(conn),
+      this.settings.enquire_link_interval_ms,
+    );
+  }
+
+  private onClosed(conn: Connection): void {
+    conn.closed = true;
+    // node-smpp forgets its callbacks here; every submit on the wire becomes "connection_lost".
+    for (const settle of [...conn.pending.values()]) settle("closed");
+    if (this.conn !== conn) return;
+    this.conn = undefined;
+    clearInterval(this.enquireTimer);
+    if (this.stateNow === "bound")
+      this.log.warn({ host: this.settings.host, port: this.settings.port }, "smpp connection lost");
+    if (this.stopping) return;
+    this.setState("disconnected");
+    const { initialDelayMs = 500, maxDelayMs = 30_000 } = this.options.reconnect ?? {};
+    const delay = backoff(this.reconnectAttempt++, initialDelayMs, maxDelayMs);
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  /** Sends a request; resolves with its response, "timeout" or "closed". Null if nothing was written. */
+  private request(conn: Connection, pdu: PDU): Promise<Reply> | null {
+    if (conn.closed || !conn.session.send(pdu)) return null;
+    const seq = pdu.sequence_number;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle("timeout"), this.settings.response_timeout_ms);
+      const settle = (reply: Reply) => {
+        clearTimeout(timer);
+        conn.pending.delete(seq);
+        resolve(reply);
+      };
+      conn.pending.set(seq, settle);
+    });
+  }
+
+  private onPdu(conn: Connection, pdu: PDU): void {
+    if (pdu.isResponse()) {
+      const settle = conn.pending.get(pdu.sequence_number);
+      if (settle) {
+        settle(pdu);
+        return;
+      }
+      // Typically a submit_sm_resp after our timeout: the carrier did take the message.
+      this.log.warn(
+        {
+          command: pdu.command,
+          sequence_number: pdu.sequence_number,
+          status: describeStatus(pdu.command_status),
+          message_id: str(pdu.message_id),
+        },
+        "response to no pending request",
+      );
+      return;
+    }
+    switch (pdu.command) {
+      case "enquire_link":
+        conn.session.send(pdu.response());
+        return;
+      case "unbind":
+        this.log.info({ host: this.settings.host, port: this.settings.port }, "peer unbound");
+        if (this.stateNow === "bound") this.setState(this.stopping ? "closing" : "disconnected");
+        conn.session.send(pdu.response(), () => conn.session.close());
+        return;
+      case "deliver_sm":
+        void this.handleDeliverSm(conn, pdu);
+        return;
+      default:
+        if (!NO_RESPONSE.has(pdu.command))
+          conn.session.send(pdu.response({ command_status: STATUS.ESME_RINVCMDID }));
+    }
+  }
+
+  private async handleDeliverSm(conn: Connection, pdu: PDU): Promise<void> {
+    let command_status = STATUS.ESME_ROK;
+    try {
+      await this.options.onDeliverSm?.(toDeliverSm(pdu));
+    } catch (error) {
+      // A temporary application error tells the SMSC to deliver the receipt again later.
+      command_status = STATUS.ESME_RX_T_APPN;
+      this.log.error(
+        { err: String(error), sequence_number: pdu.sequence_number },
+        "deliver_sm handler failed",
+      );
+    }
+    if (!conn.closed) conn.session.send(pdu.response({ command_status }));
+  }
+
+  private async enquireLink(conn: Connection): Promise<void> {
+    if (conn.enquireOutstanding || conn.closed) return;
+    conn.enquireOutstanding = true;
+    const reply = this.request(conn, new smpp.PDU("enquire_link", {}));
+    const r = reply ? await reply : "timeout";
+    conn.enquireOutstanding = false;
+    if (r === "timeout") {
+      this.log.warn(
+        { host: this.settings.host, port: this.settings.port },
+        "enquire_link unanswered; reconnecting",
+      );
+      conn.session.destroy();
+    }
+  }
+
+  private submitFields(p: SubmitParams): PduOptions {
+    const s = this.settings;
+    const fields: PduOptions = {
+      source_addr_ton: p.source_addr_ton ?? s.source_addr_ton,
+      source_addr_npi: p.source_addr_npi ?? s.source_addr_npi,
+      source_addr: p.source_addr,
+      dest_addr_ton: s.dest_addr_ton,
+      dest_addr_npi: s.dest_addr_npi,
+      destination_addr: p.destination_addr,
+      registered_delivery: p.registered_delivery ?? 1,
+      data_coding: p.data_coding,
+      short_message: p.udh ? { udh: p.udh, message: p.short_message } : p.short_message,
+    };
+    if (p.validity !== undefined)
+      fields.validity_period = typeof p.validity === "number" ? relativeValidity(p.validity) : p.validity;
+    return fields;
+  }
+
+  /** Throttling answers pause every new submit; success resets the pause length. */
+  private noteStatus(status: number): void {
+    const { initialDelayMs = 250, maxDelayMs = 10_000 } = this.options.throttle ?? {};
+    if (actionFor(status) === "backoff") {
+      const pause = backoff(0, this.throttleDelayMs, maxDelayMs);
+      this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
+      this.throttleDelayMs = Math.min(maxDelayMs, this.throttleDelayMs * 2);
+      this.log.warn(
+        { status: describeStatus(status), pauseMs: Math.round(pause) },
+        "carrier throttling; pausing submits",
+      );
+    } else if (status === STATUS.ESME_ROK) {
+      this.throttleDelayMs = initialDelayMs;
+    }
+  }
+
+  private async throttlePause(): Promise<void> {
+    // Short steps, so close() is not held up by a long pause.
+    while (!this.stopping && Date.now() < this.pausedUntil) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(this.pausedUntil - Date.now(), 100)));
+    }
+  }
+
+  private acquireSlot(): Promise<void> {
+    if (this.slotsInUse < this.settings.window_size) {
+      this.slotsInUse++;
+      return Promise.resolve();
+    }
+    // The releasing submit hands its slot straight over, so the count never exceeds the window.
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.slotsInUse--;
+    if (this.slotsInUse === 0) for (const done of [...this.drainWaiters]) done();
+  }
+
+  private drained(timeoutMs: number): Promise<void> {
+    if (this.slotsInUse === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.drainWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.drainWaiters.add(done);
+    });
+  }
+}

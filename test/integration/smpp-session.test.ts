@@ -1,0 +1,372 @@
+/**
+ * SmppSession against a real simulated SMSC over loopback: binding, the window, timeouts, lost
+ * connections, throttling, receipts and enquire_link. Nothing on the wire is mocked.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { CARRIERS } from "../../carriers/index.ts";
+import {
+  CarrierSimulator,
+  type SimulatorBehaviour,
+  simulatorOptionsFor,
+} from "../../carriers/simulator/index.ts";
+import type { SmppSettings } from "../../carriers/types.ts";
+import { encodeGsm7 } from "../../src/domain/segments.ts";
+import { canonicalSmscId } from "../../src/domain/smsc-id.ts";
+import { actionFor, STATUS } from "../../src/smpp/command-status.ts";
+import { parseReceiptText } from "../../src/smpp/receipt-text.ts";
+import {
+  type DeliverSm,
+  type SessionState,
+  SmppSession,
+  type SmppSessionOptions,
+  type SubmitOutcome,
+} from "../../src/smpp/session.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface LogEntry {
+  level: string;
+  obj: object;
+  msg: string;
+}
+
+function captureLogger() {
+  const entries: LogEntry[] = [];
+  const at = (level: string) => (obj: object, msg: string) => void entries.push({ level, obj, msg });
+  return { entries, logger: { info: at("info"), warn: at("warn"), error: at("error"), debug: at("debug") } };
+}
+
+async function startSimulator(behaviour: Partial<SimulatorBehaviour> = {}) {
+  const sim = new CarrierSimulator(simulatorOptionsFor("econet", { port: 0, behaviour, seed: 7 }));
+  const { port } = await sim.start();
+  cleanups.push(() => sim.stop());
+  return { sim, port };
+}
+
+function startSession(
+  port: number,
+  settings: Partial<SmppSettings> = {},
+  options: Partial<Omit<SmppSessionOptions, "settings" | "logger">> = {},
+) {
+  const { entries, logger } = captureLogger();
+  const states: SessionState[] = [];
+  const session = new SmppSession({
+    settings: {
+      ...CARRIERS.econet.smpp,
+      port,
+      enquire_link_interval_ms: 60_000,
+      response_timeout_ms: 2_000,
+      ...settings,
+    },
+    logger,
+    reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+    onStateChange: (state) => states.push(state),
+    ...options,
+  });
+  cleanups.push(() => session.close());
+  session.start();
+  return { session, states, logs: entries };
+}
+
+async function boundSession(...args: Parameters<typeof startSession>) {
+  const started = startSession(...args);
+  expect(await started.session.waitUntilBound(5_000)).toBe(true);
+  return started;
+}
+
+const message = (text: string, destination = "263771234567") => ({
+  source_addr: "Shiri",
+  destination_addr: destination,
+  data_coding: 0,
+  short_message: encodeGsm7(text),
+});
+
+function responseOf(outcome: SubmitOutcome) {
+  if (outcome.kind !== "response") throw new Error(`expected a response, got ${JSON.stringify(outcome)}`);
+  return outcome;
+}
+
+describe("SmppSession", () => {
+  it("binds and submits; the id comes back in the carrier's submit_sm_resp format", async () => {
+    const { sim, port } = await startSimulator();
+    const { session, states, logs } = await boundSession(port);
+
+    const outcome = responseOf(await session.submit(message("hello")));
+
+    expect(outcome.command_status).toBe(STATUS.ESME_ROK);
+    expect(outcome.message_id).toMatch(/^[0-9a-f]+$/); // Econet answers in hex
+    expect(sim.accepted).toHaveLength(1);
+    const [accepted] = sim.accepted;
+    expect(accepted).toMatchObject({
+      messageId: outcome.message_id,
+      destination_addr: "263771234567",
+      source_addr: "Shiri",
+      data_coding: 0,
+      text: "hello",
+      concat: null,
+    });
+    expect(canonicalSmscId(outcome.message_id, "hex")).toBe(
+      canonicalSmscId(accepted?.receiptId ?? "", "decimal"),
+    );
+    expect(states).toEqual(["connecting", "bound"]);
+    expect(JSON.stringify(logs)).not.toContain(CARRIERS.econet.smpp.password);
+  });
+
+  it("never has more submits outstanding than the window", async () => {
+    const { sim, port } = await startSimulator({ submitLatencyMs: 20 });
+    const { session } = await boundSession(port, { window_size: 4 });
+
+    const batch = Array.from({ length: 30 }, (_, i) => session.submit(message(`window ${i}`)));
+    expect(session.inFlight).toBeLessThanOrEqual(4);
+    const outcomes = await Promise.all(batch);
+
+    expect(outcomes.every((o) => o.kind === "response" && o.command_status === 0)).toBe(true);
+    expect(sim.stats.maxOutstanding).toBeLessThanOrEqual(4);
+    expect(sim.stats.maxOutstanding).toBeGreaterThanOrEqual(2);
+    expect(session.inFlight).toBe(0);
+  });
+
+  it("resolves a submit with no response in time as unknown/timeout and frees its slot", async () => {
+    const { port } = await startSimulator({ submitLatencyMs: 10_000 });
+    const { session, logs } = await boundSession(port, { response_timeout_ms: 100 });
+
+    expect(await session.submit(message("slow"))).toEqual({ kind: "unknown", reason: "timeout" });
+    expect(session.inFlight).toBe(0);
+    expect(session.state).toBe("bound");
+    expect(logs.some((l) => l.level === "error")).toBe(false);
+  });
+
+  it("settles submits lost with the connection as connection_lost, rebinds, then submits again", async () => {
+    const { sim, port } = await startSimulator({ submitLatencyMs: 50, dropAfterSubmits: 5 });
+    const { session, states } = await boundSession(port, { window_size: 10 });
+
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => session.submit(message(`lost ${i}`))),
+    );
+
+    const lost = outcomes.filter((o) => o.kind === "unknown" && o.reason === "connection_lost");
+    expect(lost.length).toBeGreaterThanOrEqual(5);
+    expect(
+      outcomes.every(
+        (o) => o.kind === "not_sent" || (o.kind === "unknown" && o.reason === "connection_lost"),
+      ),
+    ).toBe(true);
+    expect(sim.accepted).toHaveLength(0);
+
+    sim.setBehaviour({ dropAfterSubmits: null });
+    await waitFor(() => sim.stats.binds >= 2 && session.state === "bound", { what: "a second bind" });
+    expect(responseOf(await session.submit(message("after"))).command_status).toBe(0);
+    expect(states).toEqual(["connecting", "bound", "disconnected", "connecting", "bound"]);
+  });
+
+  it("gets ESME_RTHROTTLED from the carrier above its TPS limit", async () => {
+    const { sim, port } = await startSimulator({ tpsLimit: 5 });
+    const { session } = await boundSession(port, { window_size: 20 });
+
+    const outcomes = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => session.submit(message(`tps ${i}`))),
+    );
+    const statuses = outcomes.map((o) => responseOf(o).command_status);
+
+    expect(statuses.filter((s) => s === STATUS.ESME_RTHROTTLED).length).toBeGreaterThan(0);
+    expect(actionFor(STATUS.ESME_RTHROTTLED)).toBe("backoff");
+    // Within any one second the carrier accepted at most its limit.
+    const times = sim.accepted.map((a) => a.at.getTime());
+    for (const t of times) expect(times.filter((u) => u >= t && u < t + 1_000).length).toBeLessThanOrEqual(5);
+  });
+
+  it("awaits the rate limiter once per submit_sm, before taking a window slot", async () => {
+    const { sim, port } = await startSimulator();
+    const calls: number[] = [];
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const rateLimiter = {
+      acquire: async (pdus: number) => {
+        calls.push(pdus);
+        await gate;
+      },
+    };
+    const { session } = await boundSession(port, {}, { rateLimiter });
+
+    const batch = [session.submit(message("a")), session.submit(message("b")), session.submit(message("c"))];
+    await waitFor(() => calls.length === 3, { what: "three acquire calls" });
+    expect(session.inFlight).toBe(0);
+    open();
+    expect((await Promise.all(batch)).map((o) => o.kind)).toEqual(["response", "response", "response"]);
+    expect(calls).toEqual([1, 1, 1]);
+    expect(sim.accepted).toHaveLength(3);
+  });
+
+  describe("receipts", () => {
+    it("reach onDeliverSm with the receipt TLVs, and the text parses", async () => {
+      const { sim, port } = await startSimulator({ receiptDelayMs: 10 });
+      const receipts: DeliverSm[] = [];
+      const { session } = await boundSession(port, {}, { onDeliverSm: (r) => void receipts.push(r) });
+
+      const outcome = responseOf(await session.submit(message("with receipt")));
+      await waitFor(() => receipts.length === 1, { what: "the receipt" });
+
+      const [receipt] = receipts;
+      expect(receipt?.isReceipt).toBe(true);
+      expect(receipt?.esm_class).toBe(0x04);
+      expect(receipt?.source_addr).toBe("263771234567");
+      expect(receipt?.destination_addr).toBe("Shiri");
+      expect(receipt?.tlvs.message_state).toBe(2);
+      const receiptedId = receipt?.tlvs.receipted_message_id ?? "";
+      expect(receiptedId).toMatch(/^\d+$/); // Econet writes receipts in decimal
+      expect(canonicalSmscId(receiptedId, "decimal")).toBe(canonicalSmscId(outcome.message_id, "hex"));
+      const parsed = parseReceiptText(receipt?.short_message ?? "");
+      expect(parsed).toMatchObject({
+        id: receiptedId,
+        stat: "DELIVRD",
+        err: "000",
+        sub: "001",
+        dlvrd: "001",
+      });
+      expect(parsed?.submitDate).toMatch(/^\d{10}$/);
+      await waitFor(() => sim.receiptsSent[0]?.command_status === 0, { what: "deliver_sm_resp" });
+    });
+
+    it("are acknowledged only once handled; a failing handler makes the SMSC deliver again", async () => {
+      const { sim, port } = await startSimulator({ receiptDelayMs: 0, receiptRetryDelayMs: 20 });
+      let calls = 0;
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const onDeliverSm = async () => {
+        calls++;
+        await gate;
+        if (calls === 1) throw new Error("database unavailable");
+      };
+      const { session } = await boundSession(port, {}, { onDeliverSm });
+
+      await session.submit(message("ack later"));
+      await waitFor(() => calls === 1, { what: "the handler to be called" });
+      // A second submit's round trip flushes anything the session wrote before it.
+      await session.submit({ ...message("flush"), registered_delivery: 0 });
+      expect(sim.receiptsSent[0]?.command_status).toBeUndefined();
+
+      open();
+      await waitFor(() => sim.receiptsSent[1]?.command_status === 0, {
+        what: "the redelivered receipt's ack",
+      });
+      expect(sim.receiptsSent[0]?.command_status).toBe(STATUS.ESME_RX_T_APPN);
+      expect(calls).toBe(2);
+    });
+
+    it("may arrive before the submit_sm_resp and still reach onDeliverSm", async () => {
+      const { port } = await startSimulator({ receiptBeforeResponseRate: 1 });
+      const events: string[] = [];
+      const { session } = await boundSession(
+        port,
+        {},
+        {
+          onDeliverSm: (r) =>
+            void events.push(`receipt ${canonicalSmscId(r.tlvs.receipted_message_id ?? "", "decimal")}`),
+        },
+      );
+
+      const outcome = responseOf(await session.submit(message("early receipt")));
+      events.push(`response ${canonicalSmscId(outcome.message_id, "hex")}`);
+
+      const id = canonicalSmscId(outcome.message_id, "hex");
+      expect(events).toEqual([`receipt ${id}`, `response ${id}`]);
+    });
+
+    it("are delivered twice when the SMSC duplicates them", async () => {
+      const { sim, port } = await startSimulator({ receiptDelayMs: 0, duplicateReceiptRate: 1 });
+      const receipts: DeliverSm[] = [];
+      const { session } = await boundSession(port, {}, { onDeliverSm: (r) => void receipts.push(r) });
+
+      await session.submit(message("twice"));
+      await waitFor(
+        () => sim.receiptsSent.length === 2 && sim.receiptsSent.every((r) => r.command_status === 0),
+        {
+          what: "two acknowledged receipts",
+        },
+      );
+
+      expect(receipts).toHaveLength(2);
+      expect(receipts[0]?.tlvs.receipted_message_id).toBe(receipts[1]?.tlvs.receipted_message_id);
+    });
+  });
+
+  describe("link upkeep", () => {
+    it("keeps an otherwise idle session alive with enquire_link", async () => {
+      const { sim, port } = await startSimulator({ idleTimeoutMs: 1_000 });
+      const { states } = await boundSession(port, { enquire_link_interval_ms: 50 });
+
+      await waitFor(() => sim.stats.enquireLinksReceived >= 30, {
+        what: "30 enquire_links",
+        timeoutMs: 10_000,
+      });
+
+      expect(sim.stats.connections).toBe(1);
+      expect(states).toEqual(["connecting", "bound"]);
+    });
+
+    it("rebinds by itself when the SMSC drops an idle connection", async () => {
+      const { sim, port } = await startSimulator({ idleTimeoutMs: 100 });
+      const { session } = await boundSession(port);
+
+      await waitFor(() => sim.stats.binds >= 2 && session.state === "bound", { what: "a rebind" });
+      expect(sim.stats.connections).toBeGreaterThanOrEqual(2);
+    });
+
+    it("abandons a connection whose enquire_link goes unanswered, and rebinds", async () => {
+      const { sim, port } = await startSimulator({ answerEnquireLink: false });
+      const { session, logs } = await boundSession(port, {
+        enquire_link_interval_ms: 30,
+        response_timeout_ms: 100,
+      });
+
+      await waitFor(() => sim.stats.binds >= 2 && session.state === "bound", { what: "a rebind" });
+      expect(logs.some((l) => l.msg.includes("enquire_link unanswered"))).toBe(true);
+    });
+
+    it("answers the SMSC's enquire_link", async () => {
+      const { sim, port } = await startSimulator({ enquireLinkIntervalMs: 20 });
+      await boundSession(port);
+
+      await waitFor(() => sim.stats.enquireLinkRespsReceived >= 3, { what: "three enquire_link_resp" });
+    });
+  });
+
+  it("close() lets submits in flight finish, unbinds, and stays closed", async () => {
+    const { sim, port } = await startSimulator({ submitLatencyMs: 100 });
+    const { session, states } = await boundSession(port);
+
+    const inFlight = session.submit(message("last one"));
+    await waitFor(() => session.inFlight === 1, { what: "the submit to take its slot" });
+    await session.close();
+
+    expect(responseOf(await inFlight).command_status).toBe(0);
+    expect(sim.stats.unbindsReceived).toBe(1);
+    expect(session.state).toBe("disconnected");
+    expect(states.slice(-2)).toEqual(["closing", "disconnected"]);
+    expect(await session.submit(message("too late"))).toEqual({ kind: "not_sent", reason: "closing" });
+    expect(await session.waitUntilBound(10)).toBe(false);
+    await waitFor(() => sim.boundSessions === 0, { what: "the SMSC to see the session go" });
+    expect(sim.stats.connections).toBe(1);
+  });
+
+  it("keeps retrying a refused bind and never logs the password", async () => {
+    const { sim, port } = await startSimulator();
+    const { session, logs } = startSession(port, { password: "not-the-password" });
+
+    await waitFor(() => sim.stats.bindFailures >= 2, { what: "two refused binds" });
+
+    expect(await session.waitUntilBound(10)).toBe(false);
+    expect(await session.submit(message("nope"))).toEqual({ kind: "not_sent", reason: "not_bound" });
+    const refusal = logs.find((l) => l.msg === "bind_transceiver refused");
+    expect(refusal?.obj).toMatchObject({ status: "ESME_RINVPASWD (0x0000000e)" });
+    expect(JSON.stringify(logs)).not.toContain("not-the-password");
+  });
+});
