@@ -1,0 +1,80 @@
+import type { Queryable } from "../db/pool.ts";
+
+/**
+ * Message events a sender can receive by webhook. "message.undelivered" is a final receipt
+ * state other than DELIVRD (UNDELIV, EXPIRED, REJECTD...); the Message's operator_response
+ * carries the state.
+ */
+export type MessageEventType =
+  | "message.enqueued"
+  | "message.success"
+  | "message.failed"
+  | "message.delivered"
+  | "message.undelivered";
+
+export const MESSAGE_EVENT_TYPES: readonly MessageEventType[] = [
+  "message.enqueued",
+  "message.success",
+  "message.failed",
+  "message.delivered",
+  "message.undelivered",
+];
+
+/** A timestamptz as JS toISOString() prints it: UTC, milliseconds (truncated, as pg's Date is), Z. */
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/*
+ * One INSERT ... SELECT whatever the number of ids. The Message is built here exactly as
+ * toMessageView (src/intake/message-view.ts) renders it, field for field and in the same order,
+ * so the payload is the event's own snapshot: delivery never reads the message again and the
+ * event shows the change it announces. The destination is fixed now too: the send's webhook_url,
+ * else the account webhook. Messages with neither are skipped by the join.
+ */
+const RECORD_EVENTS = `
+  INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, created_at)
+  SELECT e.event_id, e.account_id, e.id, $2, e.url,
+         json_build_object(
+           'id', e.event_id,
+           'type', $2::text,
+           'created_at', ${iso("now()")},
+           'data', json_build_object(
+             'id', e.id,
+             'to', e."to",
+             'message', e.body,
+             'sender_id', e.sender_id,
+             'operator', e.operator,
+             'charge', e.charge::text,
+             'charge_currency', e.charge_currency,
+             'operator_response', e.operator_response,
+             'received_at', ${iso("e.received_at")},
+             'status', e.status,
+             'created_at', ${iso("e.created_at")},
+             'delivered_at', ${iso("e.delivered_at")}
+           )
+         ),
+         now()
+    FROM (
+      -- gen_random_uuid() in the select list of a subquery: evaluated once per message.
+      SELECT gen_random_uuid() AS event_id, m.id, m.account_id, m."to", m.body, m.sender_id, m.operator,
+             m.charge, m.charge_currency, m.operator_response, m.received_at, m.status, m.created_at,
+             m.delivered_at, COALESCE(m.webhook_url, w.url) AS url
+        FROM messages m
+        LEFT JOIN account_webhooks w ON w.account_id = m.account_id
+       WHERE m.id = ANY ($1::uuid[])
+         AND COALESCE(m.webhook_url, w.url) IS NOT NULL
+    ) e`;
+
+/**
+ * Records one event per message id, snapshotting the Message as GET /api/v1/sms/{id} shows it
+ * now, for messages whose send has a webhook_url or whose account has a webhook; a no-op for the
+ * others. Call it in the transaction of the status change, after the change. Set-based: one
+ * statement whatever the count. Delivery happens later, off this path (see delivery.ts).
+ */
+export async function recordMessageEvents(
+  tx: Queryable,
+  messageIds: readonly string[],
+  type: MessageEventType,
+): Promise<void> {
+  if (messageIds.length === 0) return;
+  await tx.query(RECORD_EVENTS, [messageIds, type]);
+}
