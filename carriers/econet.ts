@@ -14,6 +14,7 @@ export const econet: CarrierAdapter = {
     bind_mode: "transceiver",
     window_size: 50,
     tps_limit: 0,
+    max_binds: 1,
     enquire_link_interval_ms: 30_000,
     response_timeout_ms: 10_000,
     source_addr_ton: 5,

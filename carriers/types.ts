@@ -20,6 +20,8 @@ export interface SmppSettings {
   window_size: number;
   /** submit_sm PDUs per second the carrier allows across all our binds; 0 = no limit. */
   tps_limit: number;
+  /** Binds the carrier allows at once; workers share these slots (and the TPS) through Postgres. */
+  max_binds: number;
   enquire_link_interval_ms: number;
   /** How long to wait for a submit_sm_resp before treating the submit as unknown. */
   response_timeout_ms: number;

@@ -31,14 +31,29 @@ const envSchema = z.object({
   /** Jobs carry this many message ids each, so a 10,000-recipient send is a few hundred jobs. */
   DISPATCH_BATCH_SIZE: intFromEnv(50),
   MESSAGE_VALIDITY_HOURS: intFromEnv(24),
-  /** Start the carrier simulators in-process (the embedded default). */
-  START_SIMULATORS: boolFromEnv(true),
+  /** Idle wait between polls of an empty dispatch queue. */
+  DISPATCH_POLL_MS: intFromEnv(250),
+  /** Dispatch jobs one worker works on at once per operator (each carries up to DISPATCH_BATCH_SIZE). */
+  DISPATCH_JOBS_IN_FLIGHT: z.coerce.number().int().positive().default(8),
+  /** How long a worker holds a message it is submitting; another run may take it after. */
+  DISPATCH_LOCK_SECONDS: z.coerce.number().int().positive().default(300),
+  BIND_LEASE_SECONDS: z.coerce.number().int().positive().default(15),
+  BREAKER_ERROR_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
+  BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().positive().default(10),
+  BREAKER_RESET_MS: z.coerce.number().int().positive().default(5_000),
+  BREAKER_WINDOW_MS: z.coerce.number().int().positive().default(10_000),
+  /** A receipt matching no recorded segment waits this long before it counts as unknown. */
+  RECEIPT_GRACE_SECONDS: z.coerce.number().int().positive().default(600),
+  RECEIPT_SWEEP_MS: z.coerce.number().int().positive().default(2_000),
+  /** Start the carrier simulators in the worker (default: yes, except in production). */
+  START_SIMULATORS: z.enum(["true", "false", "1", "0"]).optional(),
   WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false", "1", "0"]).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
 
-export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE"> {
+export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE" | "START_SIMULATORS"> {
+  START_SIMULATORS: boolean;
   /** Callbacks to loopback and private ranges: allowed in development, refused in production. */
   WEBHOOK_ALLOW_PRIVATE: boolean;
   carriers: Record<Operator, SmppSettings>;
@@ -59,6 +74,7 @@ function carrierSettings(env: NodeJS.ProcessEnv): Record<Operator, SmppSettings>
       bind_mode: z.literal("transceiver").default(base.bind_mode),
       window_size: z.coerce.number().int().positive().default(base.window_size),
       tps_limit: intFromEnv(base.tps_limit),
+      max_binds: z.coerce.number().int().positive().default(base.max_binds),
       enquire_link_interval_ms: z.coerce.number().int().positive().default(base.enquire_link_interval_ms),
       response_timeout_ms: z.coerce.number().int().positive().default(base.response_timeout_ms),
       source_addr_ton: intFromEnv(base.source_addr_ton),
@@ -81,10 +97,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
-  const { WEBHOOK_ALLOW_PRIVATE, ...rest } = parsed.data;
-  const allowPrivate =
-    WEBHOOK_ALLOW_PRIVATE === undefined
-      ? rest.SHIRI_ENV !== "production"
-      : WEBHOOK_ALLOW_PRIVATE === "true" || WEBHOOK_ALLOW_PRIVATE === "1";
-  return { ...rest, WEBHOOK_ALLOW_PRIVATE: allowPrivate, carriers: carrierSettings(env) };
+  const { WEBHOOK_ALLOW_PRIVATE, START_SIMULATORS, ...rest } = parsed.data;
+  const flag = (v: string | undefined, fallback: boolean) =>
+    v === undefined ? fallback : v === "true" || v === "1";
+  const production = rest.SHIRI_ENV === "production";
+  return {
+    ...rest,
+    WEBHOOK_ALLOW_PRIVATE: flag(WEBHOOK_ALLOW_PRIVATE, !production),
+    START_SIMULATORS: flag(START_SIMULATORS, !production),
+    carriers: carrierSettings(env),
+  };
 }

@@ -1,10 +1,14 @@
 import type { Server } from "node:http";
 import type { PgBoss } from "pg-boss";
+import { OPERATORS } from "../carriers/index.ts";
+import { type RunningSimulators, startSimulators } from "../carriers/simulator/index.ts";
+import { overridesFromEnv } from "../carriers/simulator/main.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { createPool, type Pool } from "./db/pool.ts";
+import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
 import { startQueue } from "./queue/boss.ts";
@@ -18,6 +22,9 @@ export interface RunningService {
   /** The HTTP port actually bound (PORT=0 binds an ephemeral one). */
   port: number | null;
   devAccount: Awaited<ReturnType<typeof createDevAccountIfEmpty>>;
+  /** The in-process carrier simulators (embedded default), when started. */
+  simulators: RunningSimulators | null;
+  dispatch: RunningDispatch | null;
   stop(): Promise<void>;
 }
 
@@ -56,11 +63,36 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       logger.info({ port, host: config.HOST }, "api listening");
     }
 
-    return { pool, boss, databaseUrl: database.url, port, devAccount, stop: stopAll };
+    // 4. Dispatch: per-operator workers over SMPP → receipts → ledger and callbacks.
+    let simulators: RunningSimulators | null = null;
+    let dispatch: RunningDispatch | null = null;
+    if (role !== "api") {
+      if (config.START_SIMULATORS) {
+        const running = await startCarrierSimulators(config, logger);
+        simulators = running;
+        stops.push(() => running.stop());
+      }
+      const started = startDispatch({ config, pool, boss, logger });
+      dispatch = started;
+      stops.push(() => started.stop());
+    }
+
+    return { pool, boss, databaseUrl: database.url, port, devAccount, simulators, dispatch, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
   }
+}
+
+/** The simulators listen exactly where the workers' SMPP settings point. */
+function startCarrierSimulators(config: Config, logger: Logger): Promise<RunningSimulators> {
+  const perOperator = Object.fromEntries(
+    OPERATORS.map((op) => {
+      const fromEnv = overridesFromEnv(op, process.env);
+      return [op, { ...fromEnv, port: config.carriers[op].port }];
+    }),
+  );
+  return startSimulators({ perOperator, logger: logger.child({ component: "simulator" }) });
 }
 
 function listen(app: import("express").Express, host: string, port: number): Promise<Server> {

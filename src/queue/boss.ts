@@ -49,6 +49,7 @@ export async function enqueueDispatch(
   tx: Queryable,
   messages: ReadonlyArray<{ id: string; operator: Operator }>,
   batchSize: number,
+  startAfterSeconds = 0,
 ): Promise<void> {
   const byOperator = new Map<Operator, string[]>();
   for (const m of messages) {
@@ -56,11 +57,18 @@ export async function enqueueDispatch(
     ids.push(m.id);
     byOperator.set(m.operator, ids);
   }
-  const db = { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };
+  const db = inTransaction(tx);
   for (const [operator, ids] of byOperator) {
-    const jobs: { data: DispatchJob }[] = [];
-    for (let i = 0; i < ids.length; i += batchSize)
-      jobs.push({ data: { messageIds: ids.slice(i, i + batchSize) } });
+    const jobs: { data: DispatchJob; startAfter?: number }[] = [];
+    for (let i = 0; i < ids.length; i += batchSize) {
+      const data = { messageIds: ids.slice(i, i + batchSize) };
+      jobs.push(startAfterSeconds > 0 ? { data, startAfter: startAfterSeconds } : { data });
+    }
     await boss.insert(dispatchQueue(operator), jobs, { db });
   }
+}
+
+/** pg-boss calls made through this run in the caller's transaction. */
+export function inTransaction(tx: Queryable) {
+  return { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };
 }

@@ -1,0 +1,120 @@
+import CircuitBreaker from "opossum";
+import type { Operator, SmppSettings } from "../../carriers/index.ts";
+import type { Logger } from "../logger.ts";
+import { actionFor } from "../smpp/command-status.ts";
+import {
+  type DeliverSm,
+  type RateLimiter,
+  type SessionState,
+  SmppSession,
+  type SubmitOutcome,
+  type SubmitParams,
+} from "../smpp/session.ts";
+
+/** A submit outcome, or the breaker's refusal to try while the carrier looks down. */
+export type LinkOutcome = SubmitOutcome | { kind: "not_sent"; reason: "breaker_open" };
+
+export interface BreakerSettings {
+  /** Share of failed submits in the rolling window that opens the breaker. */
+  errorThresholdPercentage: number;
+  /** Fewest submits in the window before the breaker may open. */
+  volumeThreshold: number;
+  /** How long it stays open before a half-open probe. */
+  resetTimeoutMs: number;
+  rollingCountTimeoutMs: number;
+}
+
+/** Thrown inside the breaker for an outcome that says the carrier, not the message, is in trouble. */
+class CarrierTrouble extends Error {
+  constructor(readonly outcome: SubmitOutcome) {
+    super(outcome.kind === "response" ? `command_status ${outcome.command_status}` : outcome.reason);
+  }
+}
+
+function isCarrierTrouble(outcome: SubmitOutcome): boolean {
+  if (outcome.kind !== "response") return true;
+  // Throttling is the carrier working as agreed; a permanent refusal is about the message.
+  return actionFor(outcome.command_status) === "retry";
+}
+
+/**
+ * One operator's SMPP session behind an opossum circuit breaker. When the breaker opens, submits
+ * are refused at once (the dispatcher then stops taking that operator's jobs), so a dead carrier
+ * costs nothing while the others keep flowing; a half-open probe closes it again.
+ */
+export class CarrierLink {
+  readonly session: SmppSession;
+  readonly breaker: CircuitBreaker<[SubmitParams], SubmitOutcome>;
+
+  constructor(
+    readonly operator: Operator,
+    settings: SmppSettings,
+    opts: {
+      logger: Logger;
+      rateLimiter: RateLimiter;
+      breaker: BreakerSettings;
+      onDeliverSm: (pdu: DeliverSm) => Promise<void>;
+      onStateChange?: (state: SessionState) => void;
+      onBreakerChange?: (state: "open" | "half_open" | "closed") => void;
+    },
+  ) {
+    const logger = opts.logger.child({ operator });
+    this.session = new SmppSession({
+      settings,
+      logger,
+      rateLimiter: opts.rateLimiter,
+      onDeliverSm: opts.onDeliverSm,
+      onStateChange: (state) => {
+        logger.info({ state }, "smpp session state");
+        opts.onStateChange?.(state);
+      },
+    });
+    this.breaker = new CircuitBreaker(
+      async (params: SubmitParams) => {
+        const outcome = await this.session.submit(params);
+        if (isCarrierTrouble(outcome)) throw new CarrierTrouble(outcome);
+        return outcome;
+      },
+      {
+        timeout: false, // the session times each PDU out itself
+        errorThresholdPercentage: opts.breaker.errorThresholdPercentage,
+        volumeThreshold: opts.breaker.volumeThreshold,
+        resetTimeout: opts.breaker.resetTimeoutMs,
+        rollingCountTimeout: opts.breaker.rollingCountTimeoutMs,
+      },
+    );
+    this.breaker.on("open", () => {
+      logger.warn({}, "circuit breaker open: holding this operator's messages");
+      opts.onBreakerChange?.("open");
+    });
+    this.breaker.on("halfOpen", () => {
+      logger.info({}, "circuit breaker half-open: probing");
+      opts.onBreakerChange?.("half_open");
+    });
+    this.breaker.on("close", () => {
+      logger.info({}, "circuit breaker closed");
+      opts.onBreakerChange?.("closed");
+    });
+  }
+
+  start(): void {
+    this.session.start();
+  }
+
+  async submit(params: SubmitParams): Promise<LinkOutcome> {
+    try {
+      return await this.breaker.fire(params);
+    } catch (err) {
+      if (err instanceof CarrierTrouble) return err.outcome;
+      if (err instanceof Error && "code" in err && err.code === "EOPENBREAKER") {
+        return { kind: "not_sent", reason: "breaker_open" };
+      }
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.session.close();
+    this.breaker.shutdown();
+  }
+}

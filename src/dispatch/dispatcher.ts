@@ -1,0 +1,174 @@
+import type { PgBoss } from "pg-boss";
+import { z } from "zod";
+import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
+import { type Pool, withTransaction } from "../db/pool.ts";
+import { canonicalSmscId } from "../domain/smsc-id.ts";
+import type { Logger } from "../logger.ts";
+import { dispatchQueue } from "../queue/boss.ts";
+import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
+import { buildSubmits } from "./build-submits.ts";
+import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
+import { type ClaimedMessage, claimMessages } from "./claim.ts";
+import { type DispatchOutcome, settleDispatch } from "./settle.ts";
+
+const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
+
+export interface DispatcherOptions {
+  operator: Operator;
+  pool: Pool;
+  boss: PgBoss;
+  link: CarrierLink;
+  logger: Logger;
+  submitIdFormat: SmscIdFormat;
+  batchSize: number;
+  jobsInFlight: number;
+  pollMs: number;
+  lockSeconds: number;
+  validityHours: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Takes one operator's dispatch jobs and submits their messages over the operator's link.
+ * It stops taking jobs while the link is down or its breaker open — the messages wait in the
+ * queue — and keeps several jobs in flight so the SMPP window stays full.
+ */
+export class Dispatcher {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private readonly jobs = new Set<Promise<void>>();
+  private readonly queue: string;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.queue = dispatchQueue(o.operator);
+  }
+
+  start(): void {
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops taking jobs and waits for those in flight to be settled. */
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+    await Promise.allSettled([...this.jobs]);
+  }
+
+  private async run(): Promise<void> {
+    const { link } = this.o;
+    while (this.running) {
+      if (link.breaker.opened || link.session.state !== "bound") {
+        await sleep(this.o.pollMs);
+        continue;
+      }
+      // Half-open: one job probes the carrier; closed: fill up to the in-flight bound.
+      const room = link.breaker.halfOpen
+        ? Math.min(1, 1 - this.jobs.size)
+        : this.o.jobsInFlight - this.jobs.size;
+      if (room <= 0) {
+        await Promise.race([...this.jobs, sleep(this.o.pollMs)]);
+        continue;
+      }
+      let fetched: { id: string; data: unknown }[] = [];
+      try {
+        fetched = await this.o.boss.fetch(this.queue, { batchSize: room });
+      } catch (err) {
+        this.o.logger.error({ err, operator: this.o.operator }, "fetching dispatch jobs failed");
+      }
+      if (fetched.length === 0) {
+        await sleep(this.o.pollMs);
+        continue;
+      }
+      for (const job of fetched) {
+        const run = this.runJob(job).finally(() => this.jobs.delete(run));
+        this.jobs.add(run);
+      }
+    }
+  }
+
+  private async runJob(job: { id: string; data: unknown }): Promise<void> {
+    const { operator, logger } = this.o;
+    try {
+      const { messageIds } = jobData.parse(job.data);
+      const claimed = await withTransaction(this.o.pool, (tx) =>
+        claimMessages(tx, messageIds, {
+          lockSeconds: this.o.lockSeconds,
+          validityHours: this.o.validityHours,
+        }),
+      );
+      const outcome = await this.submitAll(claimed);
+      await withTransaction(this.o.pool, (tx) =>
+        settleDispatch(tx, this.o.boss, operator, job, outcome, { batchSize: this.o.batchSize }),
+      );
+    } catch (err) {
+      // The job runs again later (pg-boss retry); what was recorded stays recorded.
+      logger.error({ err, operator, job: job.id }, "dispatch job failed");
+      await this.o.boss.fail(this.queue, job.id, { error: String(err) }).catch(() => {});
+    }
+  }
+
+  private async submitAll(messages: ClaimedMessage[]): Promise<DispatchOutcome> {
+    const outcome: DispatchOutcome = { acceptedParts: [], succeeded: [], failed: [], retry: [] };
+    await Promise.all(messages.map((m) => this.submitMessage(m, outcome)));
+    return outcome;
+  }
+
+  private async submitMessage(m: ClaimedMessage, outcome: DispatchOutcome): Promise<void> {
+    const validitySeconds = (m.received_at.getTime() + this.o.validityHours * 3_600_000 - Date.now()) / 1000;
+    const parts = buildSubmits({ ...m, validitySeconds });
+    const todo = parts.filter((p) => !m.accepted_parts.includes(p.partNo));
+    const results = await Promise.all(
+      todo.map(async (p) => ({ partNo: p.partNo, result: await this.o.link.submit(p.params) })),
+    );
+
+    let accepted = m.accepted_parts.length;
+    let permanent: string | null = null;
+    let retryReason: string | null = null;
+    for (const { partNo, result } of results) {
+      const verdict = this.judge(result);
+      if (verdict.kind === "accepted") {
+        accepted++;
+        outcome.acceptedParts.push({ messageId: m.id, partNo, smscId: verdict.smscId });
+      } else if (verdict.kind === "failed") {
+        permanent ??= verdict.response;
+      } else {
+        retryReason ??= verdict.reason;
+      }
+    }
+    if (permanent)
+      outcome.failed.push({ id: m.id, response: permanent, error: `carrier refused: ${permanent}` });
+    else if (accepted === parts.length) outcome.succeeded.push({ id: m.id, response: "ESME_ROK" });
+    else outcome.retry.push({ id: m.id, error: retryReason ?? "not all segments accepted" });
+  }
+
+  private judge(
+    result: LinkOutcome,
+  ):
+    | { kind: "accepted"; smscId: string }
+    | { kind: "failed"; response: string }
+    | { kind: "retry"; reason: string } {
+    if (result.kind === "not_sent") return { kind: "retry", reason: `not sent: ${result.reason}` };
+    // On the wire with no answer: the carrier may have accepted it. SMPP cannot settle this
+    // exactly once, so it is sent again (at least once; see the README's dispatch policy).
+    if (result.kind === "unknown") return { kind: "retry", reason: `no response: ${result.reason}` };
+    const action = actionFor(result.command_status);
+    if (action === "ok") {
+      const smscId = canonicalSmscId(result.message_id, this.o.submitIdFormat);
+      if (smscId === null) {
+        this.o.logger.warn(
+          { operator: this.o.operator, message_id: result.message_id },
+          "unreadable smsc message id",
+        );
+        return { kind: "accepted", smscId: result.message_id.trim() };
+      }
+      return { kind: "accepted", smscId };
+    }
+    if (action === "fail") return { kind: "failed", response: statusName(result.command_status) };
+    return { kind: "retry", reason: describeStatus(result.command_status) };
+  }
+}
+
+const NAMES = new Map(Object.entries(STATUS).map(([name, code]) => [code, name]));
+const statusName = (code: number): string => NAMES.get(code) ?? `0x${code.toString(16).padStart(8, "0")}`;

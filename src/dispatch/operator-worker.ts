@@ -1,0 +1,153 @@
+import type { PgBoss } from "pg-boss";
+import type { Operator } from "../../carriers/index.ts";
+import { CARRIERS } from "../../carriers/index.ts";
+import type { Config } from "../config.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../logger.ts";
+import { readReceipt } from "../receipts/read-receipt.ts";
+import { ReceiptBatcher } from "../receipts/receipt-batcher.ts";
+import type { DeliverSm } from "../smpp/session.ts";
+import { BindSlot } from "./bind-slot.ts";
+import { CarrierLink } from "./carrier-link.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import { limiterForBind } from "./rate-limiter.ts";
+
+export interface OperatorWorkerDeps {
+  operator: Operator;
+  config: Config;
+  pool: Pool;
+  boss: PgBoss;
+  logger: Logger;
+  owner: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Everything one worker process does for one operator: hold a bind slot, keep the SMPP link
+ * up while it does, dispatch the operator's queue over it and apply the receipts it brings.
+ * Losing the slot (a lease that could not be renewed) stops the link until a slot is had again.
+ */
+export class OperatorWorker {
+  private running = false;
+  private life: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  link: CarrierLink | null = null;
+
+  constructor(private readonly d: OperatorWorkerDeps) {}
+
+  start(): void {
+    this.running = true;
+    this.life = this.live();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.life;
+  }
+
+  private async idle(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      setTimeout(resolve, ms);
+    });
+    this.wake = null;
+  }
+
+  private async live(): Promise<void> {
+    const { config, operator, logger } = this.d;
+    const settings = config.carriers[operator];
+    const slot = new BindSlot(
+      this.d.pool,
+      operator,
+      settings.max_binds,
+      this.d.owner,
+      config.BIND_LEASE_SECONDS,
+    );
+    const leaseMs = config.BIND_LEASE_SECONDS * 1000;
+    while (this.running) {
+      const taken = await slot.acquire().catch((err) => {
+        logger.error({ err, operator }, "bind slot lookup failed");
+        return null;
+      });
+      if (taken === null) {
+        await this.idle(leaseMs / 2);
+        continue;
+      }
+      logger.info({ operator, slot: taken }, "bind slot held");
+      await this.serve(slot, leaseMs);
+      await slot.release().catch(() => {});
+    }
+  }
+
+  /** Runs the link and dispatcher until stopped or the slot's lease is lost. */
+  private async serve(slot: BindSlot, leaseMs: number): Promise<void> {
+    const { config, operator, logger, pool, boss } = this.d;
+    const settings = config.carriers[operator];
+    const batcher = new ReceiptBatcher(pool, operator, { maxBatch: 500, maxDelayMs: 10 });
+    const receiptFormat = CARRIERS[operator].smscIdFormat.receipt;
+    const link = new CarrierLink(operator, settings, {
+      logger,
+      rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
+      breaker: {
+        errorThresholdPercentage: config.BREAKER_ERROR_PERCENT,
+        volumeThreshold: config.BREAKER_VOLUME_THRESHOLD,
+        resetTimeoutMs: config.BREAKER_RESET_MS,
+        rollingCountTimeoutMs: config.BREAKER_WINDOW_MS,
+      },
+      onDeliverSm: async (pdu: DeliverSm) => {
+        if (!pdu.isReceipt) {
+          logger.info({ operator, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message ignored");
+          return;
+        }
+        const receipt = readReceipt(pdu, receiptFormat);
+        if (!receipt) {
+          logger.warn({ operator, text: pdu.short_message.slice(0, 120) }, "unreadable delivery receipt");
+          return;
+        }
+        await batcher.add(receipt);
+      },
+    });
+    const dispatcher = new Dispatcher({
+      operator,
+      pool,
+      boss,
+      link,
+      logger,
+      submitIdFormat: CARRIERS[operator].smscIdFormat.submit_sm_resp,
+      batchSize: config.DISPATCH_BATCH_SIZE,
+      // With a TPS limit, take no more work than a few seconds of it, so jobs stay short.
+      jobsInFlight:
+        settings.tps_limit > 0
+          ? Math.max(
+              1,
+              Math.min(
+                config.DISPATCH_JOBS_IN_FLIGHT,
+                Math.ceil((settings.tps_limit * 5) / config.DISPATCH_BATCH_SIZE),
+              ),
+            )
+          : config.DISPATCH_JOBS_IN_FLIGHT,
+      pollMs: config.DISPATCH_POLL_MS,
+      lockSeconds: config.DISPATCH_LOCK_SECONDS,
+      validityHours: config.MESSAGE_VALIDITY_HOURS,
+    });
+    this.link = link;
+    link.start();
+    dispatcher.start();
+    while (this.running) {
+      await this.idle(leaseMs / 3);
+      if (!this.running) break;
+      const renewed = await slot.renew().catch(() => false);
+      if (!renewed) {
+        logger.error({ operator }, "bind slot lease lost: unbinding");
+        break;
+      }
+    }
+    await dispatcher.stop();
+    await link.close();
+    await batcher.flush();
+    this.link = null;
+    await sleep(0);
+  }
+}
