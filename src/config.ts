@@ -6,11 +6,8 @@ import { CARRIERS, OPERATORS, type Operator, type SmppSettings } from "../carrie
  * with nothing set, Shiri starts an embedded Postgres and the carrier simulators.
  */
 const intFromEnv = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
-const boolFromEnv = (fallback: boolean) =>
-  z
-    .enum(["true", "false", "1", "0"])
-    .default(fallback ? "true" : "false")
-    .transform((v) => v === "true" || v === "1");
+/** A yes/no switch whose default depends on SHIRI_ENV, so it stays undefined until then. */
+const flagFromEnv = () => z.enum(["true", "false", "1", "0"]).optional();
 
 const envSchema = z.object({
   SHIRI_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -46,8 +43,8 @@ const envSchema = z.object({
   RECEIPT_GRACE_SECONDS: z.coerce.number().int().positive().default(600),
   RECEIPT_SWEEP_MS: z.coerce.number().int().positive().default(2_000),
   /** Start the carrier simulators in the worker (default: yes, except in production). */
-  START_SIMULATORS: z.enum(["true", "false", "1", "0"]).optional(),
-  WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false", "1", "0"]).optional(),
+  START_SIMULATORS: flagFromEnv(),
+  WEBHOOK_ALLOW_PRIVATE: flagFromEnv(),
 });
 
 export type Env = z.infer<typeof envSchema>;
