@@ -34,6 +34,9 @@ const envSchema = z.object({
   DISPATCH_JOBS_IN_FLIGHT: z.coerce.number().int().positive().default(8),
   /** How long a worker holds a message it is submitting; another run may take it after. */
   DISPATCH_LOCK_SECONDS: z.coerce.number().int().positive().default(300),
+  /** A dispatch job active this long lost its worker; keep it at or below DISPATCH_LOCK_SECONDS. */
+  DISPATCH_JOB_EXPIRE_SECONDS: z.coerce.number().int().positive().default(300),
+  QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().positive().default(60),
   BIND_LEASE_SECONDS: z.coerce.number().int().positive().default(15),
   BREAKER_ERROR_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
   BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().positive().default(10),
@@ -45,6 +48,18 @@ const envSchema = z.object({
   /** Start the carrier simulators in the worker (default: yes, except in production). */
   START_SIMULATORS: flagFromEnv(),
   WEBHOOK_ALLOW_PRIVATE: flagFromEnv(),
+  /** Each callback request, from connecting to the status line. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /** Callback requests in flight per destination host, across all workers. */
+  WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(10),
+  /** Callback requests in flight per worker process, all hosts together. */
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(100),
+  /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
+  WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
+  WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
+  /** Idle wait between looks for due callbacks. */
+  WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(200),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -12,6 +12,7 @@ import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
 import { startQueue } from "./queue/boss.ts";
+import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
 
 export type Role = "api" | "worker" | "all";
 
@@ -51,7 +52,11 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     const devAccount = database.embedded ? await createDevAccountIfEmpty(pool) : null;
 
     // 2. Queue: pg-boss on the same database; sends enqueue inside their own transaction.
-    const boss = await startQueue(database.url, logger, { supervise: role !== "api" });
+    const boss = await startQueue(database.url, logger, {
+      supervise: role !== "api",
+      superviseIntervalSeconds: config.QUEUE_SUPERVISE_SECONDS,
+      dispatchJobExpireSeconds: config.DISPATCH_JOB_EXPIRE_SECONDS,
+    });
     stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));
 
     // 3. Intake: the HTTP API (request → validation → pricing and ledger → queue).
@@ -75,6 +80,12 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       const started = startDispatch({ config, pool, boss, logger });
       dispatch = started;
       stops.push(() => started.stop());
+    }
+
+    // 5. Webhooks: the events outbox → signed callbacks, never on the send or dispatch path.
+    if (role !== "api") {
+      const webhooks = startWebhookDelivery({ pool, boss, logger, options: webhookDeliveryOptions(config) });
+      stops.push(() => webhooks.stop());
     }
 
     return { pool, boss, databaseUrl: database.url, port, devAccount, simulators, dispatch, stop: stopAll };

@@ -2,6 +2,7 @@ import { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
+import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "../webhooks/queue.ts";
 
 /** One dispatch queue per operator, so a stalled carrier never holds up another. */
 export const dispatchQueue = (operator: Operator): string => `dispatch-${operator}`;
@@ -11,32 +12,45 @@ export interface DispatchJob {
   messageIds: string[];
 }
 
+export interface QueueOptions {
+  supervise: boolean;
+  max?: number;
+  /** How often pg-boss's supervisor expires and retries jobs whose worker died. */
+  superviseIntervalSeconds?: number;
+  /** A dispatch job still active after this long is taken to have lost its worker. */
+  dispatchJobExpireSeconds?: number;
+}
+
 export async function startQueue(
   connectionString: string,
   logger: Logger,
-  opts: { supervise: boolean; max?: number },
+  opts: QueueOptions,
 ): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString,
     max: opts.max ?? 4,
     supervise: opts.supervise,
+    superviseIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
     schedule: false,
     application_name: "shiri-queue",
   });
   boss.on("error", (err) => logger.error({ err }, "queue error"));
   await boss.start();
+  // Retries are decided per message by dispatch; a job retry only covers a crashed worker.
+  const dispatchOptions = {
+    retryLimit: 1000,
+    retryDelay: 1,
+    retryBackoff: true,
+    retryDelayMax: 60,
+    expireInSeconds: opts.dispatchJobExpireSeconds ?? 300,
+  };
   for (const operator of OPERATORS) {
     const name = dispatchQueue(operator);
-    if (!(await boss.getQueue(name))) {
-      // Retries are decided per message by dispatch; a job retry only covers a crashed worker.
-      await boss.createQueue(name, {
-        retryLimit: 1000,
-        retryDelay: 1,
-        retryBackoff: true,
-        retryDelayMax: 60,
-      });
-    }
+    if (await boss.getQueue(name)) await boss.updateQueue(name, dispatchOptions);
+    else await boss.createQueue(name, dispatchOptions);
   }
+  if (await boss.getQueue(WEBHOOK_QUEUE)) await boss.updateQueue(WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS);
+  else await boss.createQueue(WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS);
   return boss;
 }
 
