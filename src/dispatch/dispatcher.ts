@@ -6,10 +6,14 @@ import { canonicalSmscId } from "../domain/smsc-id.ts";
 import type { Logger } from "../logger.ts";
 import { dispatchQueue } from "../queue/boss.ts";
 import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
+import type { SubmitParams } from "../smpp/session.ts";
 import { buildSubmits } from "./build-submits.ts";
 import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
 import { type ClaimedMessage, claimMessages } from "./claim.ts";
 import { type DispatchOutcome, settleDispatch } from "./settle.ts";
+
+/** Throttled submits of a part retried within its job before the message waits for a later run. */
+const THROTTLED_TRIES_IN_JOB = 8;
 
 const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
 
@@ -120,7 +124,7 @@ export class Dispatcher {
     const parts = buildSubmits({ ...m, validitySeconds });
     const todo = parts.filter((p) => !m.accepted_parts.includes(p.partNo));
     const results = await Promise.all(
-      todo.map(async (p) => ({ partNo: p.partNo, result: await this.o.link.submit(p.params) })),
+      todo.map(async (p) => ({ partNo: p.partNo, result: await this.submitPart(p.params) })),
     );
 
     let accepted = m.accepted_parts.length;
@@ -141,6 +145,19 @@ export class Dispatcher {
       outcome.failed.push({ id: m.id, response: permanent, error: `carrier refused: ${permanent}` });
     else if (accepted === parts.length) outcome.succeeded.push({ id: m.id, response: "ESME_ROK" });
     else outcome.retry.push({ id: m.id, error: retryReason ?? "not all segments accepted" });
+  }
+
+  /**
+   * Throttling answers are retried here at once: the session already pauses every submit while
+   * the carrier throttles, so the part goes again as soon as the carrier is ready for it.
+   */
+  private async submitPart(params: SubmitParams): Promise<LinkOutcome> {
+    let result = await this.o.link.submit(params);
+    for (let tries = 1; tries < THROTTLED_TRIES_IN_JOB && this.running; tries++) {
+      if (result.kind !== "response" || actionFor(result.command_status) !== "backoff") break;
+      result = await this.o.link.submit(params);
+    }
+    return result;
   }
 
   private judge(

@@ -502,6 +502,8 @@ export class SmppSession {
   private noteStatus(status: number): void {
     const { initialDelayMs = 250, maxDelayMs = 10_000 } = this.options.throttle ?? {};
     if (actionFor(status) === "backoff") {
+      // Answers to one burst arrive together: only a throttle after the pause ended escalates it.
+      if (Date.now() < this.pausedUntil) return;
       const pause = backoff(0, this.throttleDelayMs, maxDelayMs);
       this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
       this.throttleDelayMs = Math.min(maxDelayMs, this.throttleDelayMs * 2);
