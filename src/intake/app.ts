@@ -9,6 +9,7 @@ import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
 import { getSms } from "./routes/get-sms.ts";
 import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
+import { deleteWebhook, getWebhook, putWebhook, rotateWebhookSecret } from "./routes/webhook.ts";
 
 declare global {
   namespace Express {
@@ -74,6 +75,10 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.delete("/api/v1/api-tokens/:id", kit, auth, revokeToken(deps));
   app.get("/api/v1/balance", kit, auth, getBalance(deps));
   app.get("/api/v1/sender-ids", kit, auth, getSenderIds(deps));
+  app.get("/api/v1/webhook", kit, auth, getWebhook(deps));
+  app.put("/api/v1/webhook", kit, auth, json, putWebhook(deps));
+  app.delete("/api/v1/webhook", kit, auth, deleteWebhook(deps));
+  app.post("/api/v1/webhook/secret", kit, auth, rotateWebhookSecret(deps));
 
   app.use((_req, res) => sendError(res, "notFound"));
   app.use(errorHandler());

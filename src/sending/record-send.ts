@@ -4,6 +4,7 @@ import { isApprovedSender } from "../accounts/sender-ids.ts";
 import type { Tx } from "../db/pool.ts";
 import { capture, hold } from "../ledger/ledger.ts";
 import { enqueueDispatch } from "../queue/boss.ts";
+import { recordMessageEvents } from "../webhooks/events.ts";
 import type { PreparedSend } from "./prepare-send.ts";
 
 export class UnapprovedSenderError extends Error {}
@@ -90,4 +91,12 @@ export async function recordSend(
   if (!(await hold(tx, send.accountId, send.total, ref))) throw new InsufficientBalanceError();
   // An unroutable number is billed as it is accepted: its hold becomes a charge at once.
   if (unroutable.length > 0) await capture(tx, unroutable);
+
+  // Callbacks for the send, if it or its account has a webhook: outbox rows in this transaction.
+  await recordMessageEvents(
+    tx,
+    routable.map((m) => m.id),
+    "message.enqueued",
+  );
+  await recordMessageEvents(tx, unroutable, "message.failed");
 }

@@ -1,0 +1,114 @@
+import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
+import { newSigningSecret } from "./signing.ts";
+
+/**
+ * The account webhook and the account's signing secret: one row per account. The secret signs
+ * every callback of the account, to its webhook or to a send's own webhook_url, and is shown to
+ * the client once: by the first PUT /api/v1/webhook, or by a rotation.
+ */
+export interface AccountWebhook {
+  url: string | null;
+  signing_secret_set: boolean;
+  secret_created_at: string | null;
+  updated_at: string | null;
+}
+
+interface Row {
+  url: string | null;
+  signing_secret: string;
+  secret_created_at: Date;
+  secret_shown_at: Date | null;
+  updated_at: Date;
+}
+
+const view = (row: Row | undefined): AccountWebhook => ({
+  url: row?.url ?? null,
+  signing_secret_set: row !== undefined,
+  secret_created_at: row ? row.secret_created_at.toISOString() : null,
+  updated_at: row ? row.updated_at.toISOString() : null,
+});
+
+const COLUMNS = "url, signing_secret, secret_created_at, secret_shown_at, updated_at";
+
+export async function getAccountWebhook(db: Queryable, accountId: string): Promise<AccountWebhook> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM account_webhooks WHERE account_id = $1`, [
+    accountId,
+  ]);
+  return view(rows[0]);
+}
+
+/**
+ * Registers (or replaces) the account webhook. The answer carries the signing secret when it
+ * has never been shown: the row lock taken by the upsert makes "never shown" true for one caller.
+ */
+export async function putAccountWebhook(
+  pool: Pool,
+  accountId: string,
+  url: string,
+): Promise<AccountWebhook & { signing_secret?: string }> {
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<Row>(
+      `INSERT INTO account_webhooks (account_id, url, signing_secret) VALUES ($1, $2, $3)
+       ON CONFLICT (account_id) DO UPDATE SET url = EXCLUDED.url, updated_at = now()
+       RETURNING ${COLUMNS}`,
+      [accountId, url, newSigningSecret()],
+    );
+    const row = rows[0] as Row;
+    if (row.secret_shown_at !== null) return view(row);
+    await tx.query("UPDATE account_webhooks SET secret_shown_at = now() WHERE account_id = $1", [accountId]);
+    return { ...view(row), signing_secret: row.signing_secret };
+  });
+}
+
+/** Removes the account webhook; the secret stays, as sends' own webhook_urls still use it. */
+export async function deleteAccountWebhook(db: Queryable, accountId: string): Promise<void> {
+  await db.query("UPDATE account_webhooks SET url = NULL, updated_at = now() WHERE account_id = $1", [
+    accountId,
+  ]);
+}
+
+/** Replaces the signing secret (creating the first one if needed) and returns it, once. */
+export async function rotateSigningSecret(
+  db: Queryable,
+  accountId: string,
+): Promise<{ signing_secret: string; secret_created_at: string }> {
+  const { rows } = await db.query<{ signing_secret: string; secret_created_at: Date }>(
+    `INSERT INTO account_webhooks (account_id, signing_secret, secret_shown_at) VALUES ($1, $2, now())
+     ON CONFLICT (account_id) DO UPDATE
+       SET signing_secret = EXCLUDED.signing_secret, secret_created_at = now(), secret_shown_at = now(),
+           updated_at = now()
+     RETURNING signing_secret, secret_created_at`,
+    [accountId, newSigningSecret()],
+  );
+  const row = rows[0] as { signing_secret: string; secret_created_at: Date };
+  return { signing_secret: row.signing_secret, secret_created_at: row.secret_created_at.toISOString() };
+}
+
+/**
+ * The signing secret of each account, creating one for an account that has none yet (a send
+ * with its own webhook_url needs no registration; its owner fetches the secret by a rotation or
+ * a first PUT).
+ */
+export async function signingSecrets(
+  db: Queryable,
+  accountIds: readonly string[],
+): Promise<Map<string, string>> {
+  const select = async (ids: readonly string[]) =>
+    (
+      await db.query<{ account_id: string; signing_secret: string }>(
+        "SELECT account_id, signing_secret FROM account_webhooks WHERE account_id = ANY ($1::uuid[])",
+        [ids],
+      )
+    ).rows;
+  const out = new Map((await select(accountIds)).map((r) => [r.account_id, r.signing_secret]));
+  const missing = [...new Set(accountIds)].filter((id) => !out.has(id));
+  if (missing.length === 0) return out;
+  // Two workers may race here: DO NOTHING keeps the first secret and both read it back.
+  await db.query(
+    `INSERT INTO account_webhooks (account_id, signing_secret)
+     SELECT * FROM unnest($1::uuid[], $2::text[]) ON CONFLICT (account_id) DO NOTHING`,
+    [missing, missing.map(() => newSigningSecret())],
+  );
+  for (const r of await select(missing)) out.set(r.account_id, r.signing_secret);
+  return out;
+}

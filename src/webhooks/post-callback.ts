@@ -1,0 +1,115 @@
+import http from "node:http";
+import https from "node:https";
+import { ipLiteral, isPublicAddress, publicOnlyLookup, RefusedAddressError } from "./address-guard.ts";
+import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from "./signing.ts";
+
+/** What one attempt came to: delivered, worth another attempt, or failed for good. */
+export type AttemptOutcome =
+  | { kind: "delivered"; status: number }
+  | { kind: "retry"; status: number | null; error: string }
+  | { kind: "failed"; status: number | null; error: string };
+
+export interface Callback {
+  url: string;
+  eventId: string;
+  eventType: string;
+  /** The exact bytes to send and sign. */
+  body: string;
+  secret: string;
+}
+
+export interface PostOptions {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  agents: { http: http.Agent; https: https.Agent };
+}
+
+/** Keep-alive agents, one pair per worker: a burst to one receiver reuses its connections. */
+export function callbackAgents(): PostOptions["agents"] {
+  return {
+    http: new http.Agent({ keepAlive: true, scheduling: "lifo" }),
+    https: new https.Agent({ keepAlive: true, scheduling: "lifo" }),
+  };
+}
+
+/** 2xx delivers; 429 and 5xx are worth retrying; anything else (3xx included: we never follow a redirect) is final. */
+export function outcomeOfStatus(status: number): AttemptOutcome {
+  if (status >= 200 && status < 300) return { kind: "delivered", status };
+  const error = `receiver answered ${status}`;
+  return status === 429 || status >= 500
+    ? { kind: "retry", status, error }
+    : { kind: "failed", status, error };
+}
+
+/**
+ * POSTs one signed event, bounded by the timeout from the first byte to the status line. The
+ * status is the answer: the response body is drained but never waited for. Never throws.
+ */
+export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOutcome> {
+  let url: URL;
+  try {
+    url = new URL(cb.url);
+  } catch {
+    return Promise.resolve({ kind: "failed", status: null, error: "invalid URL" });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return Promise.resolve({ kind: "failed", status: null, error: "URL scheme must be http or https" });
+  if (!opts.allowPrivate) {
+    const literal = ipLiteral(url);
+    if (literal && !isPublicAddress(literal))
+      return Promise.resolve({
+        kind: "failed",
+        status: null,
+        error: new RefusedAddressError(literal).message,
+      });
+  }
+
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(cb.body)),
+    "user-agent": "Shiri-Webhooks/1",
+    [EVENT_ID_HEADER.toLowerCase()]: cb.eventId,
+    [EVENT_TYPE_HEADER.toLowerCase()]: cb.eventType,
+    [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(cb.secret, cb.body, timestamp),
+  };
+  const https_ = url.protocol === "https:";
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (outcome: AttemptOutcome) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+    const request = (https_ ? https : http).request(
+      url,
+      {
+        method: "POST",
+        headers,
+        agent: https_ ? opts.agents.https : opts.agents.http,
+        signal,
+        // The guard runs on the addresses this very connection uses (no resolve-then-connect gap).
+        ...(opts.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+      },
+      (res) => {
+        settle(outcomeOfStatus(res.statusCode ?? 0));
+        res.on("error", () => {});
+        res.resume();
+      },
+    );
+    request.on("error", (err) => {
+      if (err instanceof RefusedAddressError)
+        return settle({ kind: "failed", status: null, error: err.message });
+      const error = signal.aborted ? `no answer within ${opts.timeoutMs} ms` : describe(err);
+      settle({ kind: "retry", status: null, error });
+    });
+    request.end(cb.body);
+  });
+}
+
+function describe(err: Error): string {
+  const code = "code" in err && typeof err.code === "string" ? err.code : "";
+  return code ? `${code}: ${err.message}` : err.message;
+}

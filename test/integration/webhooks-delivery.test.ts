@@ -1,0 +1,249 @@
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
+import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { call } from "../support/service.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { type Answer, type Received, type Receiver, startReceiver } from "./webhooks-receiver.ts";
+
+/**
+ * Callbacks through the whole service (API, dispatch to the carrier simulators, receipts,
+ * webhook worker) to real HTTP receivers on loopback.
+ */
+const PER_HOST = 3;
+let h: DispatchHarness;
+const receivers: Receiver[] = [];
+let secret: string;
+
+/** Receivers answer what the test in progress says; each test gets its own receiver(s). */
+async function receiver(answer?: (r: Received, attempt: number) => Answer): Promise<Receiver> {
+  const r = await startReceiver(answer);
+  receivers.push(r);
+  return r;
+}
+
+beforeAll(async () => {
+  h = await startDispatchHarness({
+    behaviour: { telecel: { outcomes: { UNDELIV: 1 } } },
+    env: {
+      WEBHOOK_POLL_MS: "20",
+      WEBHOOK_RETRY_BASE_MS: "50",
+      WEBHOOK_RETRY_MAX_DELAY_MS: "200",
+      WEBHOOK_CONCURRENCY_PER_HOST: String(PER_HOST),
+      // Long enough that the hung receiver visibly holds its requests for the whole isolation test.
+      WEBHOOK_TIMEOUT_MS: "10000",
+    },
+  });
+  const res = await call(h.t.base, "POST", "/api/v1/webhook/secret", { headers: h.acct.headers });
+  secret = (res.body as { data: { signing_secret: string } }).data.signing_secret;
+});
+afterAll(async () => {
+  for (const r of receivers) await r.stop();
+  await h.stop();
+});
+
+async function bulk(to: string[], message: string, webhookUrl?: string) {
+  const res = await call(h.t.base, "POST", "/api/v1/sms/bulk", {
+    headers: h.acct.headers,
+    body: { to, from: "SHIRI", message, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) },
+  });
+  expect(res.status).toBe(202);
+  return (res.body as { data: { items: { id: string; operator: string }[] } }).data.items;
+}
+
+const types = (rs: Received[]) => rs.map((r) => r.event.type).sort();
+const phone = (prefix: string, i: number) => `+263${prefix}${String(1_000_000 + i).slice(1)}`;
+
+describe("callbacks for a bulk send", () => {
+  it("every message produces its events: enqueued, success, then delivered or undelivered; unroutable ones fail at once", async () => {
+    const rx = await receiver();
+    const to = [
+      ...Array.from({ length: 20 }, (_, i) => phone("771", i)),
+      ...Array.from({ length: 10 }, (_, i) => phone("711", i)),
+      ...Array.from({ length: 10 }, (_, i) => phone("731", i)), // telecel: receipts say UNDELIV
+      "12345",
+    ];
+    const items = await bulk(to, "every one", rx.url);
+    const expected = new Map<string, string[]>();
+    for (const item of items) {
+      expected.set(
+        item.id,
+        item.operator === ""
+          ? ["message.failed"]
+          : item.operator === "telecel"
+            ? ["message.enqueued", "message.success", "message.undelivered"]
+            : ["message.delivered", "message.enqueued", "message.success"],
+      );
+    }
+    const total = [...expected.values()].reduce((n, v) => n + v.length, 0);
+    await waitFor(() => rx.received.length >= total, { timeoutMs: 30_000, what: `${total} callbacks` });
+    for (const [id, want] of expected) expect(types(rx.forMessage(id))).toEqual(want);
+    expect(new Set(rx.received.map((r) => r.event.id)).size).toBe(total);
+
+    // Each event shows the message as the change left it.
+    const econet = items.find((i) => i.operator === "econet")?.id ?? "";
+    const byType = new Map(rx.forMessage(econet).map((r) => [r.event.type, r.event.data]));
+    expect(byType.get("message.enqueued")).toMatchObject({ status: "enqueued", delivered_at: null });
+    expect(byType.get("message.success")).toMatchObject({ status: "success" });
+    const delivered = byType.get("message.delivered");
+    expect(delivered?.delivered_at).toEqual(expect.any(String));
+    const unroutable = rx.forMessage(items.at(-1)?.id ?? "")[0]?.event.data;
+    expect(unroutable).toMatchObject({ status: "failed", operator_response: "UNROUTABLE" });
+    const telecel = items.find((i) => i.operator === "telecel")?.id ?? "";
+    const undelivered = rx.forMessage(telecel).find((r) => r.event.type === "message.undelivered");
+    expect(undelivered?.event.data).toMatchObject({ operator_response: "UNDELIV", delivered_at: null });
+
+    // The last event of a message is the message as GET shows it now.
+    const res = await call(h.t.base, "GET", `/api/v1/sms/${econet}`, { headers: h.acct.headers });
+    expect(delivered).toEqual((res.body as { data: unknown }).data);
+  });
+
+  it("signs every callback so that the README's Node.js snippet verifies it, and only with the right secret", async () => {
+    const rx = await receiver();
+    await bulk([phone("772", 1), phone("712", 1)], "signed", rx.url);
+    await waitFor(() => rx.received.length >= 2, { what: "two callbacks" });
+
+    const readme = await readFile(new URL("../../src/webhooks/README-section.md", import.meta.url), "utf8");
+    const snippet = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    expect(snippet).toContain("export function verifyShiriSignature");
+    const file = path.join(tmpdir(), `shiri-verify-${process.pid}-${Date.now()}.mjs`);
+    await writeFile(file, snippet);
+    try {
+      const { verifyShiriSignature } = (await import(pathToFileURL(file).href)) as {
+        verifyShiriSignature: (body: string, header: unknown, secret: string) => boolean;
+      };
+      for (const r of rx.received) {
+        const header = r.headers["shiri-signature"];
+        expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+        expect(r.headers["shiri-event-id"]).toBe(r.event.id);
+        expect(r.headers["shiri-event-type"]).toBe(r.event.type);
+        expect(r.headers["content-type"]).toBe("application/json");
+        expect(verifyShiriSignature(r.body, header, secret)).toBe(true);
+        expect(verifyShiriSignature(`${r.body} `, header, secret)).toBe(false);
+        expect(verifyShiriSignature(r.body, header, `${secret}x`)).toBe(false);
+        const stale = String(header).replace(/^t=(\d+)/, (_, t) => `t=${Number(t) - 301}`);
+        expect(verifyShiriSignature(r.body, stale, secret)).toBe(false);
+      }
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+});
+
+describe("retries", () => {
+  it("a receiver answering 500 twice then 200 gets each event three times with the same id, then no more", async () => {
+    const rx = await receiver((_r, attempt) => (attempt <= 2 ? 500 : 200));
+    const [item] = await bulk([phone("773", 1)], "third time lucky", rx.url);
+    const id = item?.id ?? "";
+    // enqueued, success and delivered: each answered 500, 500, 200.
+    await waitFor(
+      async () => {
+        const { rows } = await h.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM webhook_events WHERE message_id = $1 AND state = 'delivered'",
+          [id],
+        );
+        return rows[0]?.n === 3;
+      },
+      { timeoutMs: 30_000, what: "three events delivered" },
+    );
+    const { rows } = await h.pool.query(
+      "SELECT id, attempts, last_status, last_error FROM webhook_events WHERE message_id = $1",
+      [id],
+    );
+    for (const row of rows) {
+      expect(row).toMatchObject({ attempts: 3, last_status: 200, last_error: null });
+      const seen = rx.received.filter((r) => r.event.id === row.id);
+      expect(seen).toHaveLength(3);
+      expect(new Set(seen.map((s) => s.body)).size).toBe(1); // the same event, byte for byte
+    }
+    // Nothing is left to send them again: no due event and no queued job.
+    const due = await h.pool.query(
+      "SELECT 1 FROM webhook_events WHERE message_id = $1 AND enqueued_at IS NULL",
+      [id],
+    );
+    expect(due.rowCount).toBe(0);
+    const jobs = await h.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pgboss.job
+        WHERE name = $1 AND state < 'completed' AND data->>'eventId' = ANY ($2::text[])`,
+      [WEBHOOK_QUEUE, rows.map((r) => r.id)],
+    );
+    expect(jobs.rows[0]?.n).toBe(0);
+    expect(rx.forMessage(id)).toHaveLength(9);
+  });
+
+  it("does not retry a final 4xx: the event is kept as failed after one attempt", async () => {
+    const rx = await receiver(() => 410);
+    const [item] = await bulk([phone("774", 1)], "gone", rx.url);
+    await waitFor(
+      async () =>
+        (
+          await h.pool.query("SELECT 1 FROM webhook_events WHERE message_id = $1 AND state = 'failed'", [
+            item?.id,
+          ])
+        ).rowCount === 3,
+      { timeoutMs: 30_000, what: "three failed events" },
+    );
+    const { rows } = await h.pool.query(
+      "SELECT attempts, last_status FROM webhook_events WHERE message_id = $1",
+      [item?.id],
+    );
+    for (const row of rows) expect(row).toEqual({ attempts: 1, last_status: 410 });
+    expect(rx.forMessage(item?.id ?? "")).toHaveLength(3);
+  });
+});
+
+describe("isolation", () => {
+  it("a receiver that hangs holds only its own slots: other sends' callbacks and dispatch go on", async () => {
+    const hung = await receiver(() => "hang");
+    const fine = await receiver();
+    const stuck = await bulk(
+      Array.from({ length: 30 }, (_, i) => phone("775", i)),
+      "to a dead end",
+      hung.url,
+    );
+    await waitFor(() => hung.open() === PER_HOST, { what: "the hung receiver to hold its share" });
+
+    const ok = await bulk([phone("715", 1), phone("775", 99)], "still flowing", fine.url);
+    // Both messages of the second send are dispatched, delivered and called back while every
+    // request to the hung receiver is still open and none has been answered.
+    await waitFor(() => fine.received.length >= 6, { timeoutMs: 4_000, what: "the other send's callbacks" });
+    expect(types(fine.received)).toHaveLength(6);
+    // Still held, and no other request came: the first ones have not even timed out (10 s).
+    expect(hung.open()).toBe(PER_HOST);
+    expect(hung.received).toHaveLength(PER_HOST);
+    expect(hung.maxOpen()).toBe(PER_HOST); // the per-host bound held
+    await h.waitUntilSettled(
+      stuck.map((i) => i.id),
+      { delivered: true },
+    );
+    expect(ok).toHaveLength(2);
+  });
+});
+
+describe("the account webhook", () => {
+  it("receives the events of sends without a webhook_url, single sends included", async () => {
+    const rx = await receiver();
+    const put = await call(h.t.base, "PUT", "/api/v1/webhook", {
+      headers: h.acct.headers,
+      body: { url: rx.url },
+    });
+    expect(put.status).toBe(200);
+    const single = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: { to: "+263776000001", from: "SHIRI", message: "to the account hook" },
+    });
+    const sent = single.body as { id: string };
+    const [item] = await bulk([phone("716", 1)], "bulk to the account hook");
+    await waitFor(() => rx.forMessage(sent.id).length === 3 && rx.forMessage(item?.id ?? "").length === 3, {
+      timeoutMs: 30_000,
+      what: "both messages' callbacks",
+    });
+    const enqueued = rx.forMessage(sent.id).find((r) => r.event.type === "message.enqueued");
+    expect(enqueued?.event.data).toEqual(single.body); // the 202 answer, field for field
+    const del = await call(h.t.base, "DELETE", "/api/v1/webhook", { headers: h.acct.headers });
+    expect(del.status).toBe(200);
+  });
+});
