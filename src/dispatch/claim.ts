@@ -23,7 +23,7 @@ export async function claimMessages(
   tx: Tx,
   messageIds: readonly string[],
   opts: { lockSeconds: number; validityHours: number },
-): Promise<ClaimedMessage[]> {
+): Promise<{ claimed: ClaimedMessage[]; busy: string[] }> {
   const expired = await tx.query<{ id: string }>(
     `UPDATE messages SET status = 'failed', operator_response = $3, last_error = 'not submitted within its validity period',
                          locked_until = NULL, updated_at = now()
@@ -51,5 +51,13 @@ export async function claimMessages(
        FROM claimed c`,
     [messageIds, opts.lockSeconds],
   );
-  return rows;
+  // Held by another run (a job pg-boss delivered twice, or one whose worker died): not ours to
+  // submit now, but not to be forgotten either — the caller schedules them again.
+  const claimedIds = rows.map((r) => r.id);
+  const busy = await tx.query<{ id: string }>(
+    `SELECT id FROM messages
+      WHERE id = ANY($1::uuid[]) AND status IN ('enqueued', 'processing') AND NOT (id = ANY($2::uuid[]))`,
+    [messageIds, claimedIds],
+  );
+  return { claimed: rows, busy: busy.rows.map((r) => r.id) };
 }

@@ -96,15 +96,19 @@ export class Dispatcher {
     const { operator, logger } = this.o;
     try {
       const { messageIds } = jobData.parse(job.data);
-      const claimed = await withTransaction(this.o.pool, (tx) =>
+      const { claimed, busy } = await withTransaction(this.o.pool, (tx) =>
         claimMessages(tx, messageIds, {
           lockSeconds: this.o.lockSeconds,
           validityHours: this.o.validityHours,
         }),
       );
       const outcome = await this.submitAll(claimed);
+      outcome.deferred = busy;
       await withTransaction(this.o.pool, (tx) =>
-        settleDispatch(tx, this.o.boss, operator, job, outcome, { batchSize: this.o.batchSize }),
+        settleDispatch(tx, this.o.boss, operator, job, outcome, {
+          batchSize: this.o.batchSize,
+          lockSeconds: this.o.lockSeconds,
+        }),
       );
     } catch (err) {
       // The job runs again later (pg-boss retry); what was recorded stays recorded.
@@ -114,7 +118,13 @@ export class Dispatcher {
   }
 
   private async submitAll(messages: ClaimedMessage[]): Promise<DispatchOutcome> {
-    const outcome: DispatchOutcome = { acceptedParts: [], succeeded: [], failed: [], retry: [] };
+    const outcome: DispatchOutcome = {
+      acceptedParts: [],
+      succeeded: [],
+      failed: [],
+      retry: [],
+      deferred: [],
+    };
     await Promise.all(messages.map((m) => this.submitMessage(m, outcome)));
     return outcome;
   }

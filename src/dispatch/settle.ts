@@ -15,6 +15,8 @@ export interface DispatchOutcome {
   failed: { id: string; response: string; error: string }[];
   /** Messages to try again later (throttled, timed out, connection lost, breaker open). */
   retry: { id: string; error: string }[];
+  /** Messages another run holds: looked at again once its hold has run out. */
+  deferred: string[];
 }
 
 /** Back-off before a message's next attempt: 1, 2, 4 … 60 s, with jitter so retries spread out. */
@@ -35,7 +37,7 @@ export async function settleDispatch(
   operator: Operator,
   job: { id: string },
   outcome: DispatchOutcome,
-  opts: { batchSize: number },
+  opts: { batchSize: number; lockSeconds: number },
 ): Promise<void> {
   const parts = outcome.acceptedParts;
   if (parts.length > 0) {
@@ -95,6 +97,11 @@ export async function settleDispatch(
       byDelay.set(delay, [...(byDelay.get(delay) ?? []), { id: r.id, operator }]);
     }
     for (const [delay, messages] of byDelay) await enqueueDispatch(boss, tx, messages, opts.batchSize, delay);
+  }
+
+  if (outcome.deferred.length > 0) {
+    const messages = outcome.deferred.map((id) => ({ id, operator }));
+    await enqueueDispatch(boss, tx, messages, opts.batchSize, opts.lockSeconds);
   }
 
   if (parts.length > 0) {

@@ -31,6 +31,8 @@ export async function startQueue(
     max: opts.max ?? 4,
     supervise: opts.supervise,
     superviseIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
+    // Job expiry runs in the monitor pass, so it must come round as often as supervision.
+    monitorIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
     schedule: false,
     application_name: "shiri-queue",
   });
