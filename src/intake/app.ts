@@ -59,6 +59,7 @@ export function createApp(deps: IntakeDeps): express.Express {
     }),
   );
 
+  app.use(undecodableSegmentsToInvalid);
   const auth = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
   const json = express.json({
     limit: deps.config.BODY_LIMIT_BYTES,
@@ -85,11 +86,37 @@ export function createApp(deps: IntakeDeps): express.Express {
   return app;
 }
 
-function bodyParserErrorType(err: unknown): string | undefined {
-  return typeof err === "object" && err !== null && "type" in err && typeof err.type === "string"
-    ? err.type
-    : undefined;
+/** body-parser's errors carry a `type`; zlib's (a Content-Encoding the bytes do not match) only a 4xx status. */
+function bodyError(err: unknown): "tooLarge" | "unreadable" | "malformed" | null {
+  if (typeof err !== "object" || err === null) return null;
+  const type = "type" in err && typeof err.type === "string" ? err.type : undefined;
+  const status = "status" in err && typeof err.status === "number" ? err.status : undefined;
+  if (type === "entity.too.large" || status === 413) return "tooLarge";
+  if (type === "entity.parse.failed") return "malformed";
+  if (type !== undefined || (status !== undefined && status >= 400 && status < 500)) return "unreadable";
+  return null;
 }
+
+/**
+ * A path segment that is not valid percent-encoding cannot be an id: it is replaced by one that
+ * decodes (to "%"), so the route still runs — authentication first — and answers "invalid id"
+ * in its own convention, instead of the router failing before any route is chosen.
+ */
+const undecodableSegmentsToInvalid: RequestHandler = (req, _res, next) => {
+  const [path = "", query] = req.url.split("?", 2);
+  let changed = false;
+  const segments = path.split("/").map((segment) => {
+    try {
+      decodeURIComponent(segment);
+      return segment;
+    } catch {
+      changed = true;
+      return "%25";
+    }
+  });
+  if (changed) req.url = segments.join("/") + (query === undefined ? "" : `?${query}`);
+  next();
+};
 
 const CONNECTION_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P03", "53300"]);
 
@@ -97,9 +124,10 @@ function errorHandler(): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
     if (err instanceof ApiError) return sendError(res, err.errorName, err.validationErrors);
-    const parserError = bodyParserErrorType(err);
-    if (parserError === "entity.too.large") return sendError(res, "payloadTooLarge");
-    if (parserError) return sendError(res, "malformedJson");
+    const parserError = bodyError(err);
+    if (parserError === "tooLarge") return sendError(res, "payloadTooLarge");
+    if (parserError === "malformed") return sendError(res, "malformedJson");
+    if (parserError === "unreadable") return sendError(res, "unreadableBody");
     const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
     if (
       CONNECTION_ERRORS.has(code) ||

@@ -37,6 +37,15 @@ export const ERRORS = {
     },
   },
   malformedJson: { status: 400, ...both("ERR_BAD_REQUEST", "BAD_REQUEST", "malformed JSON body") },
+  unreadableBody: {
+    status: 400,
+    ...both(
+      "ERR_BAD_REQUEST",
+      "BAD_REQUEST",
+      "unreadable request body",
+      "the body could not be decoded: check Content-Type charset and Content-Encoding",
+    ),
+  },
   payloadTooLarge: {
     status: 413,
     ...both("ERR_PAYLOAD_TOO_LARGE", "PAYLOAD_TOO_LARGE", "request body too large"),
