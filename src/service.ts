@@ -11,6 +11,8 @@ import { createPool, type Pool } from "./db/pool.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
+import { createMetrics, type Metrics, serveMetrics } from "./observability/metrics.ts";
+import { startSamplers } from "./observability/samplers.ts";
 import { startQueue } from "./queue/boss.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
 
@@ -26,6 +28,9 @@ export interface RunningService {
   /** The in-process carrier simulators (embedded default), when started. */
   simulators: RunningSimulators | null;
   dispatch: RunningDispatch | null;
+  metrics: Metrics;
+  /** The metrics port actually bound (METRICS_PORT=0 binds an ephemeral one). */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -59,10 +64,21 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     });
     stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));
 
+    // Metrics: every role exports them, on a port of their own.
+    const metrics = createMetrics();
+    const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
+    stops.push(() => closeServer(metricsServer));
+    const samplers = startSamplers(metrics, pool, config);
+    stops.push(async () => samplers.stop());
+
     // 3. Intake: the HTTP API (request → validation → pricing and ledger → queue).
     let port: number | null = null;
     if (role !== "worker") {
-      const server = await listen(createApp({ pool, boss, config, logger }), config.HOST, config.PORT);
+      const server = await listen(
+        createApp({ pool, boss, config, logger, metrics }),
+        config.HOST,
+        config.PORT,
+      );
       port = addressPort(server);
       stops.push(() => closeServer(server));
       logger.info({ port, host: config.HOST }, "api listening");
@@ -77,7 +93,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         simulators = running;
         stops.push(() => running.stop());
       }
-      const started = startDispatch({ config, pool, boss, logger });
+      const started = startDispatch({ config, pool, boss, logger, metrics });
       dispatch = started;
       stops.push(() => started.stop());
     }
@@ -88,7 +104,18 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       stops.push(() => webhooks.stop());
     }
 
-    return { pool, boss, databaseUrl: database.url, port, devAccount, simulators, dispatch, stop: stopAll };
+    return {
+      pool,
+      boss,
+      databaseUrl: database.url,
+      port,
+      devAccount,
+      simulators,
+      dispatch,
+      metrics,
+      metricsPort: addressPort(metricsServer),
+      stop: stopAll,
+    };
   } catch (err) {
     await stopAll();
     throw err;

@@ -4,6 +4,7 @@ import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import { canonicalSmscId } from "../domain/smsc-id.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { dispatchQueue } from "../queue/boss.ts";
 import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
 import type { SubmitParams } from "../smpp/session.ts";
@@ -23,6 +24,7 @@ export interface DispatcherOptions {
   boss: PgBoss;
   link: CarrierLink;
   logger: Logger;
+  metrics: Metrics;
   submitIdFormat: SmscIdFormat;
   batchSize: number;
   jobsInFlight: number;
@@ -104,6 +106,7 @@ export class Dispatcher {
       );
       const outcome = await this.submitAll(claimed);
       outcome.deferred = busy;
+      this.count(outcome, claimed);
       await withTransaction(this.o.pool, (tx) =>
         settleDispatch(tx, this.o.boss, operator, job, outcome, {
           batchSize: this.o.batchSize,
@@ -114,6 +117,18 @@ export class Dispatcher {
       // The job runs again later (pg-boss retry); what was recorded stays recorded.
       logger.error({ err, operator, job: job.id }, "dispatch job failed");
       await this.o.boss.fail(this.queue, job.id, { error: String(err) }).catch(() => {});
+    }
+  }
+
+  private count(outcome: DispatchOutcome, claimed: ClaimedMessage[]): void {
+    const { metrics, operator } = this.o;
+    metrics.messagesFinal.inc({ operator, status: "success" }, outcome.succeeded.length);
+    metrics.messagesFinal.inc({ operator, status: "failed" }, outcome.failed.length);
+    const receivedAt = new Map(claimed.map((m) => [m.id, m.received_at.getTime()]));
+    const now = Date.now();
+    for (const s of outcome.succeeded) {
+      const at = receivedAt.get(s.id);
+      if (at !== undefined) metrics.dispatchLatency.observe({ operator }, (now - at) / 1000);
     }
   }
 
@@ -162,10 +177,22 @@ export class Dispatcher {
    * the carrier throttles, so the part goes again as soon as the carrier is ready for it.
    */
   private async submitPart(params: SubmitParams): Promise<LinkOutcome> {
-    let result = await this.o.link.submit(params);
+    let result = await this.submitCounted(params);
     for (let tries = 1; tries < THROTTLED_TRIES_IN_JOB && this.running; tries++) {
       if (result.kind !== "response" || actionFor(result.command_status) !== "backoff") break;
-      result = await this.o.link.submit(params);
+      result = await this.submitCounted(params);
+    }
+    return result;
+  }
+
+  private async submitCounted(params: SubmitParams): Promise<LinkOutcome> {
+    const { metrics, operator } = this.o;
+    const result = await this.o.link.submit(params);
+    if (result.kind === "response") {
+      metrics.submits.inc({ operator, status: statusName(result.command_status) });
+      if (actionFor(result.command_status) === "backoff") metrics.throttled.inc({ operator });
+    } else {
+      metrics.submits.inc({ operator, status: `${result.kind}:${result.reason}` });
     }
     return result;
   }

@@ -4,6 +4,7 @@ import { CARRIERS } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { readReceipt } from "../receipts/read-receipt.ts";
 import { ReceiptBatcher } from "../receipts/receipt-batcher.ts";
 import type { DeliverSm } from "../smpp/session.ts";
@@ -18,6 +19,7 @@ export interface OperatorWorkerDeps {
   pool: Pool;
   boss: PgBoss;
   logger: Logger;
+  metrics: Metrics;
   owner: string;
 }
 
@@ -83,9 +85,15 @@ export class OperatorWorker {
 
   /** Runs the link and dispatcher until stopped or the slot's lease is lost. */
   private async serve(slot: BindSlot, leaseMs: number): Promise<void> {
-    const { config, operator, logger, pool, boss } = this.d;
+    const { config, operator, logger, pool, boss, metrics } = this.d;
     const settings = config.carriers[operator];
-    const batcher = new ReceiptBatcher(pool, operator, { maxBatch: 500, maxDelayMs: 10 });
+    const batcher = new ReceiptBatcher(pool, operator, {
+      maxBatch: 500,
+      maxDelayMs: 10,
+      onApplied: ({ delivered }) => {
+        for (const seconds of delivered) metrics.deliveryLatency.observe({ operator }, seconds);
+      },
+    });
     const receiptFormat = CARRIERS[operator].smscIdFormat.receipt;
     const link = new CarrierLink(operator, settings, {
       logger,
@@ -102,12 +110,16 @@ export class OperatorWorker {
           return;
         }
         const receipt = readReceipt(pdu, receiptFormat);
+        metrics.receipts.inc({ operator, state: receipt?.state ?? "unreadable" });
         if (!receipt) {
           logger.warn({ operator, text: pdu.short_message.slice(0, 120) }, "unreadable delivery receipt");
           return;
         }
         await batcher.add(receipt);
       },
+      onStateChange: (state) => metrics.sessionBound.set({ operator }, state === "bound" ? 1 : 0),
+      onBreakerChange: (state) =>
+        metrics.breakerState.set({ operator }, state === "closed" ? 0 : state === "half_open" ? 1 : 2),
     });
     const dispatcher = new Dispatcher({
       operator,
@@ -115,6 +127,7 @@ export class OperatorWorker {
       boss,
       link,
       logger,
+      metrics,
       submitIdFormat: CARRIERS[operator].smscIdFormat.submit_sm_resp,
       batchSize: config.DISPATCH_BATCH_SIZE,
       // With a TPS limit, take no more work than a few seconds of it, so jobs stay short.
@@ -133,6 +146,7 @@ export class OperatorWorker {
       validityHours: config.MESSAGE_VALIDITY_HOURS,
     });
     this.link = link;
+    metrics.breakerState.set({ operator }, 0);
     link.start();
     dispatcher.start();
     while (this.running) {
@@ -148,6 +162,7 @@ export class OperatorWorker {
     await link.close();
     await batcher.flush();
     this.link = null;
+    metrics.sessionBound.set({ operator }, 0);
     await sleep(0);
   }
 }

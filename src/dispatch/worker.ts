@@ -5,6 +5,7 @@ import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { sweepEarlyReceipts } from "../receipts/apply-receipts.ts";
 import { OperatorWorker } from "./operator-worker.ts";
 
@@ -19,6 +20,7 @@ export function startDispatch(deps: {
   pool: Pool;
   boss: PgBoss;
   logger: Logger;
+  metrics: Metrics;
 }): RunningDispatch {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const workers = Object.fromEntries(
@@ -29,7 +31,10 @@ export function startDispatch(deps: {
   const sweep = setInterval(() => {
     withTransaction(deps.pool, (tx) => sweepEarlyReceipts(tx, deps.config.RECEIPT_GRACE_SECONDS)).then(
       ({ unknown }) => {
-        for (const r of unknown) deps.logger.warn(r, "delivery receipt for an unknown message id");
+        for (const r of unknown) {
+          deps.logger.warn(r, "delivery receipt for an unknown message id");
+          deps.metrics.receiptsUnknown.inc({ operator: r.operator });
+        }
       },
       (err) => deps.logger.error({ err }, "early receipt sweep failed"),
     );

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import { pinoHttp } from "pino-http";
+import type { Metrics } from "../observability/metrics.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
@@ -59,6 +60,7 @@ export function createApp(deps: IntakeDeps): express.Express {
     }),
   );
 
+  app.use(countRequests(deps.metrics));
   app.use(undecodableSegmentsToInvalid);
   const auth = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
   const json = express.json({
@@ -84,6 +86,20 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.use((_req, res) => sendError(res, "notFound"));
   app.use(errorHandler());
   return app;
+}
+
+/** Requests by the route that answered them (its pattern, so ids never become label values). */
+function countRequests(metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    res.once("finish", () => {
+      const route: unknown = req.route?.path;
+      const labels = { method: req.method, route: typeof route === "string" ? route : "unmatched" };
+      metrics.httpRequests.inc({ ...labels, status: String(res.statusCode) });
+      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+    });
+    next();
+  };
 }
 
 /** body-parser's errors carry a `type`; zlib's (a Content-Encoding the bytes do not match) only a 4xx status. */

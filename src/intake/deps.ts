@@ -2,6 +2,7 @@ import type { PgBoss } from "pg-boss";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
 
 /** What the HTTP intake needs from the rest of the service. */
 export interface IntakeDeps {
@@ -9,4 +10,5 @@ export interface IntakeDeps {
   boss: PgBoss;
   config: Config;
   logger: Logger;
+  metrics: Metrics;
 }

@@ -10,6 +10,8 @@ export interface ApplyResult {
   matched: number;
   /** Receipts kept aside because no segment had that id yet. */
   early: number;
+  /** Seconds from acceptance to delivery of each message this batch delivered. */
+  delivered: number[];
 }
 
 /**
@@ -23,7 +25,7 @@ export async function applyReceipts(
   operator: Operator,
   receipts: readonly Receipt[],
 ): Promise<ApplyResult> {
-  if (receipts.length === 0) return { matched: 0, early: 0 };
+  if (receipts.length === 0) return { matched: 0, early: 0, delivered: [] };
   const ids = receipts.map((r) => r.smscId);
   const states = receipts.map((r) => r.state);
   const { rows } = await tx.query<{
@@ -57,8 +59,8 @@ export async function applyReceipts(
       [operator, unknown.map((r) => r.smsc_id), unknown.map((r) => r.state)],
     );
   }
-  await refreshDelivery(tx, touched);
-  return { matched: receipts.length - unknown.length, early: unknown.length };
+  const delivered = await refreshDelivery(tx, touched);
+  return { matched: receipts.length - unknown.length, early: unknown.length, delivered };
 }
 
 /**
@@ -66,14 +68,14 @@ export async function applyReceipts(
  * (sets delivered_at), else a final non-delivered state is reported in operator_response.
  * Only accepted (`success`) messages move; status itself never changes here.
  */
-export async function refreshDelivery(tx: Queryable, messageIds: readonly string[]): Promise<void> {
-  if (messageIds.length === 0) return;
-  const delivered = await tx.query<{ id: string }>(
+export async function refreshDelivery(tx: Queryable, messageIds: readonly string[]): Promise<number[]> {
+  if (messageIds.length === 0) return [];
+  const delivered = await tx.query<{ id: string; seconds: number }>(
     `UPDATE messages m SET delivered_at = now(), operator_response = 'DELIVRD', updated_at = now()
       WHERE m.id = ANY($1::uuid[]) AND m.status = 'success' AND m.delivered_at IS NULL
         AND (SELECT count(*) FILTER (WHERE p.receipt_state = 'DELIVRD') FROM message_parts p
               WHERE p.message_id = m.id) = m.segments
-     RETURNING m.id`,
+     RETURNING m.id, extract(epoch FROM m.delivered_at - m.accepted_at)::float8 AS seconds`,
     [messageIds],
   );
   const undelivered = await tx.query<{ id: string }>(
@@ -102,6 +104,7 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
       "message.undelivered",
     );
   }
+  return delivered.rows.map((r) => r.seconds);
 }
 
 /**

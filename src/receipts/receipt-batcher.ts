@@ -1,6 +1,6 @@
 import type { Operator } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { applyReceipts } from "./apply-receipts.ts";
+import { type ApplyResult, applyReceipts } from "./apply-receipts.ts";
 import type { Receipt } from "./read-receipt.ts";
 
 /**
@@ -19,7 +19,7 @@ export class ReceiptBatcher {
     private readonly opts: {
       maxBatch: number;
       maxDelayMs: number;
-      onApplied?: (r: { matched: number; early: number }) => void;
+      onApplied?: (r: ApplyResult) => void;
     },
   ) {}
 

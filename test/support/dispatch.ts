@@ -1,12 +1,17 @@
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
-import { type RunningSimulators, type SimulatorBehaviour, startSimulators } from "../../carriers/simulator/index.ts";
+import {
+  type RunningSimulators,
+  type SimulatorBehaviour,
+  startSimulators,
+} from "../../carriers/simulator/index.ts";
 import type { Pool } from "../../src/db/pool.ts";
-import { startTestService, type TestAccount, type TestService, call } from "./service.ts";
+import { call, startTestService, type TestAccount, type TestService } from "./service.ts";
 import { waitFor } from "./wait-for.ts";
 
 /** Service settings that make faults show up in seconds instead of minutes. */
 export const FAST_DISPATCH_ENV: Record<string, string> = {
   START_SIMULATORS: "false",
+  METRICS_PORT: "0",
   DISPATCH_POLL_MS: "20",
   BIND_LEASE_SECONDS: "2",
   BREAKER_RESET_MS: "500",
@@ -16,7 +21,10 @@ export const FAST_DISPATCH_ENV: Record<string, string> = {
 };
 
 /** The environment that points a service's SMPP settings at the given simulator ports. */
-export function smppEnv(ports: Partial<Record<Operator, number>>, extra: Record<string, string> = {}): Record<string, string> {
+export function smppEnv(
+  ports: Partial<Record<Operator, number>>,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const op of OPERATORS) {
     const port = ports[op];
@@ -37,7 +45,9 @@ export interface DispatchHarness {
   pool: Pool;
   send(to: string, message: string): Promise<string>;
   bulk(to: string[], message: string): Promise<string[]>;
-  statusOf(ids: readonly string[]): Promise<Map<string, { status: string; operator_response: string; delivered: boolean }>>;
+  statusOf(
+    ids: readonly string[],
+  ): Promise<Map<string, { status: string; operator_response: string; delivered: boolean }>>;
   /** Waits until every message is final (success with a receipt state, or failed). */
   waitUntilSettled(ids: readonly string[], opts?: { timeoutMs?: number; delivered?: boolean }): Promise<void>;
   stop(): Promise<void>;
@@ -45,17 +55,27 @@ export interface DispatchHarness {
 
 /** Simulators on ephemeral loopback ports and the whole service (api + worker) pointed at them. */
 export async function startDispatchHarness(
-  opts: { behaviour?: Partial<Record<Operator, Partial<SimulatorBehaviour>>>; env?: Record<string, string> } = {},
+  opts: {
+    behaviour?: Partial<Record<Operator, Partial<SimulatorBehaviour>>>;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<DispatchHarness> {
   const sims = await startSimulators({
     host: "127.0.0.1",
-    perOperator: Object.fromEntries(OPERATORS.map((op) => [op, { port: 0, behaviour: opts.behaviour?.[op] ?? {} }])),
+    perOperator: Object.fromEntries(
+      OPERATORS.map((op) => [op, { port: 0, behaviour: opts.behaviour?.[op] ?? {} }]),
+    ),
   });
   const t = await startTestService(smppEnv(sims.ports, opts.env), "all");
   const acct = await t.account({ balance: 1_000_000_000 });
   const pool = t.service.pool;
   const statusOf: DispatchHarness["statusOf"] = async (ids) => {
-    const { rows } = await pool.query<{ id: string; status: string; operator_response: string; delivered: boolean }>(
+    const { rows } = await pool.query<{
+      id: string;
+      status: string;
+      operator_response: string;
+      delivered: boolean;
+    }>(
       "SELECT id, status, operator_response, delivered_at IS NOT NULL AS delivered FROM messages WHERE id = ANY($1)",
       [ids],
     );
@@ -67,12 +87,18 @@ export async function startDispatchHarness(
     acct,
     pool,
     async send(to, message) {
-      const res = await call(t.base, "POST", "/api/v1/sms", { headers: acct.headers, body: { to, from: "SHIRI", message } });
+      const res = await call(t.base, "POST", "/api/v1/sms", {
+        headers: acct.headers,
+        body: { to, from: "SHIRI", message },
+      });
       if (res.status !== 202) throw new Error(`send failed: ${res.status} ${JSON.stringify(res.body)}`);
       return (res.body as { id: string }).id;
     },
     async bulk(to, message) {
-      const res = await call(t.base, "POST", "/api/v1/sms/bulk", { headers: acct.headers, body: { to, from: "SHIRI", message } });
+      const res = await call(t.base, "POST", "/api/v1/sms/bulk", {
+        headers: acct.headers,
+        body: { to, from: "SHIRI", message },
+      });
       if (res.status !== 202) throw new Error(`bulk failed: ${res.status} ${JSON.stringify(res.body)}`);
       return (res.body as { data: { items: { id: string }[] } }).data.items.map((i) => i.id);
     },
@@ -85,7 +111,9 @@ export async function startDispatchHarness(
             const s = states.get(id);
             if (!s) return false;
             if (s.status === "failed") return true;
-            return s.status === "success" && (!delivered || s.delivered || s.operator_response !== "ESME_ROK");
+            return (
+              s.status === "success" && (!delivered || s.delivered || s.operator_response !== "ESME_ROK")
+            );
           });
         },
         { timeoutMs, intervalMs: 50, what: `${ids.length} messages to settle` },

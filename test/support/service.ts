@@ -32,6 +32,7 @@ function testConfig(url: string, env: Record<string, string>) {
     PORT: "0",
     HOST: "127.0.0.1",
     LOG_LEVEL: "silent",
+    METRICS_PORT: "0",
     SHIRI_ENV: "test",
     START_SIMULATORS: "false",
     ...env,

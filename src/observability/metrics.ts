@@ -1,0 +1,169 @@
+import { createServer, type Server } from "node:http";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/**
+ * Every metric Shiri exports, declared in one place. Labels are bounded: operators, routes,
+ * SMPP status names, states — never message ids, numbers or account ids.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "shiri_" });
+  const r = [registry];
+  const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  const slowBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600];
+
+  return {
+    registry,
+    // Intake
+    httpRequests: new Counter({
+      name: "shiri_http_requests_total",
+      help: "HTTP requests answered, by route and status code.",
+      labelNames: ["method", "route", "status"] as const,
+      registers: r,
+    }),
+    httpDuration: new Histogram({
+      name: "shiri_http_request_duration_seconds",
+      help: "Time to answer an HTTP request, by route.",
+      labelNames: ["method", "route"] as const,
+      buckets: latencyBuckets,
+      registers: r,
+    }),
+    messagesAccepted: new Counter({
+      name: "shiri_messages_accepted_total",
+      help: "Messages accepted at intake, by operator ('none' if unroutable) and encoding.",
+      labelNames: ["operator", "encoding"] as const,
+      registers: r,
+    }),
+    segmentsBilled: new Counter({
+      name: "shiri_segments_billed_total",
+      help: "Segments priced and held at intake, by operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    amountHeld: new Counter({
+      name: "shiri_amount_held_total",
+      help: "Amount held at intake, in ten-thousandths of the currency.",
+      labelNames: ["currency"] as const,
+      registers: r,
+    }),
+    holdsOutstanding: new Gauge({
+      name: "shiri_holds_outstanding",
+      help: "Amount held for messages not yet accepted or failed, in ten-thousandths.",
+      labelNames: ["currency"] as const,
+      registers: r,
+    }),
+    // Queue and dispatch
+    queueDepth: new Gauge({
+      name: "shiri_dispatch_queue_jobs",
+      help: "Dispatch jobs waiting, by operator queue.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    queueOldestAge: new Gauge({
+      name: "shiri_dispatch_queue_oldest_age_seconds",
+      help: "Age of the oldest waiting dispatch job, by operator queue.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    submits: new Counter({
+      name: "shiri_smpp_submits_total",
+      help: "submit_sm outcomes, by operator and SMPP command status (or not_sent / unknown).",
+      labelNames: ["operator", "status"] as const,
+      registers: r,
+    }),
+    throttled: new Counter({
+      name: "shiri_smpp_throttled_total",
+      help: "submit_sm answered with ESME_RTHROTTLED or ESME_RMSGQFUL, by operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    messagesFinal: new Counter({
+      name: "shiri_messages_final_total",
+      help: "Messages that reached success or failed at dispatch, by operator.",
+      labelNames: ["operator", "status"] as const,
+      registers: r,
+    }),
+    dispatchLatency: new Histogram({
+      name: "shiri_dispatch_latency_seconds",
+      help: "From acceptance at intake to the carrier accepting the message (enqueued → success).",
+      labelNames: ["operator"] as const,
+      buckets: slowBuckets,
+      registers: r,
+    }),
+    deliveryLatency: new Histogram({
+      name: "shiri_delivery_latency_seconds",
+      help: "From the carrier accepting the message to its delivery receipt (success → delivered_at).",
+      labelNames: ["operator"] as const,
+      buckets: slowBuckets,
+      registers: r,
+    }),
+    receipts: new Counter({
+      name: "shiri_receipts_total",
+      help: "Delivery receipts received, by operator and state.",
+      labelNames: ["operator", "state"] as const,
+      registers: r,
+    }),
+    receiptsUnknown: new Counter({
+      name: "shiri_receipts_unknown_total",
+      help: "Receipts that matched no message within the grace period, by operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    breakerState: new Gauge({
+      name: "shiri_circuit_breaker_state",
+      help: "Circuit breaker per operator: 0 closed, 1 half-open, 2 open.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    sessionBound: new Gauge({
+      name: "shiri_smpp_session_bound",
+      help: "1 while this process holds a bound SMPP session to the operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    tpsLimit: new Gauge({
+      name: "shiri_smpp_tps_limit",
+      help: "The operator's configured submit_sm per second limit (0 = none).",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    // Callbacks
+    webhookDeliveries: new Counter({
+      name: "shiri_webhook_deliveries_total",
+      help: "Callback attempts, by outcome (delivered, retry, failed, refused).",
+      labelNames: ["outcome"] as const,
+      registers: r,
+    }),
+    webhookBacklog: new Gauge({
+      name: "shiri_webhook_events_pending",
+      help: "Callback events not yet delivered or given up.",
+      registers: r,
+    }),
+    webhookLatency: new Histogram({
+      name: "shiri_webhook_latency_seconds",
+      help: "From the status change to its callback being delivered.",
+      buckets: slowBuckets,
+      registers: r,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** The metrics endpoint on its own port, so it is never exposed with the public API. */
+export function serveMetrics(metrics: Metrics, host: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.url !== "/metrics") {
+      res.writeHead(404).end();
+      return;
+    }
+    metrics.registry.metrics().then(
+      (body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body),
+      (err: unknown) => res.writeHead(500).end(String(err)),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

@@ -1,0 +1,51 @@
+import { OPERATORS } from "../../carriers/index.ts";
+import type { Config } from "../config.ts";
+import type { Pool } from "../db/pool.ts";
+import { dispatchQueue } from "../queue/boss.ts";
+import type { Metrics } from "./metrics.ts";
+
+const SAMPLE_EVERY_MS = 5_000;
+
+/**
+ * Gauges that are a fact of the database, not of one process: sampled on a timer (not per
+ * scrape), so their cost is bounded whatever scrapes them. Every process reports the same
+ * values; dashboards take the max across instances.
+ */
+export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { stop(): void } {
+  for (const op of OPERATORS) metrics.tpsLimit.set({ operator: op }, config.carriers[op].tps_limit);
+  const sample = async () => {
+    const queues = await pool.query<{ name: string; jobs: number; oldest: number | null }>(
+      `SELECT name, count(*)::int AS jobs, extract(epoch FROM now() - min(created_on))::float8 AS oldest
+         FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry') GROUP BY name`,
+      [OPERATORS.map(dispatchQueue)],
+    );
+    for (const op of OPERATORS) {
+      const row = queues.rows.find((r) => r.name === dispatchQueue(op));
+      metrics.queueDepth.set({ operator: op }, row?.jobs ?? 0);
+      metrics.queueOldestAge.set({ operator: op }, row?.oldest ?? 0);
+    }
+    const holds = await pool.query<{ currency: string; held: number }>(
+      `SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM messages
+        WHERE billing = 'held' GROUP BY charge_currency`,
+    );
+    metrics.holdsOutstanding.reset();
+    metrics.holdsOutstanding.set({ currency: "USD" }, 0);
+    for (const h of holds.rows) metrics.holdsOutstanding.set({ currency: h.currency }, h.held);
+    const backlog = await pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_events WHERE state = 'pending'",
+    );
+    metrics.webhookBacklog.set(backlog.rows[0]?.n ?? 0);
+  };
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    sample()
+      .catch(() => {})
+      .finally(() => {
+        running = false;
+      });
+  }, SAMPLE_EVERY_MS);
+  void sample().catch(() => {});
+  return { stop: () => clearInterval(timer) };
+}
