@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
-import { call } from "../support/service.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 let h: DispatchHarness;
@@ -31,11 +31,18 @@ describe("a message's life through the carrier", () => {
     const sim = h.sims.get("econet");
     const submitted = sim.accepted.filter((a) => a.text === "Mhoro, uri sei?");
     expect(submitted).toHaveLength(1);
-    expect(submitted[0]).toMatchObject({ destination_addr: "263771234567", source_addr: "SHIRI", data_coding: 0 });
+    expect(submitted[0]).toMatchObject({
+      destination_addr: "263771234567",
+      source_addr: "SHIRI",
+      data_coding: 0,
+    });
   });
 
   it("serves all three operators at once, each over its own session", async () => {
-    const ids = await h.bulk(["+263771000001", "+263711000001", "+263731000001", "+263781000001"], "three ways");
+    const ids = await h.bulk(
+      ["+263771000001", "+263711000001", "+263731000001", "+263781000001"],
+      "three ways",
+    );
     await h.waitUntilSettled(ids, { delivered: true });
     const states = await h.statusOf(ids);
     for (const id of ids) expect(states.get(id)).toMatchObject({ status: "success", delivered: true });
@@ -48,7 +55,10 @@ describe("a message's life through the carrier", () => {
     const text = `Makorokoto! 🎉 ${"Tinokutendai nekushandisa Shiri. ".repeat(5)}`;
     const id = await h.send("+263731234567", text);
     await h.waitUntilSettled([id], { delivered: true });
-    const whole = h.sims.get("telecel").messages().find((m) => m.text === text);
+    const whole = h.sims
+      .get("telecel")
+      .messages()
+      .find((m) => m.text === text);
     expect(whole?.complete).toBe(true);
     expect(whole?.parts).toBeGreaterThan(2);
     const parts = await h.pool.query<{ part_no: number; smsc_id: string; receipt_state: string }>(
@@ -72,7 +82,9 @@ describe("a message's life through the carrier", () => {
       operator_response: "ESME_RINVDSTADR",
       delivered_at: null,
     });
-    await waitFor(async () => (await balanceOf(h.pool, h.acct.id))?.held === before?.held, { what: "the hold to be released" });
+    await waitFor(async () => (await balanceOf(h.pool, h.acct.id))?.held === before?.held, {
+      what: "the hold to be released",
+    });
     expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before?.available);
   });
 
