@@ -86,12 +86,6 @@ export async function recordSend(
     ],
   );
   if (routable.length > 0) await enqueueDispatch(boss, tx, routable, opts.dispatchBatchSize);
-
-  const ref = send.bulkId ? { bulkId: send.bulkId } : { messageId: send.messages[0]?.id };
-  if (!(await hold(tx, send.accountId, send.total, ref))) throw new InsufficientBalanceError();
-  // An unroutable number is billed as it is accepted: its hold becomes a charge at once.
-  if (unroutable.length > 0) await capture(tx, unroutable);
-
   // Callbacks for the send, if it or its account has a webhook: outbox rows in this transaction.
   await recordMessageEvents(
     tx,
@@ -99,4 +93,10 @@ export async function recordSend(
     "message.enqueued",
   );
   await recordMessageEvents(tx, unroutable, "message.failed");
+
+  // Last: the hold takes the account row lock, held until commit, so it is kept short.
+  const ref = send.bulkId ? { bulkId: send.bulkId } : { messageId: send.messages[0]?.id };
+  if (!(await hold(tx, send.accountId, send.total, ref))) throw new InsufficientBalanceError();
+  // An unroutable number is billed as it is accepted: its hold becomes a charge at once.
+  if (unroutable.length > 0) await capture(tx, unroutable);
 }
