@@ -54,12 +54,14 @@ const envSchema = z.object({
   WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(10),
   /** Callback requests in flight per worker process, all hosts together. */
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(100),
+  /** Events per delivery job, all for one host, sent one after another. */
+  WEBHOOK_BATCH_SIZE: z.coerce.number().int().positive().default(25),
   /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
   WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
   /** Idle wait between looks for due callbacks. */
-  WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(200),
+  WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(100),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -3,11 +3,11 @@ import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import { signingSecrets } from "./account-webhooks.ts";
-import { webhookAttempts, webhookDeliveryLag, webhookEventsFailed } from "./metrics.ts";
-import { type AttemptOutcome, callbackAgents, postCallback } from "./post-callback.ts";
+import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./deliver-batch.ts";
+import { callbackAgents } from "./post-callback.ts";
 import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 import { relayDueEvents } from "./relay.ts";
-import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
+import type { RetryPolicy } from "./retry.ts";
 
 export interface WebhookDeliveryOptions {
   timeoutMs: number;
@@ -15,24 +15,16 @@ export interface WebhookDeliveryOptions {
   concurrencyPerHost: number;
   /** Requests in flight in this process, all hosts together. */
   maxInFlight: number;
+  /** Events per job, all for one host, sent one after another. */
+  batchSize: number;
   retry: RetryPolicy;
   /** How often an idle worker looks for due events and jobs. */
   pollMs: number;
   allowPrivate: boolean;
 }
 
-interface EventRow {
-  id: string;
-  account_id: string;
-  type: string;
-  url: string;
-  payload: string;
-  state: string;
-  attempts: number;
-  created_at: Date;
-}
-
-const RELAY_BATCH = 1000;
+/** Events the relay moves into jobs per transaction. */
+const RELAY_LIMIT = 1000;
 
 /** A sleep that a wake() ends early; a wake() with nobody asleep makes the next sleep return at once. */
 class Waker {
@@ -61,10 +53,11 @@ class Waker {
 
 /**
  * The webhook stage of a worker process: a relay loop that turns due outbox events into pg-boss
- * jobs, and a delivery loop that fetches those jobs and POSTs each event. Each request is
- * bounded by its timeout, the host's share by pg-boss group concurrency and the process's by
- * maxInFlight, and a fetch never waits for a request: a receiver that hangs holds a few slots of
- * its own host for a few seconds, never the loop, sending or dispatch.
+ * jobs, and a delivery loop that fetches those jobs and sends each one's events. Each request is
+ * bounded by its timeout, each host's requests in flight by pg-boss group concurrency (a job
+ * sends one request at a time) and the process's by maxInFlight; a fetch never waits for a
+ * request. A receiver that hangs holds a few slots of its own host, never the loop, other
+ * hosts, sending or dispatch.
  */
 export function startWebhookDelivery(deps: {
   pool: Pool;
@@ -74,18 +67,24 @@ export function startWebhookDelivery(deps: {
 }): { stop(): Promise<void> } {
   const { pool, boss, options } = deps;
   const logger = deps.logger.child({ stage: "webhooks" });
-  const agents = callbackAgents();
   const inFlight = new Set<Promise<void>>();
   const relayWaker = new Waker();
   const deliveryWaker = new Waker();
   let stopped = false;
+  const ctx: BatchContext = {
+    pool,
+    logger,
+    post: { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate, agents: callbackAgents() },
+    retry: options.retry,
+    stopping: () => stopped,
+  };
 
   async function relayLoop(): Promise<void> {
     while (!stopped) {
       try {
-        const moved = await relayDueEvents(pool, boss, RELAY_BATCH);
+        const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
         if (moved > 0) deliveryWaker.wake();
-        if (moved === RELAY_BATCH) continue; // a backlog: keep going without a pause
+        if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
       } catch (err) {
         logger.error({ err }, "webhook relay failed; retrying");
       }
@@ -106,7 +105,7 @@ export function startWebhookDelivery(deps: {
           batchSize: free,
           groupConcurrency: options.concurrencyPerHost,
         });
-        if (jobs.length > 0) await startAttempts(jobs);
+        if (jobs.length > 0) await startJobs(jobs);
       } catch (err) {
         // Jobs fetched but not started expire and come back; the outbox guards against doubles.
         logger.error({ err }, "webhook fetch failed; retrying");
@@ -116,74 +115,31 @@ export function startWebhookDelivery(deps: {
     }
   }
 
-  async function startAttempts(jobs: Job<WebhookJob>[]): Promise<void> {
-    const { rows } = await pool.query<EventRow>(
-      `SELECT id, account_id, type, url, payload::text AS payload, state, attempts, created_at
-         FROM webhook_events WHERE id = ANY ($1::uuid[])`,
-      [jobs.map((j) => j.data.eventId)],
-    );
+  async function startJobs(jobs: Job<WebhookJob>[]): Promise<void> {
+    const ids = jobs.flatMap((j) => j.data.events.map((e) => e.id));
+    const { rows } = await pool.query<EventRow>(LOAD_EVENTS, [ids]);
     const events = new Map(rows.map((r) => [r.id, r]));
     const secrets = await signingSecrets(pool, [...new Set(rows.map((r) => r.account_id))]);
     for (const job of jobs) {
-      const attempt = runAttempt(job, events.get(job.data.eventId), secrets).finally(() => {
-        inFlight.delete(attempt);
+      const running = runJob(job, events, secrets).finally(() => {
+        inFlight.delete(running);
         deliveryWaker.wake();
       });
-      inFlight.add(attempt);
+      inFlight.add(running);
     }
   }
 
-  async function runAttempt(
+  async function runJob(
     job: Job<WebhookJob>,
-    event: EventRow | undefined,
+    events: Map<string, EventRow>,
     secrets: Map<string, string>,
   ): Promise<void> {
     try {
-      const secret = event && secrets.get(event.account_id);
-      // A stale duplicate (the attempt was already recorded) or a settled event: nothing to send.
-      if (event && secret && event.state === "pending" && event.attempts === job.data.attempt) {
-        const outcome = await postCallback(
-          { url: event.url, eventId: event.id, eventType: event.type, body: event.payload, secret },
-          { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate, agents },
-        );
-        await recordOutcome(event, outcome);
-      }
+      await deliverBatch(ctx, job.data, events, secrets);
       await boss.complete(WEBHOOK_QUEUE, job.id);
     } catch (err) {
-      // Left active, the job expires and pg-boss runs it again.
-      logger.error({ err, event_id: job.data.eventId }, "webhook attempt could not be recorded");
-    }
-  }
-
-  async function recordOutcome(event: EventRow, outcome: AttemptOutcome): Promise<void> {
-    const now = new Date();
-    const retryAt =
-      outcome.kind === "retry"
-        ? nextAttemptAt(event.created_at, now, event.attempts + 1, options.retry)
-        : null;
-    const state = outcome.kind === "delivered" ? "delivered" : retryAt ? "pending" : "failed";
-    const error = outcome.kind === "delivered" ? null : outcome.error;
-    // Guarded by the attempt count, so two runs of one job (pg-boss is at least once) record once.
-    await pool.query(
-      `UPDATE webhook_events
-          SET state = $3::text, attempts = attempts + 1, last_attempt_at = $4::timestamptz,
-              last_status = $5, last_error = $6, next_attempt_at = COALESCE($7::timestamptz, next_attempt_at),
-              enqueued_at = CASE WHEN $3::text = 'pending' THEN NULL ELSE enqueued_at END,
-              completed_at = CASE WHEN $3::text = 'pending' THEN NULL ELSE $4::timestamptz END
-        WHERE id = $1 AND attempts = $2 AND state = 'pending'`,
-      [event.id, event.attempts, state, now, outcome.status, error, retryAt],
-    );
-    const log = { event_id: event.id, attempt: event.attempts + 1, status: outcome.status, error };
-    if (state === "delivered") {
-      webhookAttempts.inc({ outcome: "delivered" });
-      webhookDeliveryLag.observe((now.getTime() - event.created_at.getTime()) / 1000);
-    } else if (state === "pending") {
-      webhookAttempts.inc({ outcome: "retry" });
-      logger.info({ ...log, retry_at: retryAt }, "webhook attempt failed; will retry");
-    } else {
-      webhookAttempts.inc({ outcome: "failed" });
-      webhookEventsFailed.inc();
-      logger.warn(log, "webhook event failed for good");
+      // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
+      logger.error({ err, job_id: job.id }, "webhook job could not be recorded");
     }
   }
 
@@ -194,10 +150,10 @@ export function startWebhookDelivery(deps: {
       relayWaker.wake();
       deliveryWaker.wake();
       await loops;
-      // Every request is bounded by its timeout, so this wait is too.
+      // A stopping job sends no further event, so this waits for one request per job at most.
       await Promise.allSettled([...inFlight]);
-      agents.http.destroy();
-      agents.https.destroy();
+      ctx.post.agents.http.destroy();
+      ctx.post.agents.https.destroy();
     },
   };
 }
@@ -208,6 +164,7 @@ export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,
     maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
+    batchSize: config.WEBHOOK_BATCH_SIZE,
     retry: {
       baseMs: config.WEBHOOK_RETRY_BASE_MS,
       maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS,

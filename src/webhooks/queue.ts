@@ -1,21 +1,24 @@
 /**
- * The pg-boss queue of callback deliveries: one job per attempt of one event, grouped by
- * destination host so that pg-boss bounds the requests in flight per host across every worker.
+ * The pg-boss queue of callback deliveries. A job carries a few events bound for one destination
+ * host (its group), sent one after another: pg-boss's group concurrency then bounds the requests
+ * in flight per host across every worker, and the queue's cost is per batch, not per event.
  */
 export const WEBHOOK_QUEUE = "webhook-delivery";
 
 export interface WebhookJob {
-  eventId: string;
-  /** The attempt this job is for; a job whose event has moved on is a stale duplicate. */
-  attempt: number;
+  /** Each event with the attempt this job is for: an event that has moved on is skipped. */
+  events: Array<{ id: string; attempt: number }>;
 }
+
+/** A job stops sending after this long and hands its remaining events back to the outbox. */
+export const JOB_BUDGET_MS = 60_000;
 
 export const WEBHOOK_QUEUE_OPTIONS = {
   // Retries of events are scheduled by the outbox (retry.ts); a job retry only covers a worker
-  // that died mid-attempt, once its job expires.
+  // that died mid-job, once its job expires (well after the job's own time budget).
   retryLimit: 10,
   retryDelay: 30,
-  expireInSeconds: 120,
+  expireInSeconds: 180,
   // The outbox keeps each event's history; a finished job is of no further use.
   deleteAfterSeconds: 3600,
 };

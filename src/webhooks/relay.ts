@@ -4,9 +4,10 @@ import { destinationGroup, WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 
 /**
  * Moves due events from the outbox into pg-boss: claims up to `limit` events that no job carries
- * yet (first attempts and due retries alike) and inserts one job each, in one transaction, so an
- * event is never enqueued twice nor lost. The outbox is written by the status change's own
- * transaction, which has no queue handle; this relay is what keeps that write one cheap INSERT.
+ * yet (first attempts, due retries and events handed back alike), groups them by destination
+ * host in batches, and inserts one job per batch, in one transaction, so an event is never
+ * enqueued twice nor lost. The outbox is written by the status change's own transaction, which
+ * has no queue handle; this relay is what keeps that write one cheap INSERT.
  */
 const CLAIM_DUE = `
   UPDATE webhook_events e SET enqueued_at = now()
@@ -16,16 +17,31 @@ const CLAIM_DUE = `
            LIMIT $1
            FOR UPDATE SKIP LOCKED) due
    WHERE e.id = due.id
-  RETURNING e.id, e.url, e.attempts`;
+  RETURNING e.id, e.url, e.attempts, e.next_attempt_at`;
 
-export async function relayDueEvents(pool: Pool, boss: PgBoss, limit: number): Promise<number> {
+export async function relayDueEvents(
+  pool: Pool,
+  boss: PgBoss,
+  opts: { limit: number; batchSize: number },
+): Promise<number> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ id: string; url: string; attempts: number }>(CLAIM_DUE, [limit]);
+    const { rows } = await tx.query<{ id: string; url: string; attempts: number; next_attempt_at: Date }>(
+      CLAIM_DUE,
+      [opts.limit],
+    );
     if (rows.length === 0) return 0;
-    const jobs = rows.map((r) => ({
-      data: { eventId: r.id, attempt: r.attempts } satisfies WebhookJob,
-      group: { id: destinationGroup(r.url) },
-    }));
+    rows.sort((a, b) => a.next_attempt_at.getTime() - b.next_attempt_at.getTime());
+    const byGroup = new Map<string, WebhookJob["events"]>();
+    for (const r of rows) {
+      const group = destinationGroup(r.url);
+      const events = byGroup.get(group) ?? [];
+      events.push({ id: r.id, attempt: r.attempts });
+      byGroup.set(group, events);
+    }
+    const jobs: Array<{ data: WebhookJob; group: { id: string } }> = [];
+    for (const [group, events] of byGroup)
+      for (let i = 0; i < events.length; i += opts.batchSize)
+        jobs.push({ data: { events: events.slice(i, i + opts.batchSize) }, group: { id: group } });
     await boss.insert(WEBHOOK_QUEUE, jobs, {
       db: { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) },
     });

@@ -1,0 +1,140 @@
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../logger.ts";
+import { webhookAttempts, webhookDeliveryLag, webhookEventsFailed } from "./metrics.ts";
+import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
+import { JOB_BUDGET_MS, type WebhookJob } from "./queue.ts";
+import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
+
+/** An outbox row as a delivery needs it; the payload is sent as stored, never rebuilt. */
+export interface EventRow {
+  id: string;
+  account_id: string;
+  type: string;
+  url: string;
+  payload: string;
+  state: string;
+  attempts: number;
+  created_at: Date;
+}
+
+export const LOAD_EVENTS = `
+  SELECT id, account_id, type, url, payload::text AS payload, state, attempts, created_at
+    FROM webhook_events WHERE id = ANY ($1::uuid[])`;
+
+export interface BatchContext {
+  pool: Pool;
+  logger: Logger;
+  post: PostOptions;
+  retry: RetryPolicy;
+  stopping: () => boolean;
+}
+
+interface Recorded {
+  event: EventRow;
+  state: "delivered" | "pending" | "failed";
+  at: Date;
+  status: number | null;
+  error: string | null;
+  retryAt: Date | null;
+}
+
+/**
+ * Sends one job's events, one after another, to their shared destination host. Once the host
+ * fails an attempt in a way worth retrying (no answer, 429, 5xx), the rest of the batch is not
+ * tried: it is handed back to the outbox to wait out the same back-off, so a dead receiver costs
+ * one request per batch, not one per event. Outcomes are recorded in one statement per batch.
+ */
+export async function deliverBatch(
+  ctx: BatchContext,
+  job: WebhookJob,
+  events: Map<string, EventRow>,
+  secrets: Map<string, string>,
+): Promise<void> {
+  const started = Date.now();
+  const recorded: Recorded[] = [];
+  const handBack: Array<{ id: string; attempt: number }> = [];
+  let backOffUntil: Date | null = null;
+  for (const ref of job.events) {
+    const event = events.get(ref.id);
+    const secret = event && secrets.get(event.account_id);
+    // A stale duplicate (the attempt was already recorded) or a settled event: nothing to send.
+    if (!event || !secret || event.state !== "pending" || event.attempts !== ref.attempt) continue;
+    if (backOffUntil || ctx.stopping() || Date.now() - started > JOB_BUDGET_MS) {
+      handBack.push(ref);
+      continue;
+    }
+    const outcome = await postCallback(
+      { url: event.url, eventId: event.id, eventType: event.type, body: event.payload, secret },
+      ctx.post,
+    );
+    const r = decide(event, outcome, ctx.retry);
+    recorded.push(r);
+    if (outcome.kind === "retry") backOffUntil = r.retryAt ?? new Date(Date.now() + ctx.retry.baseMs);
+  }
+  await record(ctx.pool, recorded);
+  if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
+  for (const r of recorded) report(ctx.logger, r);
+}
+
+function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): Recorded {
+  const at = new Date();
+  const retryAt =
+    outcome.kind === "retry" ? nextAttemptAt(event.created_at, at, event.attempts + 1, policy) : null;
+  return {
+    event,
+    state: outcome.kind === "delivered" ? "delivered" : retryAt ? "pending" : "failed",
+    at,
+    status: outcome.status,
+    error: outcome.kind === "delivered" ? null : outcome.error,
+    retryAt,
+  };
+}
+
+/** Guarded by the attempt count, so two runs of one job (pg-boss is at least once) record once. */
+async function record(pool: Pool, rs: Recorded[]): Promise<void> {
+  if (rs.length === 0) return;
+  await pool.query(
+    `UPDATE webhook_events e
+        SET state = o.state, attempts = e.attempts + 1, last_attempt_at = o.at, last_status = o.status,
+            last_error = o.error, next_attempt_at = COALESCE(o.retry_at, e.next_attempt_at),
+            enqueued_at = CASE WHEN o.state = 'pending' THEN NULL ELSE e.enqueued_at END,
+            completed_at = CASE WHEN o.state = 'pending' THEN NULL ELSE o.at END
+       FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[])
+            AS o(id, attempt, state, at, status, error, retry_at)
+      WHERE e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
+    [
+      rs.map((r) => r.event.id),
+      rs.map((r) => r.event.attempts),
+      rs.map((r) => r.state),
+      rs.map((r) => r.at),
+      rs.map((r) => r.status),
+      rs.map((r) => r.error),
+      rs.map((r) => r.retryAt),
+    ],
+  );
+}
+
+/** Events not tried: back to the outbox, due again at `at`, their attempt count untouched. */
+async function giveBack(pool: Pool, refs: Array<{ id: string; attempt: number }>, at: Date): Promise<void> {
+  await pool.query(
+    `UPDATE webhook_events e SET enqueued_at = NULL, next_attempt_at = $3
+       FROM unnest($1::uuid[], $2::int[]) AS o(id, attempt)
+      WHERE e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
+    [refs.map((r) => r.id), refs.map((r) => r.attempt), at],
+  );
+}
+
+function report(logger: Logger, r: Recorded): void {
+  const log = { event_id: r.event.id, attempt: r.event.attempts + 1, status: r.status, error: r.error };
+  if (r.state === "delivered") {
+    webhookAttempts.inc({ outcome: "delivered" });
+    webhookDeliveryLag.observe((r.at.getTime() - r.event.created_at.getTime()) / 1000);
+  } else if (r.state === "pending") {
+    webhookAttempts.inc({ outcome: "retry" });
+    logger.info({ ...log, retry_at: r.retryAt }, "webhook attempt failed; will retry");
+  } else {
+    webhookAttempts.inc({ outcome: "failed" });
+    webhookEventsFailed.inc();
+    logger.warn(log, "webhook event failed for good");
+  }
+}

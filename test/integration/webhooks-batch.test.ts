@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { createLogger } from "../../src/logger.ts";
+import { signingSecrets } from "../../src/webhooks/account-webhooks.ts";
+import {
+  type BatchContext,
+  deliverBatch,
+  type EventRow,
+  LOAD_EVENTS,
+} from "../../src/webhooks/deliver-batch.ts";
+import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
+import { callbackAgents } from "../../src/webhooks/post-callback.ts";
+import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
+import { type Answer, type Receiver, startReceiver } from "./webhooks-receiver.ts";
+
+/**
+ * One delivery job, run by hand on an API-only service (no worker competes for the events):
+ * what a batch sends, records and hands back.
+ */
+let t: TestService;
+let acct: TestAccount;
+const receivers: Receiver[] = [];
+const agents = callbackAgents();
+const options = webhookDeliveryOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
+const ctx = (): BatchContext => ({
+  pool: t.service.pool,
+  logger: createLogger("silent"),
+  post: { timeoutMs: 2_000, allowPrivate: true, agents },
+  retry: options.retry,
+  stopping: () => false,
+});
+
+beforeAll(async () => {
+  t = await startTestService();
+  acct = await t.account();
+});
+afterAll(async () => {
+  agents.http.destroy();
+  for (const r of receivers) await r.stop();
+  await t.stop();
+});
+
+/** A bulk send of n messages to a fresh receiver; returns the receiver and the send's events. */
+async function sendTo(n: number, answer: () => Answer) {
+  const rx = await startReceiver(answer);
+  receivers.push(rx);
+  const res = await call(t.base, "POST", "/api/v1/sms/bulk", {
+    headers: acct.headers,
+    body: {
+      to: Array.from({ length: n }, (_, i) => `+26377100000${i}`),
+      from: "SHIRI",
+      message: "b",
+      webhook_url: rx.url,
+    },
+  });
+  const ids = (res.body as { data: { items: { id: string }[] } }).data.items.map((i) => i.id);
+  const { rows } = await t.service.pool.query<{ id: string }>(
+    "SELECT id FROM webhook_events WHERE message_id = ANY ($1) ORDER BY created_at, id",
+    [ids],
+  );
+  return { rx, job: { events: rows.map((r) => ({ id: r.id, attempt: 0 })) } };
+}
+
+async function run(job: { events: Array<{ id: string; attempt: number }> }) {
+  const { rows } = await t.service.pool.query<EventRow>(LOAD_EVENTS, [job.events.map((e) => e.id)]);
+  const secrets = await signingSecrets(t.service.pool, [acct.id]);
+  await deliverBatch(ctx(), job, new Map(rows.map((r) => [r.id, r])), secrets);
+}
+
+const states = async (ids: string[]) =>
+  (
+    await t.service.pool.query<{
+      id: string;
+      state: string;
+      attempts: number;
+      due_in_s: number;
+      enqueued: boolean;
+    }>(
+      `SELECT id, state, attempts, extract(epoch FROM next_attempt_at - now())::int AS due_in_s,
+              enqueued_at IS NOT NULL AS enqueued
+         FROM webhook_events WHERE id = ANY ($1)`,
+      [ids],
+    )
+  ).rows;
+
+describe("a delivery job", () => {
+  it("sends its events one by one and records them all as delivered", async () => {
+    const { rx, job } = await sendTo(5, () => 200);
+    await run(job);
+    expect(rx.received.map((r) => r.event.id)).toEqual(job.events.map((e) => e.id));
+    for (const s of await states(job.events.map((e) => e.id)))
+      expect(s).toMatchObject({ state: "delivered", attempts: 1 });
+  });
+
+  it("stops at the first failure worth retrying: the rest wait out the same back-off, no attempt counted", async () => {
+    const { rx, job } = await sendTo(5, () => 503);
+    await run(job);
+    expect(rx.received).toHaveLength(1);
+    const rows = await states(job.events.map((e) => e.id));
+    const tried = rows.find((r) => r.id === job.events[0]?.id);
+    expect(tried).toMatchObject({ state: "pending", attempts: 1, enqueued: false });
+    expect(tried?.due_in_s).toBeGreaterThanOrEqual(29); // 30–60 s with a 60 s base
+    for (const r of rows.filter((r) => r.id !== tried?.id))
+      expect(r).toMatchObject({ state: "pending", attempts: 0, enqueued: false, due_in_s: tried?.due_in_s });
+  });
+
+  it("goes on past a final 4xx, which fails only its own event", async () => {
+    let n = 0;
+    const { rx, job } = await sendTo(3, () => (++n === 1 ? 400 : 200));
+    await run(job);
+    expect(rx.received).toHaveLength(3);
+    const rows = await states(job.events.map((e) => e.id));
+    expect(rows.map((r) => r.state).sort()).toEqual(["delivered", "delivered", "failed"]);
+  });
+
+  it("run twice (pg-boss delivers at least once), sends nothing the second time", async () => {
+    const { rx, job } = await sendTo(3, () => 200);
+    await run(job);
+    await run(job);
+    expect(rx.received).toHaveLength(3);
+  });
+});
