@@ -62,6 +62,8 @@ const envSchema = z.object({
   WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
   /** Idle wait between looks for due callbacks. */
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(100),
+  /** Delivered and failed webhook events are kept this many days, then deleted. */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
 });
 
 export type Env = z.infer<typeof envSchema>;

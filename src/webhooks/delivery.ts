@@ -7,6 +7,7 @@ import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./d
 import { callbackAgents } from "./post-callback.ts";
 import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 import { relayDueEvents } from "./relay.ts";
+import { deleteSettledEvents } from "./retention.ts";
 import type { RetryPolicy } from "./retry.ts";
 
 export interface WebhookDeliveryOptions {
@@ -17,6 +18,8 @@ export interface WebhookDeliveryOptions {
   maxInFlight: number;
   /** Events per job, all for one host, sent one after another. */
   batchSize: number;
+  /** Settled events are kept this long. */
+  retentionDays: number;
   retry: RetryPolicy;
   /** How often an idle worker looks for due events and jobs. */
   pollMs: number;
@@ -25,6 +28,8 @@ export interface WebhookDeliveryOptions {
 
 /** Events the relay moves into jobs per transaction. */
 const RELAY_LIMIT = 1000;
+const RETENTION_SWEEP_MS = 600_000;
+const RETENTION_CHUNK = 10_000;
 
 /** A sleep that a wake() ends early; a wake() with nobody asleep makes the next sleep return at once. */
 class Waker {
@@ -80,8 +85,14 @@ export function startWebhookDelivery(deps: {
   };
 
   async function relayLoop(): Promise<void> {
+    let swept = 0;
     while (!stopped) {
       try {
+        if (Date.now() - swept > RETENTION_SWEEP_MS) {
+          swept = Date.now();
+          const deleted = await deleteSettledEvents(pool, options.retentionDays, RETENTION_CHUNK);
+          if (deleted > 0) logger.info({ deleted }, "old webhook events deleted");
+        }
         const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
         if (moved > 0) deliveryWaker.wake();
         if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
@@ -165,6 +176,7 @@ export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
     concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,
     maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
     batchSize: config.WEBHOOK_BATCH_SIZE,
+    retentionDays: config.WEBHOOK_RETENTION_DAYS,
     retry: {
       baseMs: config.WEBHOOK_RETRY_BASE_MS,
       maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS,

@@ -10,6 +10,7 @@ import {
 } from "../../src/webhooks/deliver-batch.ts";
 import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
 import { callbackAgents } from "../../src/webhooks/post-callback.ts";
+import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { type Answer, type Receiver, startReceiver } from "./webhooks-receiver.ts";
 
@@ -118,5 +119,20 @@ describe("a delivery job", () => {
     await run(job);
     await run(job);
     expect(rx.received).toHaveLength(3);
+  });
+
+  it("settled events are deleted after the retention period; pending ones never", async () => {
+    const delivered = await sendTo(2, () => 200);
+    await run(delivered.job);
+    const pending = await sendTo(1, () => 200); // never run: stays pending
+    const old = [...delivered.job.events, ...pending.job.events].map((e) => e.id);
+    await t.service.pool.query(
+      `UPDATE webhook_events SET created_at = now() - interval '40 days',
+              completed_at = CASE WHEN completed_at IS NULL THEN NULL ELSE now() - interval '31 days' END
+        WHERE id = ANY ($1)`,
+      [old],
+    );
+    expect(await deleteSettledEvents(t.service.pool, 30, 1000)).toBeGreaterThanOrEqual(2);
+    expect((await states(old)).map((r) => r.id)).toEqual(pending.job.events.map((e) => e.id));
   });
 });
