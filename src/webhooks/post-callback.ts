@@ -73,7 +73,7 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
     [EVENT_TYPE_HEADER.toLowerCase()]: cb.eventType,
     [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(cb.secret, cb.body, timestamp),
   };
-  const https_ = url.protocol === "https:";
+  const secure = url.protocol === "https:";
   const signal = AbortSignal.timeout(opts.timeoutMs);
 
   return new Promise((resolve) => {
@@ -83,12 +83,12 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
       settled = true;
       resolve(outcome);
     };
-    const request = (https_ ? https : http).request(
+    const request = (secure ? https : http).request(
       url,
       {
         method: "POST",
         headers,
-        agent: https_ ? opts.agents.https : opts.agents.http,
+        agent: secure ? opts.agents.https : opts.agents.http,
         signal,
         // The guard runs on the addresses this very connection uses (no resolve-then-connect gap).
         ...(opts.allowPrivate ? {} : { lookup: publicOnlyLookup }),

@@ -26,7 +26,7 @@ export function signatureHeader(secret: string, body: string, timestamp: number)
   return `t=${timestamp},v1=${hmacHex(secret, timestamp, body)}`;
 }
 
-/** The receiver's check, as the README's snippet does it; used by the tests and the bench. */
+/** The receiver's check, as the README's snippet does it (the unit tests hold the two to one scheme). */
 export function verifySignature(
   secret: string,
   body: string,
