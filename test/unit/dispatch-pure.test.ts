@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { buildSubmits } from "../../src/dispatch/build-submits.ts";
+import { SlidingWindowLimiter } from "../../src/dispatch/rate-limiter.ts";
+import { retryDelaySeconds } from "../../src/dispatch/settle.ts";
+import { decodeUcs2 } from "../../src/domain/segments.ts";
+import { readReceipt } from "../../src/receipts/read-receipt.ts";
+import type { DeliverSm } from "../../src/smpp/session.ts";
+
+const message = (body: string, sender = "SHIRI") => ({
+  id: "a1b2c3d4-0000-4000-8000-000000000000",
+  to: "+263771234567",
+  body,
+  sender_id: sender,
+  validitySeconds: 3600,
+});
+
+describe("buildSubmits", () => {
+  it("sends a single GSM segment with data_coding 0, no UDH, to the wire number", () => {
+    const [part, ...rest] = buildSubmits(message("Mhoro"));
+    expect(rest).toHaveLength(0);
+    expect(part?.partNo).toBe(1);
+    expect(part?.params).toMatchObject({
+      destination_addr: "263771234567",
+      source_addr: "SHIRI",
+      data_coding: 0,
+    });
+    expect(part?.params.udh).toBeUndefined();
+    expect(part?.params.short_message.toString("latin1")).toBe("Mhoro");
+  });
+
+  it("splits UCS-2 into concatenated parts sharing one reference from the message id", () => {
+    const body = `😀${"x".repeat(140)}`;
+    const parts = buildSubmits(message(body));
+    expect(parts.length).toBe(3);
+    for (const [i, p] of parts.entries()) {
+      expect(p.params.data_coding).toBe(8);
+      expect([...(p.params.udh ?? [])]).toEqual([0x05, 0x00, 0x03, 0xa1, 3, i + 1]);
+    }
+    expect(parts.map((p) => decodeUcs2(p.params.short_message)).join("")).toBe(body);
+  });
+
+  it("marks a numeric sender as an international number and an alphanumeric one not at all", () => {
+    expect(buildSubmits(message("x", "263771000000"))[0]?.params).toMatchObject({
+      source_addr_ton: 1,
+      source_addr_npi: 1,
+    });
+    expect(buildSubmits(message("x", "SHIRI"))[0]?.params.source_addr_ton).toBeUndefined();
+  });
+
+  it("refuses a message with no routable destination", () => {
+    expect(() => buildSubmits({ ...message("x"), to: "0771234567" })).toThrow(/routable/);
+  });
+});
+
+describe("SlidingWindowLimiter", () => {
+  it("lets `perSecond` through at once, then the next only when the oldest is a window old", async () => {
+    let now = 0;
+    const limiter = new SlidingWindowLimiter(3, () => now);
+    await limiter.acquire(3);
+    let fourth = false;
+    const pending = limiter.acquire(1).then(() => {
+      fourth = true;
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    expect(fourth).toBe(false);
+    now = 1_010;
+    await pending;
+    expect(fourth).toBe(true);
+  });
+
+  it("refuses a non-positive rate", () => {
+    expect(() => new SlidingWindowLimiter(0)).toThrow(RangeError);
+  });
+});
+
+describe("retryDelaySeconds", () => {
+  it("grows with attempts and stays within 60 s", () => {
+    for (let attempts = 1; attempts < 20; attempts++) {
+      const d = retryDelaySeconds(attempts);
+      const base = Math.min(60, 2 ** (attempts - 1));
+      expect(d).toBeGreaterThanOrEqual(Math.ceil(base / 2));
+      expect(d).toBeLessThanOrEqual(base);
+    }
+  });
+});
+
+describe("readReceipt", () => {
+  const pdu = (over: Partial<DeliverSm>): DeliverSm => ({
+    service_type: "",
+    source_addr_ton: 1,
+    source_addr_npi: 1,
+    source_addr: "263771234567",
+    dest_addr_ton: 5,
+    dest_addr_npi: 0,
+    destination_addr: "SHIRI",
+    esm_class: 0x04,
+    data_coding: 0,
+    short_message:
+      "id:00FF sub:001 dlvrd:001 submit date:2611220700 done date:2611220701 stat:DELIVRD err:000 text:x",
+    udh: [],
+    isReceipt: true,
+    tlvs: {},
+    ...over,
+  });
+
+  it("reads id and state from the text, canonical whatever the case and padding", () => {
+    expect(readReceipt(pdu({}), "hex")).toEqual({ smscId: "255", state: "DELIVRD" });
+    expect(readReceipt(pdu({ short_message: "id:00ff stat:UNDELIV" }), "hex")).toEqual({
+      smscId: "255",
+      state: "UNDELIV",
+    });
+  });
+
+  it("prefers the TLVs to the text", () => {
+    const r = readReceipt(pdu({ tlvs: { receipted_message_id: "1000", message_state: 5 } }), "decimal");
+    expect(r).toEqual({ smscId: "1000", state: "UNDELIV" });
+  });
+
+  it("is null for a mobile-originated message or an unreadable receipt", () => {
+    expect(readReceipt(pdu({ isReceipt: false }), "hex")).toBeNull();
+    expect(readReceipt(pdu({ short_message: "hello" }), "hex")).toBeNull();
+    expect(readReceipt(pdu({ short_message: "id:zz stat:DELIVRD" }), "hex")).toBeNull();
+  });
+});
