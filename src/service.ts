@@ -100,7 +100,13 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // 5. Webhooks: the events outbox → signed callbacks, never on the send or dispatch path.
     if (role !== "api") {
-      const webhooks = startWebhookDelivery({ pool, boss, logger, options: webhookDeliveryOptions(config) });
+      const webhooks = startWebhookDelivery({
+        pool,
+        boss,
+        logger,
+        metrics,
+        options: webhookDeliveryOptions(config),
+      });
       stops.push(() => webhooks.stop());
     }
 

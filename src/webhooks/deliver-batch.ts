@@ -1,6 +1,6 @@
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
-import { webhookAttempts, webhookDeliveryLag, webhookEventsFailed } from "./metrics.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
 import { JOB_BUDGET_MS, type WebhookJob } from "./queue.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
@@ -24,6 +24,7 @@ export const LOAD_EVENTS = `
 export interface BatchContext {
   pool: Pool;
   logger: Logger;
+  metrics: Metrics;
   post: PostOptions;
   retry: RetryPolicy;
   stopping: () => boolean;
@@ -36,6 +37,7 @@ interface Recorded {
   status: number | null;
   error: string | null;
   retryAt: Date | null;
+  refused: boolean;
 }
 
 /**
@@ -73,7 +75,7 @@ export async function deliverBatch(
   }
   await record(ctx.pool, recorded);
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
-  for (const r of recorded) report(ctx.logger, r);
+  for (const r of recorded) report(ctx, r);
 }
 
 function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): Recorded {
@@ -87,6 +89,7 @@ function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): 
     status: outcome.status,
     error: outcome.kind === "delivered" ? null : outcome.error,
     retryAt,
+    refused: outcome.kind === "failed" && outcome.refused === true,
   };
 }
 
@@ -124,17 +127,17 @@ async function giveBack(pool: Pool, refs: Array<{ id: string; attempt: number }>
   );
 }
 
-function report(logger: Logger, r: Recorded): void {
+function report(ctx: BatchContext, r: Recorded): void {
   const log = { event_id: r.event.id, attempt: r.event.attempts + 1, status: r.status, error: r.error };
   if (r.state === "delivered") {
-    webhookAttempts.inc({ outcome: "delivered" });
-    webhookDeliveryLag.observe((r.at.getTime() - r.event.created_at.getTime()) / 1000);
+    ctx.metrics.webhookDeliveries.inc({ outcome: "delivered" });
+    ctx.metrics.webhookLatency.observe((r.at.getTime() - r.event.created_at.getTime()) / 1000);
   } else if (r.state === "pending") {
-    webhookAttempts.inc({ outcome: "retry" });
-    logger.info({ ...log, retry_at: r.retryAt }, "webhook attempt failed; will retry");
+    ctx.metrics.webhookDeliveries.inc({ outcome: "retry" });
+    ctx.logger.info({ ...log, retry_at: r.retryAt }, "webhook attempt failed; will retry");
   } else {
-    webhookAttempts.inc({ outcome: "failed" });
-    webhookEventsFailed.inc();
-    logger.warn(log, "webhook event failed for good");
+    // Given up for good: "refused" when the destination address was, "failed" otherwise.
+    ctx.metrics.webhookDeliveries.inc({ outcome: r.refused ? "refused" : "failed" });
+    ctx.logger.warn(log, "webhook event failed for good");
   }
 }

@@ -2,6 +2,7 @@ import type { Job, PgBoss } from "pg-boss";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { signingSecrets } from "./account-webhooks.ts";
 import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
@@ -68,6 +69,7 @@ export function startWebhookDelivery(deps: {
   pool: Pool;
   boss: PgBoss;
   logger: Logger;
+  metrics: Metrics;
   options: WebhookDeliveryOptions;
 }): { stop(): Promise<void> } {
   const { pool, boss, options } = deps;
@@ -79,6 +81,7 @@ export function startWebhookDelivery(deps: {
   const ctx: BatchContext = {
     pool,
     logger,
+    metrics: deps.metrics,
     post: { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate, agents: callbackAgents() },
     retry: options.retry,
     stopping: () => stopped,

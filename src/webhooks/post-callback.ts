@@ -7,7 +7,7 @@ import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader }
 export type AttemptOutcome =
   | { kind: "delivered"; status: number }
   | { kind: "retry"; status: number | null; error: string }
-  | { kind: "failed"; status: number | null; error: string };
+  | { kind: "failed"; status: number | null; error: string; refused?: true };
 
 export interface Callback {
   url: string;
@@ -61,6 +61,7 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
         kind: "failed",
         status: null,
         error: new RefusedAddressError(literal).message,
+        refused: true,
       });
   }
 
@@ -101,7 +102,7 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
     );
     request.on("error", (err) => {
       if (err instanceof RefusedAddressError)
-        return settle({ kind: "failed", status: null, error: err.message });
+        return settle({ kind: "failed", status: null, error: err.message, refused: true });
       const error = signal.aborted ? `no answer within ${opts.timeoutMs} ms` : describe(err);
       settle({ kind: "retry", status: null, error });
     });

@@ -26,6 +26,7 @@ const options = webhookDeliveryOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "6000
 const ctx = (): BatchContext => ({
   pool: t.service.pool,
   logger: createLogger("silent"),
+  metrics: t.service.metrics,
   post: { timeoutMs: 2_000, allowPrivate: true, agents },
   retry: options.retry,
   stopping: () => false,

@@ -174,7 +174,11 @@ describe("retries", () => {
     expect(rx.forMessage(id)).toHaveLength(9);
   });
 
-  it("does not retry a final 4xx: the event is kept as failed after one attempt", async () => {
+  it("does not retry a final 4xx: the event is kept as failed after one attempt, and counted", async () => {
+    const failed = async () =>
+      (await h.t.service.metrics.webhookDeliveries.get()).values.find((v) => v.labels.outcome === "failed")
+        ?.value ?? 0;
+    const before = await failed();
     const rx = await receiver(() => 410);
     const [item] = await bulk([phone("774", 1)], "gone", rx.url);
     await waitFor(
@@ -192,6 +196,7 @@ describe("retries", () => {
     );
     for (const row of rows) expect(row).toEqual({ attempts: 1, last_status: 410 });
     expect(rx.forMessage(item?.id ?? "")).toHaveLength(3);
+    expect((await failed()) - before).toBe(3);
   });
 });
 

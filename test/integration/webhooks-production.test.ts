@@ -1,6 +1,5 @@
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
-import { register } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -40,16 +39,16 @@ afterAll(async () => {
   await t.stop();
 });
 
-async function failedCount(): Promise<number> {
-  const metric = await register.getSingleMetric("shiri_webhook_events_failed_total")?.get();
-  return metric?.values[0]?.value ?? 0;
+async function refusedCount(): Promise<number> {
+  const metric = await t.service.metrics.webhookDeliveries.get();
+  return metric.values.find((v) => v.labels.outcome === "refused")?.value ?? 0;
 }
 
 describe("production mode", () => {
   it("refuses loopback webhook_urls, by IP literal or by a name resolving to one; the events fail for good and are counted", async () => {
     const port = new URL(rx.url).port;
     const urls = [rx.url, `http://localhost:${port}/hooks`, `http://[::ffff:127.0.0.1]:${port}/hooks`];
-    const before = await failedCount();
+    const before = await refusedCount();
     const ids: string[] = [];
     for (const webhook_url of urls) {
       const res = await call(t.base, "POST", "/api/v1/sms/bulk", {
@@ -79,7 +78,7 @@ describe("production mode", () => {
       expect(e.last_error).toMatch(/private, loopback or reserved address/);
     }
     expect(rx.received).toHaveLength(0);
-    expect((await failedCount()) - before).toBe(6);
+    expect((await refusedCount()) - before).toBe(6);
   });
 
   it("refuses an account webhook on a private network the same way", async () => {

@@ -41,5 +41,7 @@ CREATE TABLE webhook_events (
 CREATE INDEX webhook_events_due_idx ON webhook_events (next_attempt_at) WHERE enqueued_at IS NULL;
 CREATE INDEX webhook_events_message_idx ON webhook_events (message_id);
 CREATE INDEX webhook_events_failed_idx ON webhook_events (account_id, created_at) WHERE state = 'failed';
+-- The backlog (counted by the metrics sampler) without reading settled events.
+CREATE INDEX webhook_events_pending_idx ON webhook_events (created_at) WHERE state = 'pending';
 -- What the retention sweep deletes by: settled events, oldest first.
 CREATE INDEX webhook_events_completed_idx ON webhook_events (completed_at) WHERE completed_at IS NOT NULL;
