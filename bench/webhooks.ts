@@ -146,6 +146,7 @@ async function startService(
       HOST: "127.0.0.1",
       PORT: String(port),
       LOG_LEVEL: "warn",
+      METRICS_PORT: "0",
       ...env,
     },
     stdio: ["ignore", "ignore", "inherit"],
@@ -214,8 +215,10 @@ async function runPhase(phase: string) {
     child = service.child;
     const headers = { authorization: `Bearer ${key.token}`, "content-type": "application/json" };
     await until(
-      async () =>
-        (await fetch(`${service.base}/api/v1/balance`, { headers }).catch(() => null))?.status === 200,
+      async () => {
+        if (service.child.exitCode !== null) throw new Error("the service exited while starting");
+        return (await fetch(`${service.base}/api/v1/balance`, { headers }).catch(() => null))?.status === 200;
+      },
       60_000,
       "the service",
     );
@@ -271,7 +274,8 @@ async function runPhase(phase: string) {
       duplicates: receiver.duplicates(),
       send_ms: accepted - sent,
       seconds_from_202_to_last: round((last - accepted) / 1000, 2),
-      per_second: round(arrivals.length / ((last - accepted) / 1000), 0),
+      // A trickle's rate is the rate it was sent at: not a figure of the stage.
+      per_second: phase === "trickle" ? null : round(arrivals.length / ((last - accepted) / 1000), 0),
       per_second_first_to_last: round(arrivals.length / ((last - first) / 1000), 0),
       latency_ms: {
         p50: percentile(all, 50),
@@ -309,7 +313,9 @@ const header = [
 console.log([row(header), row(header.map(() => "---"))].join("\n"));
 for (const r of results) {
   const { p50, p99 } = r.latency_ms;
-  console.log(row([r.phase, r.callbacks, r.duplicates, r.seconds_from_202_to_last, r.per_second, p50, p99]));
+  console.log(
+    row([r.phase, r.callbacks, r.duplicates, r.seconds_from_202_to_last, r.per_second ?? "—", p50, p99]),
+  );
 }
 for (const r of results)
   console.log(`\n${r.phase} latency by type (ms): ${JSON.stringify(r.latency_ms.by_type)}`);
