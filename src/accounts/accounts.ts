@@ -20,6 +20,7 @@ export async function createAccount(
     account.name,
     account.currency,
   ]);
+  await tx.query("INSERT INTO account_balances (account_id) VALUES ($1)", [account.id]);
   if (input.openingBalance > 0) await topUp(tx, account.id, input.openingBalance);
   const key = await createApiKey(tx, account.id, "default");
   return { account, key };

@@ -67,6 +67,8 @@ export interface Principal {
   keyId: string;
   accountId: string;
   currency: string;
+  /** An account webhook is registered: every send records callback events. */
+  hasWebhook: boolean;
 }
 
 /**
@@ -80,9 +82,17 @@ export async function authenticate(
   precisionSeconds: number,
 ): Promise<Principal | null> {
   if (!isWellFormedToken(token)) return null;
-  const { rows } = await db.query<{ id: string; account_id: string; currency: string; stale: boolean }>(
+  const { rows } = await db.query<{
+    id: string;
+    account_id: string;
+    currency: string;
+    stale: boolean;
+    has_webhook: boolean;
+  }>(
     `SELECT k.id, k.account_id, a.currency,
-            (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS stale
+            (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS stale,
+            EXISTS (SELECT 1 FROM account_webhooks w WHERE w.account_id = k.account_id AND w.url IS NOT NULL)
+              AS has_webhook
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.token_hash = $1 AND k.active`,
     [hashToken(token), precisionSeconds],
@@ -96,5 +106,5 @@ export async function authenticate(
       [key.id, precisionSeconds],
     );
   }
-  return { keyId: key.id, accountId: key.account_id, currency: key.currency };
+  return { keyId: key.id, accountId: key.account_id, currency: key.currency, hasWebhook: key.has_webhook };
 }

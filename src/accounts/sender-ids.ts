@@ -57,11 +57,3 @@ export async function listSenderIds(db: Queryable, accountId: string): Promise<S
   );
   return rows;
 }
-
-export async function isApprovedSender(db: Queryable, accountId: string, address: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    "SELECT 1 FROM sender_ids WHERE account_id = $1 AND address = $2 AND verification_status = 'verified'",
-    [accountId, address],
-  );
-  return rowCount === 1;
-}

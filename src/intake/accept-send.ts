@@ -35,6 +35,7 @@ export async function accept(
     prepared: PreparedSend;
     render: (send: PreparedSend) => unknown;
     unapprovedSender: () => ApiError;
+    accountHasWebhook: boolean;
   },
 ): Promise<SendResponse> {
   const { prepared } = input;
@@ -57,7 +58,10 @@ export async function accept(
           if (claim.kind === "replay")
             return { statusCode: claim.statusCode, body: claim.response, replay: true };
         }
-        await recordSend(tx, deps.boss, prepared, { dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE });
+        await recordSend(tx, deps.boss, prepared, {
+          dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE,
+          accountHasWebhook: input.accountHasWebhook,
+        });
         return { statusCode: 202, body, replay: false };
       },
     );

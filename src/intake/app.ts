@@ -19,6 +19,7 @@ declare global {
       accountId: string;
       keyId: string;
       currency: string;
+      hasWebhook: boolean;
     }
   }
 }

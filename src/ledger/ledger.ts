@@ -1,10 +1,12 @@
-import type { Queryable, Tx } from "../db/pool.ts";
+import { commitWith, type Queryable, sqlState, type Tx } from "../db/pool.ts";
 
 /**
  * The prepaid ledger. Every balance change is a ledger row written in the same transaction as
- * the running balance on the account row, so the balance can always be recomputed from the
- * rows and never goes negative (a CHECK constraint backs the guard in the queries).
+ * the running balance in account_balances, so the balance can always be recomputed from the
+ * rows; a CHECK constraint keeps it from ever going negative.
  */
+
+export class InsufficientBalanceError extends Error {}
 
 export async function topUp(tx: Tx, accountId: string, amount: number): Promise<number> {
   await tx.query("INSERT INTO ledger_entries (account_id, kind, amount) VALUES ($1, 'top_up', $2)", [
@@ -12,7 +14,7 @@ export async function topUp(tx: Tx, accountId: string, amount: number): Promise<
     amount,
   ]);
   const { rows } = await tx.query<{ balance: number }>(
-    "UPDATE accounts SET balance = balance + $2 WHERE id = $1 RETURNING balance",
+    "UPDATE account_balances SET balance = balance + $2 WHERE account_id = $1 RETURNING balance",
     [accountId, amount],
   );
   if (!rows[0]) throw new Error(`no account ${accountId}`);
@@ -20,25 +22,33 @@ export async function topUp(tx: Tx, accountId: string, amount: number): Promise<
 }
 
 /**
- * Holds `amount` for a send. Returns false, writing nothing, when the balance does not cover it.
- * Callers run this last in their transaction: it takes the account row lock, and holding that
- * lock for as short a time as possible is what lets one account send in parallel.
+ * Holds `amount` for a send and commits the send's transaction with it. The balance row's lock
+ * is what serialises one account's sends, so the debit is the last statement and travels with
+ * the COMMIT: the lock is held for one round trip. A balance that does not cover the amount
+ * trips the CHECK constraint: nothing of the send is written and InsufficientBalanceError is
+ * thrown.
  */
-export async function hold(
+export async function holdAndCommit(
   tx: Tx,
   accountId: string,
   amount: number,
   ref: { messageId?: string; bulkId?: string },
-): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    `WITH debited AS (
-       UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING id
-     )
-     INSERT INTO ledger_entries (account_id, kind, amount, message_id, bulk_id)
-     SELECT id, 'hold', $2, $3, $4 FROM debited`,
-    [accountId, amount, ref.messageId ?? null, ref.bulkId ?? null],
-  );
-  return rowCount === 1;
+): Promise<void> {
+  try {
+    const { rowCount } = await commitWith(
+      tx,
+      `WITH debited AS (
+         UPDATE account_balances SET balance = balance - $2 WHERE account_id = $1 RETURNING account_id
+       )
+       INSERT INTO ledger_entries (account_id, kind, amount, message_id, bulk_id)
+       SELECT account_id, 'hold', $2, $3, $4 FROM debited`,
+      [accountId, amount, ref.messageId ?? null, ref.bulkId ?? null],
+    );
+    if (rowCount !== 1) throw new Error(`no balance row for account ${accountId}`);
+  } catch (err) {
+    if (sqlState(err) === "23514") throw new InsufficientBalanceError();
+    throw err;
+  }
 }
 
 /** Turns the holds of these messages into charges: once per message, whoever calls first. */
@@ -65,9 +75,9 @@ export async function release(tx: Queryable, messageIds: readonly string[]): Pro
        INSERT INTO ledger_entries (account_id, kind, amount, message_id)
        SELECT account_id, 'release', charge, id FROM moved WHERE charge > 0
      ), credited AS (
-       UPDATE accounts a SET balance = a.balance + s.total
+       UPDATE account_balances b SET balance = b.balance + s.total
          FROM (SELECT account_id, sum(charge) AS total FROM moved GROUP BY account_id) s
-        WHERE a.id = s.account_id
+        WHERE b.account_id = s.account_id
      )
      SELECT count(*)::int AS n FROM moved`,
     [messageIds],
@@ -85,9 +95,9 @@ export interface Balance {
 
 export async function balanceOf(db: Queryable, accountId: string): Promise<Balance | null> {
   const { rows } = await db.query<Balance>(
-    `SELECT a.currency, a.balance AS available,
+    `SELECT a.currency, b.balance AS available,
             COALESCE((SELECT sum(charge) FROM messages m WHERE m.account_id = a.id AND m.billing = 'held'), 0)::bigint AS held
-       FROM accounts a WHERE a.id = $1`,
+       FROM accounts a JOIN account_balances b ON b.account_id = a.id WHERE a.id = $1`,
     [accountId],
   );
   return rows[0] ?? null;

@@ -1,46 +1,27 @@
 import type { PgBoss } from "pg-boss";
 import type { Operator } from "../../carriers/index.ts";
-import { isApprovedSender } from "../accounts/sender-ids.ts";
 import type { Tx } from "../db/pool.ts";
-import { capture, hold } from "../ledger/ledger.ts";
+import { capture, holdAndCommit } from "../ledger/ledger.ts";
 import { enqueueDispatch } from "../queue/boss.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
 import type { PreparedSend } from "./prepare-send.ts";
 
 export class UnapprovedSenderError extends Error {}
-export class InsufficientBalanceError extends Error {}
+export { InsufficientBalanceError } from "../ledger/ledger.ts";
 
 /**
- * Writes a prepared send in the caller's transaction, in set-based statements whatever the
- * number of recipients: the messages, their dispatch jobs, then the hold on the balance. Throws
- * (and the caller rolls back, leaving nothing written) when the sender id is not approved or
- * the balance does not cover the whole send.
+ * Writes a prepared send and commits it, in set-based statements whatever the number of
+ * recipients: the bulk row and the messages (one statement, which also checks the sender id),
+ * their dispatch jobs, their callback events when anyone listens, then the hold on the balance
+ * together with the COMMIT. Throws, leaving nothing written, when the sender id is not approved
+ * (UnapprovedSenderError) or the balance does not cover the whole send (InsufficientBalanceError).
  */
 export async function recordSend(
   tx: Tx,
   boss: PgBoss,
   send: PreparedSend,
-  opts: { dispatchBatchSize: number },
+  opts: { dispatchBatchSize: number; accountHasWebhook: boolean },
 ): Promise<void> {
-  if (!(await isApprovedSender(tx, send.accountId, send.from))) throw new UnapprovedSenderError();
-
-  if (send.bulkId) {
-    await tx.query(
-      `INSERT INTO bulk_sends (id, account_id, sender_id, total, charge, currency, webhook_url, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        send.bulkId,
-        send.accountId,
-        send.from,
-        send.messages.length,
-        send.total,
-        send.currency,
-        send.webhookUrl,
-        send.receivedAt,
-      ],
-    );
-  }
-
   const ids: string[] = [];
   const tos: string[] = [];
   const operators: string[] = [];
@@ -59,14 +40,24 @@ export async function recordSend(
     if (m.operator) routable.push({ id: m.id, operator: m.operator });
     else unroutable.push(m.id);
   }
-  await tx.query(
-    `INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
-                           charge, charge_currency, operator_response, status, billing, webhook_url,
-                           received_at, created_at)
-     SELECT m.id, $7, $8, m.to, $9, $10, m.operator, $11, $12, m.charge, $13, m.response, m.status, 'held',
-            $14, $15, $15
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
-            AS m(id, "to", operator, charge, status, response)`,
+  const { rows } = await tx.query<{ inserted: number }>(
+    `WITH sender AS (
+       SELECT 1 FROM sender_ids WHERE account_id = $7 AND address = $10 AND verification_status = 'verified'
+     ), bulk AS (
+       INSERT INTO bulk_sends (id, account_id, sender_id, total, charge, currency, webhook_url, created_at)
+       SELECT $8, $7, $10, $16, $17, $13, $14, $15 FROM sender WHERE $8::uuid IS NOT NULL
+     ), inserted AS (
+       INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
+                             charge, charge_currency, operator_response, status, billing, webhook_url,
+                             received_at, created_at)
+       SELECT m.id, $7, $8, m.to, $9, $10, m.operator, $11, $12, m.charge, $13, m.response, m.status, 'held',
+              $14, $15, $15
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
+              AS m(id, "to", operator, charge, status, response)
+        WHERE EXISTS (SELECT 1 FROM sender)
+       RETURNING 1
+     )
+     SELECT count(*)::int AS inserted FROM inserted`,
     [
       ids,
       tos,
@@ -83,20 +74,23 @@ export async function recordSend(
       send.currency,
       send.webhookUrl,
       send.receivedAt,
+      send.messages.length,
+      send.total,
     ],
   );
+  if ((rows[0]?.inserted ?? 0) === 0) throw new UnapprovedSenderError();
   if (routable.length > 0) await enqueueDispatch(boss, tx, routable, opts.dispatchBatchSize);
-  // Callbacks for the send, if it or its account has a webhook: outbox rows in this transaction.
-  await recordMessageEvents(
-    tx,
-    routable.map((m) => m.id),
-    "message.enqueued",
-  );
-  await recordMessageEvents(tx, unroutable, "message.failed");
-
-  // Last: the hold takes the account row lock, held until commit, so it is kept short.
-  const ref = send.bulkId ? { bulkId: send.bulkId } : { messageId: send.messages[0]?.id };
-  if (!(await hold(tx, send.accountId, send.total, ref))) throw new InsufficientBalanceError();
-  // An unroutable number is billed as it is accepted: its hold becomes a charge at once.
+  if (send.webhookUrl || opts.accountHasWebhook) {
+    await recordMessageEvents(
+      tx,
+      routable.map((m) => m.id),
+      "message.enqueued",
+    );
+    await recordMessageEvents(tx, unroutable, "message.failed");
+  }
+  // An unroutable number is billed as it is accepted: its share of the hold is a charge at once.
   if (unroutable.length > 0) await capture(tx, unroutable);
+  // Last, with the COMMIT: the hold takes the balance row lock, which one account's sends share.
+  const ref = send.bulkId ? { bulkId: send.bulkId } : { messageId: send.messages[0]?.id };
+  await holdAndCommit(tx, send.accountId, send.total, ref);
 }

@@ -189,7 +189,7 @@ async function snapshot(service: TestService = t, account: TestAccount = acct): 
             (SELECT count(*) FROM api_keys)::int AS api_keys,
             (SELECT count(*) FROM api_keys WHERE active)::int AS active_keys,
             (SELECT count(*) FROM pgboss.job)::int AS jobs,
-            (SELECT balance FROM accounts WHERE id = $1) AS balance`,
+            (SELECT balance FROM account_balances WHERE account_id = $1) AS balance`,
     [account.id],
   );
   return rows[0] as Snapshot;
@@ -883,7 +883,7 @@ describe("property: any JSON body to the send endpoints", () => {
   async function accountTotals() {
     const { rows } = await t.service.pool.query(
       `SELECT (SELECT count(*)::int FROM messages WHERE account_id = $1) AS messages,
-              (SELECT balance FROM accounts WHERE id = $1) AS balance`,
+              (SELECT balance FROM account_balances WHERE account_id = $1) AS balance`,
       [prop.id],
     );
     return rows[0] as { messages: number; balance: number };

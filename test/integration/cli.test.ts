@@ -96,7 +96,7 @@ async function counts(): Promise<Record<string, number>> {
             (SELECT count(*)::int FROM api_keys) AS api_keys,
             (SELECT count(*)::int FROM sender_ids) AS sender_ids,
             (SELECT count(*)::int FROM ledger_entries) AS ledger_entries,
-            (SELECT COALESCE(sum(balance), 0)::bigint FROM accounts) AS balances`,
+            (SELECT COALESCE(sum(balance), 0)::bigint FROM account_balances) AS balances`,
   );
   return rows[0] as Record<string, number>;
 }
@@ -128,9 +128,10 @@ describe("shiri account create", () => {
     const plain = await pool.query("SELECT 1 FROM api_keys WHERE token_hash = $1 OR name = $1", [key]);
     expect(plain.rowCount).toBe(0);
 
-    const account = await pool.query("SELECT name, currency, balance FROM accounts WHERE id = $1", [
-      out.account_id,
-    ]);
+    const account = await pool.query(
+      "SELECT name, currency, balance FROM accounts JOIN account_balances ON account_id = id WHERE id = $1",
+      [out.account_id],
+    );
     expect(account.rows).toEqual([{ name: "Acme Ltd", currency: "USD", balance: 255_000 }]);
     const ledger = await pool.query("SELECT kind, amount FROM ledger_entries WHERE account_id = $1", [
       out.account_id,

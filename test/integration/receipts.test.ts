@@ -24,7 +24,7 @@ describe("receipts without a recorded segment", () => {
     );
     expect(early).toMatchObject({ matched: 0, early: 1 });
     const account = await pool.query<{ id: string }>(
-      "INSERT INTO accounts (id, name, currency, balance) VALUES (gen_random_uuid(), 'r', 'USD', 0) RETURNING id",
+      "INSERT INTO accounts (id, name, currency) VALUES (gen_random_uuid(), 'r', 'USD') RETURNING id",
     );
     const message = await pool.query<{ id: string }>(
       `INSERT INTO messages (id, account_id, "to", body, sender_id, operator, encoding, segments, charge, charge_currency,

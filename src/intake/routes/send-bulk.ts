@@ -55,6 +55,7 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
       endpoint: "sms/bulk",
       idempotencyKey,
       rawBody: req.body,
+      accountHasWebhook: res.locals.hasWebhook,
       prepared,
       render: (send) => ({
         status: "success",

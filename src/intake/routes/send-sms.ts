@@ -37,6 +37,7 @@ export function sendSms(deps: IntakeDeps): RequestHandler {
       endpoint: "sms",
       idempotencyKey,
       rawBody: req.body,
+      accountHasWebhook: res.locals.hasWebhook,
       prepared,
       render: (send) => {
         const m = send.messages[0];
