@@ -63,15 +63,21 @@ async function start(argv: string[]): Promise<void> {
   process.once("SIGTERM", () => shutdown("SIGTERM"));
 }
 
-/** The admin commands and migrate reach the service's database, starting the embedded one if needed. */
-async function withDatabase(run: (pool: ReturnType<typeof createPool>) => Promise<object>): Promise<void> {
+/**
+ * The admin commands and migrate reach the service's database, starting the embedded one if
+ * needed. Admin commands migrate it first, so they work on a fresh checkout.
+ */
+async function withDatabase(
+  run: (pool: ReturnType<typeof createPool>) => Promise<object>,
+  opts: { migrateFirst: boolean },
+): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config);
   const pool = createPool(database.url, 2);
   try {
-    const migrated = await migrate(pool);
+    if (opts.migrateFirst) await migrate(pool);
     const result = await run(pool);
-    process.stdout.write(`${JSON.stringify(result === undefined ? migrated : result)}\n`);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await pool.end();
     await database.stop();
@@ -87,7 +93,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === "start") return start(argv.slice(1));
   if (command === "migrate") {
     parseOptions(argv.slice(1), {}, 0);
-    return withDatabase(async (pool) => migrate(pool));
+    return withDatabase(migrate, { migrateFirst: false });
   }
   if (command === "simulator") {
     const { runSimulators } = await import("../../carriers/simulator/main.ts");
@@ -95,7 +101,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const admin = ADMIN_COMMANDS[`${command} ${sub ?? ""}`];
   if (!admin) throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(" ")}"`);
-  return withDatabase((pool) => admin(pool, rest));
+  return withDatabase((pool) => admin(pool, rest), { migrateFirst: true });
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

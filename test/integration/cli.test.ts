@@ -292,10 +292,7 @@ describe("shiri migrate", () => {
     expect(await appliedVersions(url)).toEqual(MIGRATIONS);
   });
 
-  // Known bug, reported: src/cli/main.ts runs migrate() in withDatabase and then the `migrate`
-  // command runs it again and prints that second result, so `applied` is always []. `it.fails`
-  // keeps the suite green while the bug stands and turns red once it is fixed: then make it `it`.
-  it.fails("BUG: `shiri migrate` on an empty database reports the migrations it applied", async () => {
+  it("`shiri migrate` on an empty database reports the migrations it applied", async () => {
     const url = await emptyDatabase();
     const out = oneJsonObject(await shiri(url, ["migrate"]));
     expect(out).toEqual({ applied: MIGRATIONS, current: LATEST });
