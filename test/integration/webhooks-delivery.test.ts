@@ -106,7 +106,7 @@ describe("callbacks for a bulk send", () => {
     await bulk([phone("772", 1), phone("712", 1)], "signed", rx.url);
     await waitFor(() => rx.received.length >= 2, { what: "two callbacks" });
 
-    const readme = await readFile(new URL("../../src/webhooks/README-section.md", import.meta.url), "utf8");
+    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
     const snippet = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
     expect(snippet).toContain("export function verifyShiriSignature");
     const file = path.join(tmpdir(), `shiri-verify-${process.pid}-${Date.now()}.mjs`);
