@@ -11,7 +11,7 @@ import { createPool, type Pool } from "./db/pool.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
-import { createMetrics, type Metrics, serveMetrics } from "./observability/metrics.ts";
+import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
 import { startSamplers } from "./observability/samplers.ts";
 import { startQueue } from "./queue/boss.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
@@ -66,6 +66,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // Metrics: every role exports them, on a port of their own.
     const metrics = createMetrics();
+    initialiseSeries(metrics, OPERATORS);
     const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
     stops.push(() => closeServer(metricsServer));
     const samplers = startSamplers(metrics, pool, config);

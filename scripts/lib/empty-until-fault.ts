@@ -58,16 +58,6 @@ export const EMPTY_UNTIL: readonly EmptyUntil[] = [
     kind: "provoked",
     until: "a carrier throttles (SIM_TELECEL_TPS_LIMIT)",
   },
-  {
-    key: "shiri-carriers / Unknown receipts",
-    kind: "fault",
-    until: "a receipt matches no message for RECEIPT_GRACE_SECONDS (600 s)",
-  },
-  {
-    key: "rule / ShiriUnknownReceipts",
-    kind: "fault",
-    until: "a receipt matches no message for RECEIPT_GRACE_SECONDS (600 s)",
-  },
 ];
 
 /** Differences between EMPTY_UNTIL and the table in grafana/README.md (none when they agree). */

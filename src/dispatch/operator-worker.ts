@@ -163,6 +163,7 @@ export class OperatorWorker {
     await batcher.flush();
     this.link = null;
     metrics.sessionBound.set({ operator }, 0);
+    metrics.breakerState.set({ operator }, 0); // not serving it: no breaker of ours is open
     await sleep(0);
   }
 }

@@ -150,6 +150,22 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/**
+ * Labelled counters have no series until their first increment, so a panel shows "No data"
+ * instead of 0 and rate() misses that first event: every known label set starts at zero.
+ */
+export function initialiseSeries(metrics: Metrics, operators: readonly string[]): void {
+  for (const operator of operators) {
+    metrics.receiptsUnknown.inc({ operator }, 0);
+    metrics.throttled.inc({ operator }, 0);
+    for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
+    metrics.breakerState.set({ operator }, 0);
+    metrics.sessionBound.set({ operator }, 0);
+  }
+  for (const outcome of ["delivered", "retry", "failed", "refused"])
+    metrics.webhookDeliveries.inc({ outcome }, 0);
+}
+
 /** The metrics endpoint on its own port, so it is never exposed with the public API. */
 export function serveMetrics(metrics: Metrics, host: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {
