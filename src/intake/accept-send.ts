@@ -1,9 +1,10 @@
 import { withTransaction } from "../db/pool.ts";
-import type { PreparedSend } from "../sending/prepare-send.ts";
+import { type PreparedSend, prepareSend } from "../sending/prepare-send.ts";
 import { InsufficientBalanceError, recordSend, UnapprovedSenderError } from "../sending/record-send.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { claimIdempotencyKey, requestHash } from "./idempotency.ts";
+import { segmentLimitError } from "./send-limits.ts";
 
 function countAccepted(deps: IntakeDeps, send: PreparedSend): void {
   const { metrics } = deps;
@@ -23,8 +24,9 @@ export interface SendResponse {
 }
 
 /**
- * Shared by both send endpoints: claims the Idempotency-Key (if any), records the send in one
- * transaction and answers the rendered response — or the stored one on a replay.
+ * Shared by both send endpoints, once their body is valid: checks the segment limit, prices the
+ * send, claims the Idempotency-Key (if any), records the send in one transaction and answers the
+ * rendered response — or the stored one on a replay.
  */
 export async function accept(
   deps: IntakeDeps,
@@ -32,13 +34,29 @@ export async function accept(
     endpoint: string;
     idempotencyKey: string | null;
     rawBody: unknown;
-    prepared: PreparedSend;
+    locals: { accountId: string; currency: string; hasWebhook: boolean };
+    send: {
+      recipients: readonly string[];
+      from: string;
+      message: string;
+      webhookUrl: string | null;
+      bulk: boolean;
+    };
     render: (send: PreparedSend) => unknown;
     unapprovedSender: () => ApiError;
-    accountHasWebhook: boolean;
   },
 ): Promise<SendResponse> {
-  const { prepared } = input;
+  const tooLong = segmentLimitError(input.send.message, deps.config.MAX_SEGMENTS);
+  if (tooLong) throw new ApiError("validation", [tooLong]);
+  const prepared = prepareSend({
+    accountId: input.locals.accountId,
+    currency: input.locals.currency,
+    from: input.send.from,
+    body: input.send.message,
+    recipients: input.send.recipients,
+    webhookUrl: input.send.webhookUrl,
+    bulk: input.send.bulk,
+  });
   const body = input.render(prepared);
   try {
     const response = await withTransaction(
@@ -60,7 +78,7 @@ export async function accept(
         }
         await recordSend(tx, deps.boss, prepared, {
           dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE,
-          accountHasWebhook: input.accountHasWebhook,
+          accountHasWebhook: input.locals.hasWebhook,
         });
         return { statusCode: 202, body, replay: false };
       },

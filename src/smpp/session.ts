@@ -78,7 +78,7 @@ export interface DeliverSm {
 export interface SmppSessionOptions {
   settings: SmppSettings;
   logger: SmppLogger;
-  /** Shared TPS budget; awaited once per submit_sm before it takes a window slot. */
+  /** Shared TPS budget; awaited once per submit_sm, after it has a window slot, just before the write. */
   rateLimiter?: RateLimiter;
   /** deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC retries. */
   onDeliverSm?: (pdu: DeliverSm) => Promise<void> | void;
@@ -242,15 +242,17 @@ export class SmppSession {
   async submit(params: SubmitParams): Promise<SubmitOutcome> {
     if (this.closing) return { kind: "not_sent", reason: "closing" };
     if (this.stateNow !== "bound") return { kind: "not_sent", reason: "not_bound" };
-    try {
-      await this.options.rateLimiter?.acquire(1);
-    } catch (error) {
-      this.log.error({ err: String(error) }, "rate limiter failed");
-      return { kind: "not_sent", reason: "rate_limiter" };
-    }
     await this.throttlePause();
     await this.acquireSlot();
     try {
+      // The TPS token is taken last, right before the write, so that a wait for a window slot
+      // cannot bunch PDUs up on the wire closer together than the limit spaced them.
+      try {
+        await this.options.rateLimiter?.acquire(1);
+      } catch (error) {
+        this.log.error({ err: String(error) }, "rate limiter failed");
+        return { kind: "not_sent", reason: "rate_limiter" };
+      }
       const conn = this.conn;
       if (this.closing) return { kind: "not_sent", reason: "closing" };
       if (this.stateNow !== "bound" || !conn) return { kind: "not_sent", reason: "not_bound" };

@@ -179,7 +179,7 @@ describe("SmppSession", () => {
     for (const t of times) expect(times.filter((u) => u >= t && u < t + 1_000).length).toBeLessThanOrEqual(5);
   });
 
-  it("awaits the rate limiter once per submit_sm, before taking a window slot", async () => {
+  it("awaits the rate limiter once per submit_sm, holding its window slot, right before the write", async () => {
     const { sim, port } = await startSimulator();
     const calls: number[] = [];
     let open = () => {};
@@ -196,7 +196,8 @@ describe("SmppSession", () => {
 
     const batch = [session.submit(message("a")), session.submit(message("b")), session.submit(message("c"))];
     await waitFor(() => calls.length === 3, { what: "three acquire calls" });
-    expect(session.inFlight).toBe(0);
+    expect(session.inFlight).toBe(3);
+    expect(sim.accepted).toHaveLength(0); // nothing written before its token
     open();
     expect((await Promise.all(batch)).map((o) => o.kind)).toEqual(["response", "response", "response"]);
     expect(calls).toEqual([1, 1, 1]);

@@ -1,11 +1,9 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { prepareSend } from "../../sending/prepare-send.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { idempotencyKeyOf } from "../idempotency.ts";
-import { segmentLimitError } from "../send-limits.ts";
 import { msisdnField, parseBody, textField } from "../validation.ts";
 
 /** POST /api/v1/sms/bulk — one body, many recipients; accepted or rejected whole; Kit shapes. */
@@ -40,23 +38,18 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
     const body = parseBody(schema, req.body);
-    const tooLong = segmentLimitError(body.message, deps.config.MAX_SEGMENTS);
-    if (tooLong) throw new ApiError("validation", [tooLong]);
-    const prepared = prepareSend({
-      accountId: res.locals.accountId,
-      currency: res.locals.currency,
-      from: body.from,
-      body: body.message,
-      recipients: body.to,
-      webhookUrl: body.webhook_url ?? null,
-      bulk: true,
-    });
     const out = await accept(deps, {
       endpoint: "sms/bulk",
       idempotencyKey,
       rawBody: req.body,
-      accountHasWebhook: res.locals.hasWebhook,
-      prepared,
+      locals: res.locals,
+      send: {
+        recipients: body.to,
+        from: body.from,
+        message: body.message,
+        webhookUrl: body.webhook_url ?? null,
+        bulk: true,
+      },
       render: (send) => ({
         status: "success",
         message: "bulk sms enqueued",

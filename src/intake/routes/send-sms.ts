@@ -1,12 +1,10 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { prepareSend } from "../../sending/prepare-send.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { idempotencyKeyOf } from "../idempotency.ts";
 import { toMessageView } from "../message-view.ts";
-import { segmentLimitError } from "../send-limits.ts";
 import { msisdnField, parseBody, textField } from "../validation.ts";
 
 /** POST /api/v1/sms — one recipient; the Message comes back bare, errors in the legacy shape. */
@@ -22,23 +20,12 @@ export function sendSms(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
     const body = parseBody(sendSmsBody, req.body);
-    const tooLong = segmentLimitError(body.message, deps.config.MAX_SEGMENTS);
-    if (tooLong) throw new ApiError("validation", [tooLong]);
-    const prepared = prepareSend({
-      accountId: res.locals.accountId,
-      currency: res.locals.currency,
-      from: body.from,
-      body: body.message,
-      recipients: [body.to],
-      webhookUrl: null,
-      bulk: false,
-    });
     const out = await accept(deps, {
       endpoint: "sms",
       idempotencyKey,
       rawBody: req.body,
-      accountHasWebhook: res.locals.hasWebhook,
-      prepared,
+      locals: res.locals,
+      send: { recipients: [body.to], from: body.from, message: body.message, webhookUrl: null, bulk: false },
       render: (send) => {
         const m = send.messages[0];
         if (!m) throw new Error("a single send has one message");
