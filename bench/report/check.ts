@@ -1,0 +1,113 @@
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import type { ScenarioResult } from "../scenarios/types.ts";
+
+/** bench/budgets.json: per scenario, the least throughput and the most p99 a release may have. */
+const budgetsSchema = z.object({
+  $comment: z.string().optional(),
+  /** Allowed slack around each budget: 0.2 = throughput may be 20 % below, p99 20 % above. */
+  tolerance: z.number().min(0).max(1),
+  scenarios: z.record(
+    z.string(),
+    z.object({
+      throughput: z.number().positive(),
+      p99_ms: z.number().positive(),
+      tolerance: z.number().min(0).max(1).optional(),
+      $comment: z.string().optional(),
+    }),
+  ),
+});
+export type Budgets = z.infer<typeof budgetsSchema>;
+
+export async function readBudgets(path: string): Promise<Budgets> {
+  return budgetsSchema.parse(JSON.parse(await readFile(path, "utf8")));
+}
+
+export interface Verdict {
+  scenario: string;
+  measure: "throughput" | "p99" | "errors" | "ran";
+  unit: string;
+  budget: number | null;
+  /** The bound the actual figure must meet: budget × (1 ∓ tolerance). */
+  limit: number | null;
+  direction: "≥" | "≤" | "=";
+  actual: number | null;
+  status: "ok" | "REGRESSION" | "FAILED" | "not run" | "no budget";
+}
+
+const r1 = (v: number) => Math.round(v * 10) / 10;
+
+/** Every budgeted scenario that ran is judged; one that errored fails whatever its figures. */
+export function check(results: readonly ScenarioResult[], budgets: Budgets): Verdict[] {
+  const out: Verdict[] = [];
+  for (const [name, b] of Object.entries(budgets.scenarios)) {
+    const r = results.find((x) => x.name === name);
+    const tolerance = b.tolerance ?? budgets.tolerance;
+    if (!r) {
+      out.push({
+        scenario: name,
+        measure: "ran",
+        unit: "",
+        budget: null,
+        limit: null,
+        direction: "=",
+        actual: null,
+        status: "not run",
+      });
+      continue;
+    }
+    if (r.errors > 0) {
+      out.push({
+        scenario: name,
+        measure: "errors",
+        unit: "",
+        budget: 0,
+        limit: 0,
+        direction: "=",
+        actual: r.errors,
+        status: "FAILED",
+      });
+    }
+    const minThroughput = r1(b.throughput * (1 - tolerance));
+    out.push({
+      scenario: name,
+      measure: "throughput",
+      unit: r.throughput_unit,
+      budget: b.throughput,
+      limit: minThroughput,
+      direction: "≥",
+      actual: r.throughput,
+      status: r.throughput >= minThroughput ? "ok" : "REGRESSION",
+    });
+    const maxP99 = r1(b.p99_ms * (1 + tolerance));
+    out.push({
+      scenario: name,
+      measure: "p99",
+      unit: "ms",
+      budget: b.p99_ms,
+      limit: maxP99,
+      direction: "≤",
+      actual: r.latency_ms.p99,
+      status: r.latency_ms.p99 <= maxP99 ? "ok" : "REGRESSION",
+    });
+  }
+  for (const r of results) {
+    if (!(r.name in budgets.scenarios)) {
+      out.push({
+        scenario: r.name,
+        measure: "ran",
+        unit: "",
+        budget: null,
+        limit: null,
+        direction: "=",
+        actual: null,
+        status: "no budget",
+      });
+    }
+  }
+  return out;
+}
+
+/** A release passes when nothing regressed and nothing failed ("not run" is reported, not failed). */
+export const passed = (verdicts: readonly Verdict[]): boolean =>
+  verdicts.every((v) => v.status !== "REGRESSION" && v.status !== "FAILED");

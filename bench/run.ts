@@ -1,0 +1,227 @@
+/**
+ * The release bench: `npm run bench` (node --import tsx bench/run.ts).
+ *
+ * Scenarios, in order: single send; bulk sends of 100, 1,000 and 10,000 recipients; retrieve; end
+ * to end to delivered_at through one worker and the carrier simulators. It starts what it needs —
+ * a fresh database on DATABASE_URL's server (else an embedded Postgres under bench/.data), the
+ * API in a child process, for e2e a worker in another and the simulators here — shows a progress
+ * bar on stderr, prints a Markdown table, writes results (JSON, Markdown, SVG chart) and stops
+ * everything it started, also on Ctrl-C.
+ *
+ *   npm run bench                          full run (≈ 2 min) → bench/results/release.{json,md,svg}
+ *   npm run bench -- --check               … then compare with bench/budgets.json; exit 1 on a regression
+ *   npm run bench -- --quick               shorter runs, to try it (→ bench/.data/release/)
+ *   npm run bench -- --scenarios single,e2e
+ *   npm run bench -- --check --from bench/results/release.json   judge a results file, run nothing
+ *   npm run bench -- --render --from bench/results/release.json  redraw its .md and .svg
+ *   --out DIR writes the results elsewhere; --budgets FILE reads other budgets.
+ */
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { loadAverage, machine, sourceVersion } from "./dispatch-lib/machine.ts";
+import { type Budgets, check, passed, readBudgets, type Verdict } from "./report/check.ts";
+import { resultsPage, resultsTable, verdictTable } from "./report/markdown.ts";
+import { Progress } from "./report/progress.ts";
+import { renderChart } from "./report/svg.ts";
+import { Cleanup, type StartedEnv, startEnv } from "./scenarios/env.ts";
+import { SCENARIOS } from "./scenarios/index.ts";
+import type { Scenario, ScenarioResult } from "./scenarios/types.ts";
+
+const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+const USAGE = `usage: npm run bench -- [--check] [--quick] [--scenarios a,b] [--out DIR] [--budgets FILE]
+       npm run bench -- --from results.json [--check] [--render]
+scenarios: ${SCENARIOS.map((s) => s.name).join(", ")}`;
+
+class UsageError extends Error {}
+
+interface ResultsDoc {
+  generated_at: string;
+  command: string;
+  mode: "full" | "quick" | "partial";
+  source: ReturnType<typeof sourceVersion>;
+  machine: ReturnType<typeof machine>;
+  results: ScenarioResult[];
+}
+
+function parse() {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions();
+  } catch (err) {
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  let chosen: readonly Scenario[] = SCENARIOS;
+  if (values.scenarios !== undefined) {
+    const names = values.scenarios
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
+    if (unknown.length > 0 || names.length === 0)
+      throw new UsageError(`unknown scenario(s) ${unknown.join(", ")}\n${USAGE}`);
+    chosen = SCENARIOS.filter((s) => names.includes(s.name));
+  }
+  return { ...values, chosen };
+}
+
+function parseOptions() {
+  return parseArgs({
+    options: {
+      check: { type: "boolean", default: false },
+      quick: { type: "boolean", default: false },
+      scenarios: { type: "string" },
+      from: { type: "string" },
+      render: { type: "boolean", default: false },
+      out: { type: "string" },
+      budgets: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+}
+
+/** Runs the chosen scenarios: the HTTP ones on one shared API and database, e2e on its own. */
+async function runScenarios(
+  chosen: readonly Scenario[],
+  quick: boolean,
+): Promise<{
+  results: ScenarioResult[];
+  postgres: { version: string; source: string };
+}> {
+  const progress = new Progress(chosen.length);
+  const results: ScenarioResult[] = [];
+  let postgres = { version: "unknown", source: "unknown" };
+  const cleanup = new Cleanup();
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) return;
+    interrupted = true;
+    progress.note("interrupted: stopping what the bench started…");
+    void cleanup.run().then(() => process.exit(130));
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const http = chosen.filter((s) => s.kind === "http");
+    if (http.length > 0) {
+      progress.note("starting Postgres and the API for the HTTP scenarios…");
+      const env: StartedEnv = await startEnv(cleanup);
+      postgres = { version: env.db.version, source: env.db.source };
+      progress.note(
+        `API pid ${env.api.pid} at ${env.api.base}; Postgres ${env.db.version} (${env.db.source})`,
+      );
+      for (const s of http) results.push(await runOne(s, env, progress, quick));
+      await cleanup.run();
+    }
+    for (const s of chosen.filter((x) => x.kind === "e2e")) {
+      results.push(await runOne(s, null, progress, quick));
+    }
+    if (postgres.source === "unknown") {
+      postgres = { version: "see e2e", source: process.env.DATABASE_URL ? "DATABASE_URL" : "embedded" };
+    }
+  } finally {
+    await cleanup.run();
+    process.off("SIGINT", onSigint);
+  }
+  // Keep the order of SCENARIOS whatever ran first.
+  results.sort(
+    (a, b) => SCENARIOS.findIndex((s) => s.name === a.name) - SCENARIOS.findIndex((s) => s.name === b.name),
+  );
+  return { results, postgres };
+}
+
+async function runOne(
+  s: Scenario,
+  env: StartedEnv | null,
+  progress: Progress,
+  quick: boolean,
+): Promise<ScenarioResult> {
+  const step = progress.step(s.name);
+  const r = await s.run(env, step, { quick });
+  step.done(
+    `${r.throughput.toLocaleString("en")} ${r.throughput_unit}, p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms` +
+      (r.errors ? `, ${r.errors} ERRORS` : ""),
+  );
+  return r;
+}
+
+/** Writes release.json, release.svg (the chart) and release.md (the table, the chart, the verdicts). */
+async function writeReport(doc: ResultsDoc, outDir: string, budgets: Budgets | null): Promise<void> {
+  await mkdir(outDir, { recursive: true });
+  const { postgres, load_average_1m: load } = doc.machine;
+  const chart = renderChart(doc.results, {
+    title: "Shiri release bench",
+    subtitle: `${doc.generated_at.slice(0, 16).replace("T", " ")} UTC · ${doc.mode} · ${doc.machine.cpus} × ${doc.machine.cpu_model} · Postgres ${postgres.version} (${postgres.source}) · load ${load.before}→${load.after}`,
+    budgets,
+  });
+  await writeFile(path.join(outDir, "release.json"), `${JSON.stringify(doc, null, 2)}\n`);
+  await writeFile(path.join(outDir, "release.svg"), chart);
+  const verdicts = budgets ? check(doc.results, budgets) : null;
+  await writeFile(
+    path.join(outDir, "release.md"),
+    resultsPage({ ...doc, postgres, verdicts, chart: "release.svg" }),
+  );
+}
+
+async function main(): Promise<number> {
+  const args = parse();
+  const budgetsPath = path.resolve(args.budgets ?? here("./budgets.json"));
+  const budgets: Budgets | null = await readBudgets(budgetsPath).catch(() => null);
+  if (args.check && !budgets) throw new Error(`--check needs budgets at ${budgetsPath}`);
+
+  let doc: ResultsDoc;
+  if (args.from) {
+    doc = JSON.parse(await readFile(args.from, "utf8")) as ResultsDoc;
+    if (args.render) {
+      const outDir = path.resolve(args.out ?? path.dirname(args.from));
+      await writeReport(doc, outDir, budgets);
+      process.stdout.write(`re-rendered ${outDir}/release.{json,md,svg} from ${args.from}\n`);
+    }
+  } else {
+    const loadBefore = loadAverage();
+    const full = !args.quick && args.chosen.length === SCENARIOS.length;
+    const { results, postgres } = await runScenarios(args.chosen, Boolean(args.quick));
+    const argv = process.argv.slice(2).join(" ");
+    doc = {
+      generated_at: new Date().toISOString(),
+      command: `npm run bench${argv ? ` -- ${argv}` : ""}`,
+      mode: args.quick ? "quick" : full ? "full" : "partial",
+      source: sourceVersion(),
+      machine: machine(loadBefore, postgres),
+      results,
+    };
+    // Only a full run replaces the committed results; tries go under bench/.data (ignored by git).
+    const outDir = path.resolve(args.out ?? (full ? here("./results/") : here("./.data/release/")));
+    await writeReport(doc, outDir, budgets);
+    process.stdout.write(`\n${resultsTable(results)}\n\nwritten to ${outDir}/release.{json,md,svg}\n`);
+  }
+
+  if (!args.check || !budgets) return 0;
+  const verdicts: Verdict[] = check(doc.results, budgets);
+  const ok = passed(verdicts);
+  process.stdout.write(
+    `\nbudgets: ${budgetsPath} (tolerance ${budgets.tolerance * 100} %)\n\n${verdictTable(verdicts)}\n\n` +
+      `${ok ? "PASS: no regression against the budgets" : "FAIL: regression against the budgets"}\n`,
+  );
+  return ok ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(
+      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(2);
+  },
+);

@@ -1,0 +1,46 @@
+import { migrate } from "../../src/db/migrate.ts";
+import { createPool, type Pool } from "../../src/db/pool.ts";
+import { setUpAccount } from "../dispatch-lib/harness.ts";
+import { type ApiProcess, startApiProcess } from "../lib/api-process.ts";
+import { type BenchDatabase, provisionBenchDatabase } from "../lib/postgres.ts";
+import type { HttpEnv } from "./types.ts";
+
+/** Steps to undo, run in reverse order whatever happens; each failure is reported, none skipped. */
+export class Cleanup {
+  private readonly steps: Array<() => Promise<void>> = [];
+  add(step: () => Promise<void>): void {
+    this.steps.push(step);
+  }
+  async run(): Promise<void> {
+    for (const step of this.steps.splice(0).reverse()) {
+      await step().catch((err: unknown) => process.stderr.write(`cleanup step failed: ${String(err)}\n`));
+    }
+  }
+}
+
+export interface StartedEnv extends HttpEnv {
+  db: BenchDatabase;
+  api: ApiProcess;
+  accountId: string;
+}
+
+/**
+ * A fresh database (DATABASE_URL's server, else the embedded one under bench/.data), migrated,
+ * with an account, and the API in a child process (`shiri start --role api`) so autocannon never
+ * shares its event loop. Everything it starts is registered with `cleanup`.
+ */
+export async function startEnv(cleanup: Cleanup, apiEnv: Record<string, string> = {}): Promise<StartedEnv> {
+  const db = await provisionBenchDatabase();
+  cleanup.add(db.drop);
+  // The bench's own connections are told apart from the service's in pg_stat_activity (the
+  // connection string's application_name wins over the one createPool sets).
+  const own = new URL(db.url);
+  own.searchParams.set("application_name", "shiri-bench");
+  const pool: Pool = createPool(own.toString(), 3);
+  cleanup.add(() => pool.end());
+  await migrate(pool);
+  const account = await setUpAccount(pool);
+  const api = await startApiProcess({ databaseUrl: db.url, env: apiEnv });
+  cleanup.add(api.stop);
+  return { db, pool, api, base: api.base, key: account.key, accountId: account.accountId };
+}

@@ -1,0 +1,15 @@
+import { bulk } from "./bulk.ts";
+import { e2e } from "./e2e.ts";
+import { retrieve } from "./retrieve.ts";
+import { single } from "./single.ts";
+import type { Scenario } from "./types.ts";
+
+/** The release bench's scenarios, in the order they run. */
+export const SCENARIOS: readonly Scenario[] = [
+  single,
+  bulk(100, { connections: 4, seconds: 8 }),
+  bulk(1_000, { connections: 2, seconds: 8 }),
+  bulk(10_000, { connections: 1, seconds: 8 }),
+  retrieve,
+  e2e,
+];

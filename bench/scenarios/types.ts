@@ -1,0 +1,39 @@
+import type { Pool } from "../../src/db/pool.ts";
+import type { StepProgress } from "../report/progress.ts";
+
+/** What every scenario reports, whatever it measures. */
+export interface ScenarioResult {
+  name: string;
+  title: string;
+  /** Messages accepted (sends), delivered (end to end) or requests answered (reads) per second. */
+  throughput: number;
+  throughput_unit: "msg/s" | "req/s";
+  latency_ms: { p50: number; p90: number; p99: number; max: number };
+  /** What one latency sample is. */
+  latency_of: string;
+  /** Requests (HTTP scenarios) or messages (end to end) measured. */
+  samples: number;
+  seconds: number;
+  /** Transport errors, timeouts and non-2xx answers: any is a failed scenario. */
+  errors: number;
+  settings: Record<string, number | string>;
+}
+
+/** The API in a child process on a fresh database, with an account that cannot run dry. */
+export interface HttpEnv {
+  base: string;
+  key: string;
+  pool: Pool;
+}
+
+export interface RunOptions {
+  quick: boolean;
+}
+
+export interface Scenario {
+  name: string;
+  title: string;
+  /** http: shares one API and database with the others; e2e: starts its own, with a worker. */
+  kind: "http" | "e2e";
+  run(env: HttpEnv | null, progress: StepProgress, options: RunOptions): Promise<ScenarioResult>;
+}
