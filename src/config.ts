@@ -44,7 +44,7 @@ const envSchema = z.object({
   BREAKER_WINDOW_MS: z.coerce.number().int().positive().default(10_000),
   /** A receipt matching no recorded segment waits this long before it counts as unknown. */
   RECEIPT_GRACE_SECONDS: z.coerce.number().int().positive().default(600),
-  RECEIPT_SWEEP_MS: z.coerce.number().int().positive().default(2_000),
+  RECEIPT_SWEEP_MS: z.coerce.number().int().positive().default(500),
   /** Start the carrier simulators in the worker (default: yes, except in production). */
   START_SIMULATORS: flagFromEnv(),
   WEBHOOK_ALLOW_PRIVATE: flagFromEnv(),

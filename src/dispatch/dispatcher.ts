@@ -6,6 +6,7 @@ import { canonicalSmscId } from "../domain/smsc-id.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { dispatchQueue } from "../queue/boss.ts";
+import { applyEarlyReceipts } from "../receipts/apply-receipts.ts";
 import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
 import type { SubmitParams } from "../smpp/session.ts";
 import { buildSubmits } from "./build-submits.ts";
@@ -113,6 +114,13 @@ export class Dispatcher {
           lockSeconds: this.o.lockSeconds,
         }),
       );
+      // Receipts that arrived while that transaction was open could not see its segments and
+      // went aside; match them now rather than at the next sweep.
+      const ids = outcome.acceptedParts.map((p) => p.smscId);
+      if (ids.length > 0) {
+        const delivered = await withTransaction(this.o.pool, (tx) => applyEarlyReceipts(tx, operator, ids));
+        for (const seconds of delivered) this.o.metrics.deliveryLatency.observe({ operator }, seconds);
+      }
     } catch (err) {
       // The job runs again later (pg-boss retry); what was recorded stays recorded.
       logger.error({ err, operator, job: job.id }, "dispatch job failed");

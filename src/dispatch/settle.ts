@@ -3,7 +3,7 @@ import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { capture, release } from "../ledger/ledger.ts";
 import { dispatchQueue, enqueueDispatch, inTransaction } from "../queue/boss.ts";
-import { applyReceipts, refreshDelivery } from "../receipts/apply-receipts.ts";
+import { applyEarlyReceipts, refreshDelivery } from "../receipts/apply-receipts.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
 
 export interface DispatchOutcome {
@@ -104,20 +104,12 @@ export async function settleDispatch(
     await enqueueDispatch(boss, tx, messages, opts.batchSize, opts.lockSeconds);
   }
 
-  if (parts.length > 0) {
-    // Receipts that overtook this run's submit_sm_resp: now they have a segment to match.
-    const early = await tx.query<{ smsc_id: string; state: string }>(
-      `DELETE FROM early_receipts WHERE operator = $1 AND smsc_id = ANY($2::text[]) RETURNING smsc_id, state`,
-      [operator, parts.map((p) => p.smscId)],
-    );
-    if (early.rows.length > 0) {
-      await applyReceipts(
-        tx,
-        operator,
-        early.rows.map((r) => ({ smscId: r.smsc_id, state: r.state })),
-      );
-    }
-  }
+  // Receipts that overtook this run's submit_sm_resp: now they have a segment to match.
+  await applyEarlyReceipts(
+    tx,
+    operator,
+    parts.map((p) => p.smscId),
+  );
 
   await boss.complete(dispatchQueue(operator), job.id, null, { db: inTransaction(tx) });
 }

@@ -108,6 +108,29 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
 }
 
 /**
+ * Applies the early receipts for these SMSC ids, whose segments have just been recorded.
+ * Returns the delivery latencies of the messages this delivered.
+ */
+export async function applyEarlyReceipts(
+  tx: Queryable,
+  operator: Operator,
+  smscIds: readonly string[],
+): Promise<number[]> {
+  if (smscIds.length === 0) return [];
+  const early = await tx.query<{ smsc_id: string; state: string }>(
+    "DELETE FROM early_receipts WHERE operator = $1 AND smsc_id = ANY($2::text[]) RETURNING smsc_id, state",
+    [operator, smscIds],
+  );
+  if (early.rows.length === 0) return [];
+  const applied = await applyReceipts(
+    tx,
+    operator,
+    early.rows.map((r) => ({ smscId: r.smsc_id, state: r.state })),
+  );
+  return applied.delivered;
+}
+
+/**
  * Applies early receipts whose segment has since been recorded, and drops those that stayed
  * unmatched past the grace period. Returns how many were dropped as unknown.
  */
