@@ -88,15 +88,17 @@ export async function authenticate(
     currency: string;
     stale: boolean;
     has_webhook: boolean;
-  }>(
-    `SELECT k.id, k.account_id, a.currency,
+  }>({
+    // Named: prepared once per connection, since every request runs it.
+    name: "shiri_authenticate",
+    text: `SELECT k.id, k.account_id, a.currency,
             (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS stale,
             EXISTS (SELECT 1 FROM account_webhooks w WHERE w.account_id = k.account_id AND w.url IS NOT NULL)
               AS has_webhook
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.token_hash = $1 AND k.active`,
-    [hashToken(token), precisionSeconds],
-  );
+    values: [hashToken(token), precisionSeconds],
+  });
   const key = rows[0];
   if (!key) return null;
   if (key.stale) {

@@ -48,10 +48,9 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
  */
 export async function commitWith<R extends pg.QueryResultRow>(
   tx: Tx,
-  text: string,
-  values: unknown[],
+  statement: pg.QueryConfig,
 ): Promise<pg.QueryResult<R>> {
-  const last = tx.query<R>(text, values);
+  const last = tx.query<R>(statement);
   const commit = tx.query("COMMIT");
   ended.add(tx);
   const [lastResult, commitResult] = await Promise.allSettled([last, commit]);

@@ -35,15 +35,15 @@ export async function holdAndCommit(
   ref: { messageId?: string; bulkId?: string },
 ): Promise<void> {
   try {
-    const { rowCount } = await commitWith(
-      tx,
-      `WITH debited AS (
+    const { rowCount } = await commitWith(tx, {
+      name: "shiri_hold",
+      text: `WITH debited AS (
          UPDATE account_balances SET balance = balance - $2 WHERE account_id = $1 RETURNING account_id
        )
        INSERT INTO ledger_entries (account_id, kind, amount, message_id, bulk_id)
        SELECT account_id, 'hold', $2, $3, $4 FROM debited`,
-      [accountId, amount, ref.messageId ?? null, ref.bulkId ?? null],
-    );
+      values: [accountId, amount, ref.messageId ?? null, ref.bulkId ?? null],
+    });
     if (rowCount !== 1) throw new Error(`no balance row for account ${accountId}`);
   } catch (err) {
     if (sqlState(err) === "23514") throw new InsufficientBalanceError();

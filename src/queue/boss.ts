@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import type { Queryable } from "../db/pool.ts";
@@ -86,5 +87,21 @@ export async function enqueueDispatch(
 
 /** pg-boss calls made through this run in the caller's transaction. */
 export function inTransaction(tx: Queryable) {
-  return { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };
+  return {
+    // pg-boss's statements are few and fixed (one insert text per queue): named, each is parsed
+    // and planned once per connection instead of on every send.
+    executeSql: (text: string, values?: unknown[]) => tx.query({ name: statementName(text), text, values }),
+  };
+}
+
+const statementNames = new Map<string, string>();
+/** Beyond this many distinct texts (some embed a count), statements go unnamed: bounded memory. */
+const MAX_NAMED_STATEMENTS = 500;
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (!name && statementNames.size < MAX_NAMED_STATEMENTS) {
+    name = `pgboss_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }

@@ -40,8 +40,10 @@ export async function recordSend(
     if (m.operator) routable.push({ id: m.id, operator: m.operator });
     else unroutable.push(m.id);
   }
-  const { rows } = await tx.query<{ inserted: number }>(
-    `WITH sender AS (
+  const { rows } = await tx.query<{ inserted: number }>({
+    // Named: prepared once per connection, since every send runs it.
+    name: "shiri_insert_send",
+    text: `WITH sender AS (
        SELECT 1 FROM sender_ids WHERE account_id = $7 AND address = $10 AND verification_status = 'verified'
      ), bulk AS (
        INSERT INTO bulk_sends (id, account_id, sender_id, total, charge, currency, webhook_url, created_at)
@@ -58,7 +60,7 @@ export async function recordSend(
        RETURNING 1
      )
      SELECT count(*)::int AS inserted FROM inserted`,
-    [
+    values: [
       ids,
       tos,
       operators,
@@ -77,7 +79,7 @@ export async function recordSend(
       send.messages.length,
       send.total,
     ],
-  );
+  });
   if ((rows[0]?.inserted ?? 0) === 0) throw new UnapprovedSenderError();
   if (routable.length > 0) await enqueueDispatch(boss, tx, routable, opts.dispatchBatchSize);
   if (send.webhookUrl || opts.accountHasWebhook) {
