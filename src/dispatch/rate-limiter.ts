@@ -1,20 +1,23 @@
 import type { RateLimiter } from "../smpp/session.ts";
 
-/**
- * One second plus a margin: the carrier counts at arrival, and loopback or network jitter can
- * bring two PDUs sent a second apart closer together there. Costs 1% of the allowed rate.
- */
-const WINDOW_MS = 1010;
+/** A second, plus 5 ms for timers that fire early and for the carrier's clock rounding to the ms. */
+const SLOT_REUSE_MS = 1005;
 
 /**
- * At most `perSecond` PDUs in any sliding 1-second window: the carrier's TPS limit, never
- * exceeded, yet reached in steady state. It remembers the time of each of the last
- * `perSecond` sends; the next may go once the oldest of them is a second old.
+ * At most `perSecond` PDUs in any one second as the carrier counts them, which is by arrival.
+ * A PDU's slot is reused one second after the carrier *answered* it: the answer comes after
+ * the arrival, so however the network or either side's event loop delays a PDU, the next one
+ * on its slot cannot reach the carrier within a second of it. Dating slots by when they were
+ * sent instead lets that jitter squeeze L + 1 PDUs into one of the carrier's seconds. The cost
+ * is one round trip per slot per second: the rate is L × 1 s / (1 s + round trip).
  */
 export class SlidingWindowLimiter implements RateLimiter {
-  private readonly sent: number[];
+  /** Per slot: when the carrier answered its last PDU. */
+  private readonly answeredAt: number[];
+  /** Per slot: settles when its PDU on the wire is answered (or given up). */
+  private readonly answered: Promise<void>[];
   private next = 0;
-  private queue: Promise<void> = Promise.resolve();
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly perSecond: number,
@@ -22,29 +25,39 @@ export class SlidingWindowLimiter implements RateLimiter {
   ) {
     if (!Number.isInteger(perSecond) || perSecond <= 0)
       throw new RangeError("perSecond must be a positive integer");
-    this.sent = new Array<number>(perSecond).fill(Number.NEGATIVE_INFINITY);
+    this.answeredAt = new Array<number>(perSecond).fill(Number.NEGATIVE_INFINITY);
+    this.answered = new Array<Promise<void>>(perSecond).fill(Promise.resolve());
   }
 
-  /** Callers are served in order; each PDU takes one slot. */
-  acquire(pdus: number): Promise<void> {
+  /** Callers are served in order; the returned function is called once the PDU is answered. */
+  acquire(): Promise<() => void> {
     const turn = this.queue.then(async () => {
-      for (let i = 0; i < pdus; i++) await this.takeOne();
+      const slot = this.next;
+      this.next = (slot + 1) % this.perSecond;
+      await this.answered[slot];
+      const wait = (this.answeredAt[slot] as number) + SLOT_REUSE_MS - this.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
+      let settle = () => {};
+      this.answered[slot] = new Promise<void>((resolve) => {
+        settle = () => {
+          this.answeredAt[slot] = this.now();
+          resolve();
+        };
+      });
+      let once = false;
+      return () => {
+        if (once) return;
+        once = true;
+        settle();
+      };
     });
     this.queue = turn.catch(() => {});
     return turn;
   }
-
-  private async takeOne(): Promise<void> {
-    const oldest = this.sent[this.next] as number;
-    const wait = oldest + WINDOW_MS - this.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
-    this.sent[this.next] = this.now();
-    this.next = (this.next + 1) % this.perSecond;
-  }
 }
 
 /** A carrier without a TPS limit. */
-export const UNLIMITED: RateLimiter = { acquire: async () => {} };
+export const UNLIMITED: RateLimiter = { acquire: async () => () => {} };
 
 /**
  * The share of an operator's TPS one bind may use: the limit is the carrier's across all our

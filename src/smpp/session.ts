@@ -19,7 +19,8 @@ export interface SmppLogger {
 }
 
 export interface RateLimiter {
-  acquire(pdus: number): Promise<void>;
+  /** Resolves when one submit_sm may be written; the returned function is called once it is answered. */
+  acquire(): Promise<() => void>;
 }
 
 export interface SubmitParams {
@@ -244,11 +245,12 @@ export class SmppSession {
     if (this.stateNow !== "bound") return { kind: "not_sent", reason: "not_bound" };
     await this.throttlePause();
     await this.acquireSlot();
+    let answered = () => {};
     try {
       // The TPS token is taken last, right before the write, so that a wait for a window slot
       // cannot bunch PDUs up on the wire closer together than the limit spaced them.
       try {
-        await this.options.rateLimiter?.acquire(1);
+        answered = (await this.options.rateLimiter?.acquire()) ?? answered;
       } catch (error) {
         this.log.error({ err: String(error) }, "rate limiter failed");
         return { kind: "not_sent", reason: "rate_limiter" };
@@ -273,6 +275,7 @@ export class SmppSession {
       this.noteStatus(r.command_status);
       return { kind: "response", command_status: r.command_status, message_id: str(r.message_id) };
     } finally {
+      answered();
       this.releaseSlot();
     }
   }

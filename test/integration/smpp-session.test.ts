@@ -181,15 +181,18 @@ describe("SmppSession", () => {
 
   it("awaits the rate limiter once per submit_sm, holding its window slot, right before the write", async () => {
     const { sim, port } = await startSimulator();
-    const calls: number[] = [];
+    const calls: string[] = [];
+    const answered: string[] = [];
     let open = () => {};
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
     const rateLimiter = {
-      acquire: async (pdus: number) => {
-        calls.push(pdus);
+      acquire: async () => {
+        const n = `pdu${calls.length}`;
+        calls.push(n);
         await gate;
+        return () => void answered.push(n);
       },
     };
     const { session } = await boundSession(port, {}, { rateLimiter });
@@ -200,7 +203,8 @@ describe("SmppSession", () => {
     expect(sim.accepted).toHaveLength(0); // nothing written before its token
     open();
     expect((await Promise.all(batch)).map((o) => o.kind)).toEqual(["response", "response", "response"]);
-    expect(calls).toEqual([1, 1, 1]);
+    expect(calls).toHaveLength(3);
+    expect(answered.sort()).toEqual(["pdu0", "pdu1", "pdu2"]); // each slot told when its PDU was answered
     expect(sim.accepted).toHaveLength(3);
   });
 

@@ -53,19 +53,26 @@ describe("buildSubmits", () => {
 });
 
 describe("SlidingWindowLimiter", () => {
-  it("lets `perSecond` through at once, then the next only when the oldest is a window old", async () => {
+  it("lets `perSecond` through, then reuses a slot only a second after its PDU was answered", async () => {
     let now = 0;
-    const limiter = new SlidingWindowLimiter(3, () => now);
-    await limiter.acquire(3);
-    let fourth = false;
-    const pending = limiter.acquire(1).then(() => {
-      fourth = true;
+    const limiter = new SlidingWindowLimiter(2, () => now);
+    const answerFirst = await limiter.acquire();
+    const answerSecond = await limiter.acquire();
+    let third = false;
+    const pending = limiter.acquire().then((answer) => {
+      third = true;
+      return answer;
     });
+    now = 5_000; // long after, but the first PDU is still on the wire: its slot stays taken
     await new Promise((r) => setTimeout(r, 5));
-    expect(fourth).toBe(false);
-    now = 1_010;
+    expect(third).toBe(false);
+    answerFirst(); // answered at t = 5,000 ms
+    answerSecond();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(third).toBe(false); // the slot is free again a second (and 5 ms) later
+    now = 6_005;
     await pending;
-    expect(fourth).toBe(true);
+    expect(third).toBe(true);
   });
 
   it("refuses a non-positive rate", () => {
