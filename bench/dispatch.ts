@@ -32,9 +32,9 @@ import { enqueue, smppEnv, startBenchSimulators, waitForBinds } from "./dispatch
 import { loadAverage, machine, sourceVersion } from "./dispatch-lib/machine.ts";
 import { type PgSample, startPgSampler } from "./dispatch-lib/pg-sampler.ts";
 import { maxInWindow, percentile, perSecond, steadyRate } from "./dispatch-lib/stats.ts";
-import { startWorkerProcess, type WorkerProcess } from "./dispatch-lib/worker-process.ts";
 import type { BenchDatabase } from "./lib/postgres.ts";
 import { judge, markdownTable, round, type Target } from "./lib/report.ts";
+import { startShiriProcess, type ShiriProcess as WorkerProcess } from "./lib/shiri-process.ts";
 import { Cleanup, startEnv } from "./scenarios/env.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/dispatch.json", import.meta.url));
@@ -181,7 +181,8 @@ async function startWorker(
   label: string,
 ): Promise<WorkerProcess> {
   if (CPU_PROF) await mkdir(PROFILE_DIR, { recursive: true });
-  const worker = await startWorkerProcess({
+  const worker = await startShiriProcess({
+    role: "worker",
     databaseUrl,
     env: { ...smppEnv(sims.ports), ...env },
     // One file per thread (the main one and tsx's loader thread), named by node: no --cpu-prof-name.

@@ -21,9 +21,9 @@ import { createAccount } from "../src/accounts/accounts.ts";
 import { addSenderId } from "../src/accounts/sender-ids.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool, type Pool, withTransaction } from "../src/db/pool.ts";
-import { type ApiProcess, startApiProcess } from "./lib/api-process.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "./lib/postgres.ts";
 import { judge, markdownTable, median, round, type Target } from "./lib/report.ts";
+import { type ShiriProcess as ApiProcess, startShiriProcess } from "./lib/shiri-process.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/intake.json", import.meta.url));
 const PROFILE_DIR = fileURLToPath(new URL("./.data/prof/", import.meta.url));
@@ -232,7 +232,8 @@ async function main(): Promise<void> {
     if (!bulkAccount) throw new Error("no account for the bulk phase");
 
     if (CPU_PROF) await mkdir(PROFILE_DIR, { recursive: true });
-    const api = await startApiProcess({
+    const api = await startShiriProcess({
+      role: "api",
       databaseUrl: db.url,
       nodeFlags: CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : [],
     });

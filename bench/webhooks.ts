@@ -16,11 +16,10 @@
  *   carriers unreachable. Latency from each send's 202 to its callback: the stage's own delay.
  * Knobs: BENCH_RECIPIENTS (10000), BENCH_PHASE_TIMEOUT_SECONDS (600). Writes bench/results/webhooks.json.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import { type AddressInfo, createServer as createTcpServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -30,8 +29,8 @@ import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool, withTransaction } from "../src/db/pool.ts";
+import { freePort, type ShiriProcess, startShiriProcess } from "./lib/shiri-process.ts";
 
-const BIN = fileURLToPath(new URL("../bin/shiri.mjs", import.meta.url));
 const RESULTS_FILE = fileURLToPath(new URL("./results/webhooks.json", import.meta.url));
 const RECIPIENTS = bounded("BENCH_RECIPIENTS", 10_000, 1, 10_000);
 const PHASE_TIMEOUT_MS = bounded("BENCH_PHASE_TIMEOUT_SECONDS", 600, 10, 3_600) * 1000;
@@ -72,17 +71,6 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
     url: at(name),
     drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(stopServer),
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createTcpServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -134,26 +122,6 @@ async function startReceiver(): Promise<{
   return { url: `http://127.0.0.1:${port}/hooks`, arrivals, duplicates: () => duplicates, server };
 }
 
-async function startService(
-  databaseUrl: string,
-  env: Record<string, string>,
-): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [BIN, "start", "--role", "all"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      LOG_LEVEL: "warn",
-      METRICS_PORT: "0",
-      ...env,
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  return { base: `http://127.0.0.1:${port}`, child };
-}
-
 async function api(
   base: string,
   headers: Record<string, string>,
@@ -165,15 +133,6 @@ async function api(
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
   return JSON.parse(text) as unknown;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -201,7 +160,7 @@ async function carrierEnv(reachable: boolean): Promise<Record<string, string>> {
 async function runPhase(phase: string) {
   const db = await freshDatabase();
   const receiver = await startReceiver();
-  let child: ChildProcess | null = null;
+  let service: ShiriProcess | null = null;
   try {
     const pool = createPool(db.url, 2);
     await migrate(pool);
@@ -211,17 +170,13 @@ async function runPhase(phase: string) {
     await withTransaction(pool, (tx) => addSenderId(tx, account.id, "BENCH", "verified"));
     await pool.end();
 
-    const service = await startService(db.url, await carrierEnv(phase === "pipeline"));
-    child = service.child;
+    service = await startShiriProcess({
+      role: "all",
+      databaseUrl: db.url,
+      env: await carrierEnv(phase === "pipeline"),
+      readyTimeoutMs: 60_000,
+    });
     const headers = { authorization: `Bearer ${key.token}`, "content-type": "application/json" };
-    await until(
-      async () => {
-        if (service.child.exitCode !== null) throw new Error("the service exited while starting");
-        return (await fetch(`${service.base}/api/v1/balance`, { headers }).catch(() => null))?.status === 200;
-      },
-      60_000,
-      "the service",
-    );
     // The status change each callback announces, as the sender sees it: the 202 of its send
     // (the commit) for `message.enqueued`, the event's own transaction time for the others.
     const acceptedAt = new Map<string, number>();
@@ -287,7 +242,7 @@ async function runPhase(phase: string) {
       },
     };
   } finally {
-    if (child) await stopChild(child);
+    if (service) await service.stop();
     receiver.server.closeAllConnections();
     await new Promise((r) => receiver.server.close(r));
     await db.drop();

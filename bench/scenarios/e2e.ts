@@ -7,8 +7,8 @@ import {
   waitForBinds,
 } from "../dispatch-lib/harness.ts";
 import { percentile } from "../dispatch-lib/stats.ts";
-import { startWorkerProcess } from "../dispatch-lib/worker-process.ts";
 import { round } from "../lib/report.ts";
+import { startShiriProcess } from "../lib/shiri-process.ts";
 import { Cleanup, startEnv } from "./env.ts";
 import type { Scenario } from "./types.ts";
 
@@ -40,7 +40,11 @@ export const e2e: Scenario = {
       const env = await startEnv(cleanup);
       const sims = await startBenchSimulators({});
       cleanup.add(() => sims.stop());
-      const worker = await startWorkerProcess({ databaseUrl: env.db.url, env: smppEnv(sims.ports) });
+      const worker = await startShiriProcess({
+        role: "worker",
+        databaseUrl: env.db.url,
+        env: smppEnv(sims.ports),
+      });
       cleanup.add(worker.stop);
       await waitForBinds(sims, OPERATORS, 30_000);
       await env.pool.query("ANALYZE");

@@ -1,8 +1,8 @@
 import { migrate } from "../../src/db/migrate.ts";
 import { createPool, type Pool } from "../../src/db/pool.ts";
 import { setUpAccount } from "../dispatch-lib/harness.ts";
-import { type ApiProcess, startApiProcess } from "../lib/api-process.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "../lib/postgres.ts";
+import { type ShiriProcess as ApiProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import type { HttpEnv } from "./types.ts";
 
 /** Steps to undo, run in reverse order whatever happens; each failure is reported, none skipped. */
@@ -40,7 +40,7 @@ export async function startEnv(cleanup: Cleanup, apiEnv: Record<string, string> 
   cleanup.add(() => pool.end());
   await migrate(pool);
   const account = await setUpAccount(pool);
-  const api = await startApiProcess({ databaseUrl: db.url, env: apiEnv });
+  const api = await startShiriProcess({ role: "api", databaseUrl: db.url, env: apiEnv });
   cleanup.add(api.stop);
   return { db, pool, api, base: api.base, key: account.key, accountId: account.accountId };
 }

@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import net from "node:net";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The service under test in a process of its own (`shiri start --role …`), so it never shares
+ * an event loop with the load generator or the simulators. Loopback only; stopped by its pid.
+ */
+const BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
+
+export interface ShiriProcess {
+  pid: number;
+  /** The API's base URL (role api or all). */
+  base: string;
+  metricsPort: number;
+  /** The last few kilobytes the process wrote, for error reports. */
+  output(): string;
+  exited(): boolean;
+  /** SIGTERM (in-flight work finishes, sessions unbind), then SIGKILL if it lingers. */
+  stop(): Promise<void>;
+}
+
+/** A port nobody listens on right now, on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** Answers once the process serves what its role is for. */
+async function ready(role: "api" | "worker" | "all", base: string, metricsPort: number): Promise<boolean> {
+  try {
+    // api: an unauthenticated 401 proves the HTTP stack is up without touching any data.
+    // worker: its metrics endpoint answers once the queue is started; dispatch starts right after.
+    const http = role !== "worker";
+    const url = http ? `${base}/api/v1/api-tokens` : `http://127.0.0.1:${metricsPort}/metrics`;
+    const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+    await res.arrayBuffer();
+    return http ? res.status === 401 : res.ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function startShiriProcess(opts: {
+  role: "api" | "worker" | "all";
+  databaseUrl: string;
+  env?: Record<string, string>;
+  /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir", dir]. */
+  nodeFlags?: string[];
+  readyTimeoutMs?: number;
+}): Promise<ShiriProcess> {
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), BIN, "start", "--role", opts.role], {
+    env: {
+      ...process.env,
+      DATABASE_URL: opts.databaseUrl,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: "warn",
+      START_SIMULATORS: "false",
+      ...opts.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-8_000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not start the ${opts.role} process`);
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    if (!(await waitExit(child, 20_000))) {
+      child.kill("SIGKILL");
+      await waitExit(child, 5_000);
+    }
+  };
+
+  const base = `http://127.0.0.1:${port}`;
+  const timeoutMs = opts.readyTimeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ready(opts.role, base, metricsPort))) {
+    if (child.exitCode !== null)
+      throw new Error(`${opts.role} process exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`${opts.role} process not ready after ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    pid,
+    base,
+    metricsPort,
+    output: () => output,
+    exited: () => child.exitCode !== null || child.signalCode !== null,
+    stop,
+  };
+}
