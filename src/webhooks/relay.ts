@@ -1,5 +1,6 @@
 import type { PgBoss } from "pg-boss";
 import { type Pool, withTransaction } from "../db/pool.ts";
+import { inTransaction } from "../queue/boss.ts";
 import { destinationGroup, WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 
 /**
@@ -42,9 +43,7 @@ export async function relayDueEvents(
     for (const [group, events] of byGroup)
       for (let i = 0; i < events.length; i += opts.batchSize)
         jobs.push({ data: { events: events.slice(i, i + opts.batchSize) }, group: { id: group } });
-    await boss.insert(WEBHOOK_QUEUE, jobs, {
-      db: { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) },
-    });
+    await boss.insert(WEBHOOK_QUEUE, jobs, { db: inTransaction(tx) });
     return rows.length;
   });
 }
