@@ -29,9 +29,10 @@ import type { RunningSimulators } from "../carriers/simulator/index.ts";
 import type { Pool } from "../src/db/pool.ts";
 import { backendCpu, backendCpuUsed, cpuSeconds } from "./dispatch-lib/cpu.ts";
 import { enqueue, smppEnv, startBenchSimulators, waitForBinds } from "./dispatch-lib/harness.ts";
-import { loadAverage, machine, sourceVersion } from "./dispatch-lib/machine.ts";
 import { type PgSample, startPgSampler } from "./dispatch-lib/pg-sampler.ts";
 import { maxInWindow, percentile, perSecond, steadyRate } from "./dispatch-lib/stats.ts";
+import { knob } from "./lib/knob.ts";
+import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import type { BenchDatabase } from "./lib/postgres.ts";
 import { judge, markdownTable, round, type Target } from "./lib/report.ts";
 import { startShiriProcess, type ShiriProcess as WorkerProcess } from "./lib/shiri-process.ts";
@@ -40,15 +41,6 @@ import { Cleanup, startEnv } from "./scenarios/env.ts";
 const RESULTS_FILE = fileURLToPath(new URL("./results/dispatch.json", import.meta.url));
 const PROFILE_DIR = fileURLToPath(new URL("./.data/prof-dispatch/", import.meta.url));
 const COMMAND = "node --import tsx bench/dispatch.ts";
-
-function knob(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${raw}`);
-  }
-  return value;
-}
 
 const MESSAGES = knob("BENCH_MESSAGES", 20_000, 100, 100_000);
 const TPS_LIMIT = knob("BENCH_TPS_LIMIT", 200, 5, 2_000);

@@ -1,41 +1,18 @@
-/**
- * The intake benchmark: how fast the API accepts sends. It starts everything it needs — a
- * fresh database (on DATABASE_URL's server, else an embedded Postgres under bench/.data), the
- * API in a child process (`shiri start --role api`, no workers, so jobs only accumulate) and an
- * account with a huge balance — measures, prints a Markdown table, writes
- * bench/results/intake.json, and stops everything it started.
- *
- *   node --import tsx bench/intake.ts
- *
- * Knobs (all bounded): BENCH_CONNECTIONS (50), BENCH_WARMUP_SECONDS (3), BENCH_SECONDS (10),
- * BENCH_BULK_RECIPIENTS (10000), BENCH_BULK_RUNS (3), BENCH_ACCOUNTS (1: single sends spread
- * over this many accounts), BENCH_BULK_ACCOUNT (same | fresh), BENCH_CPU_PROF=1 (profile the API
- * process into bench/.data/prof), BENCH_PG_PORT (embedded Postgres port, 54339).
- */
-import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
-import os from "node:os";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { createAccount } from "../src/accounts/accounts.ts";
 import { addSenderId } from "../src/accounts/sender-ids.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool, type Pool, withTransaction } from "../src/db/pool.ts";
+import { knob } from "./lib/knob.ts";
+import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "./lib/postgres.ts";
 import { judge, markdownTable, median, round, type Target } from "./lib/report.ts";
 import { type ShiriProcess as ApiProcess, startShiriProcess } from "./lib/shiri-process.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/intake.json", import.meta.url));
 const PROFILE_DIR = fileURLToPath(new URL("./.data/prof/", import.meta.url));
-
-function knob(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new Error(`${name} must be a number from ${min} to ${max}, got ${raw}`);
-  }
-  return value;
-}
 
 const CONNECTIONS = knob("BENCH_CONNECTIONS", 50, 1, 500);
 const WARMUP_SECONDS = knob("BENCH_WARMUP_SECONDS", 3, 0, 60);
@@ -56,23 +33,6 @@ if (BULK_ACCOUNT !== "same" && BULK_ACCOUNT !== "fresh") {
 const SENDER = "BENCH";
 // 100 million USD in ten-thousandths: no phase can run out.
 const BALANCE = 1_000_000_000_000;
-
-/** Which code was measured: the commit, and whether src/ had uncommitted changes. */
-function sourceVersion(): { commit: string; src_modified: boolean } {
-  const git = (...args: string[]) =>
-    execFileSync("git", args, {
-      cwd: fileURLToPath(new URL("..", import.meta.url)),
-      encoding: "utf8",
-    }).trim();
-  try {
-    return {
-      commit: git("rev-parse", "HEAD"),
-      src_modified: git("status", "--porcelain", "--", "src") !== "",
-    };
-  } catch {
-    return { commit: "unknown", src_modified: false };
-  }
-}
 
 /** Fresh planner statistics, so pg-boss's job table (and ours) are not measured half-analysed. */
 async function analyze(pool: Pool): Promise<void> {
@@ -218,7 +178,7 @@ async function main(): Promise<void> {
     void cleanUp().then(() => process.exit(130));
   });
 
-  const loadBefore = round(os.loadavg()[0] ?? 0, 2);
+  const loadBefore = loadAverage();
   const source = sourceVersion();
   try {
     const db: BenchDatabase = await provisionBenchDatabase();
@@ -291,16 +251,7 @@ async function main(): Promise<void> {
       generated_at: new Date().toISOString(),
       command: "node --import tsx bench/intake.ts",
       source,
-      machine: {
-        cpus: os.cpus().length,
-        cpu_model: os.cpus()[0]?.model ?? "unknown",
-        memory_gb: round(os.totalmem() / 2 ** 30, 1),
-        platform: `${os.type()} ${os.release()} ${os.arch()}`,
-        node: process.version,
-        // Other work on the machine skews the figures: the 1-minute load average before and after.
-        load_average_1m: { before: loadBefore, after: round(os.loadavg()[0] ?? 0, 2) },
-        postgres: { version: db.version, source: db.source, host: "same machine (loopback)" },
-      },
+      machine: machine(loadBefore, { version: db.version, source: db.source }),
       service: { process: "node bin/shiri.mjs start --role api", log_level: "warn", simulators: false },
       single_send: single,
       stored_messages: stored,

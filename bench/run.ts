@@ -20,7 +20,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { loadAverage, machine, sourceVersion } from "./dispatch-lib/machine.ts";
+import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { type Budgets, check, passed, readBudgets, type Verdict } from "./report/check.ts";
 import { resultsPage, resultsTable, verdictTable } from "./report/markdown.ts";
 import { Progress } from "./report/progress.ts";

@@ -1,79 +1,25 @@
-/**
- * The webhook benchmark: callbacks delivered per second to a loopback receiver during a
- * 10,000-recipient bulk send, and the latency from status change to callback. Each phase gets a
- * fresh database (DATABASE_URL's server, else an embedded Postgres under bench/.data) and the
- * whole service (`shiri start --role all`) in a child process; the receiver runs here.
- *
- *   node --import tsx bench/webhooks.ts
- *
- * Phases (BENCH_PHASES, comma-separated):
- * - callbacks: the carriers are unreachable, so the only events are the 10,000 `message.enqueued`
- *   of the send: the webhook stage alone, at full burst. Latency from the send's 202 (its commit).
- * - pipeline: carrier simulators on loopback, so every message also produces `message.success` and
- *   `message.delivered` while dispatch runs: 30,000 callbacks. Latency from the event's status
- *   change (its transaction's time), or from the 202 for `message.enqueued`.
- * - trickle: no backlog: BENCH_TRICKLE single sends, one every 20 ms, to the account webhook,
- *   carriers unreachable. Latency from each send's 202 to its callback: the stage's own delay.
- * Knobs: BENCH_RECIPIENTS (10000), BENCH_PHASE_TIMEOUT_SECONDS (600). Writes bench/results/webhooks.json.
- */
-import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { createAccount } from "../src/accounts/accounts.ts";
 import { addSenderId } from "../src/accounts/sender-ids.ts";
-import { loadConfig } from "../src/config.ts";
-import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool, withTransaction } from "../src/db/pool.ts";
+import { knob } from "./lib/knob.ts";
+import { provisionBenchDatabase } from "./lib/postgres.ts";
+import { round } from "./lib/report.ts";
 import { freePort, type ShiriProcess, startShiriProcess } from "./lib/shiri-process.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/webhooks.json", import.meta.url));
-const RECIPIENTS = bounded("BENCH_RECIPIENTS", 10_000, 1, 10_000);
-const PHASE_TIMEOUT_MS = bounded("BENCH_PHASE_TIMEOUT_SECONDS", 600, 10, 3_600) * 1000;
-const TRICKLE = bounded("BENCH_TRICKLE", 300, 1, 10_000);
+const RECIPIENTS = knob("BENCH_RECIPIENTS", 10_000, 1, 10_000);
+const PHASE_TIMEOUT_MS = knob("BENCH_PHASE_TIMEOUT_SECONDS", 600, 10, 3_600) * 1000;
+const TRICKLE = knob("BENCH_TRICKLE", 300, 1, 10_000);
 const PHASES = (process.env.BENCH_PHASES ?? "callbacks,pipeline,trickle").split(",").map((p) => p.trim());
 for (const p of PHASES)
   if (!["callbacks", "pipeline", "trickle"].includes(p)) throw new Error(`unknown phase ${p}`);
 
-function bounded(name: string, fallback: number, min: number, max: number): number {
-  const value = process.env[name] === undefined ? fallback : Number(process.env[name]);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name}: ${min}..${max}`);
-  return value;
-}
-
-/** A fresh database on DATABASE_URL's server, else on an embedded Postgres under bench/.data. */
-async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  let serverUrl = process.env.DATABASE_URL;
-  let stopServer = async () => {};
-  if (!serverUrl) {
-    const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
-    // The embedded server runs as the OS user "postgres" when we are root: it must enter the folder.
-    await mkdir(dataDir, { recursive: true, mode: 0o755 });
-    const config = loadConfig({ DATA_DIR: dataDir, EMBEDDED_PG_PORT: process.env.BENCH_PG_PORT ?? "54339" });
-    const handle = await openDatabase(config);
-    serverUrl = handle.url;
-    stopServer = handle.stop;
-  }
-  const server = serverUrl;
-  const at = (name: string) => Object.assign(new URL(server), { pathname: `/${name}` }).toString();
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: at("postgres") });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  const name = `shiri_bench_wh_${randomBytes(5).toString("hex")}`;
-  await admin(`CREATE DATABASE ${name}`);
-  return {
-    url: at(name),
-    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(stopServer),
-  };
-}
-
-const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
 
 interface Arrival {
@@ -158,7 +104,7 @@ async function carrierEnv(reachable: boolean): Promise<Record<string, string>> {
 }
 
 async function runPhase(phase: string) {
-  const db = await freshDatabase();
+  const db = await provisionBenchDatabase();
   const receiver = await startReceiver();
   let service: ShiriProcess | null = null;
   try {

@@ -114,8 +114,9 @@ export class Dispatcher {
           lockSeconds: this.o.lockSeconds,
         }),
       );
-      // Receipts that arrived while that transaction was open could not see its segments and
-      // went aside; match them now rather than at the next sweep.
+      // Receipts that overtook this run's submit_sm_resp (before or while the settle
+      // transaction was open) could not see its segments and went aside: match them now, once
+      // the segments are committed, rather than at the next sweep.
       const ids = outcome.acceptedParts.map((p) => p.smscId);
       if (ids.length > 0) {
         const delivered = await withTransaction(this.o.pool, (tx) => applyEarlyReceipts(tx, operator, ids));

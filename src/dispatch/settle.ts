@@ -3,7 +3,7 @@ import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { capture, release } from "../ledger/ledger.ts";
 import { dispatchQueue, enqueueDispatch, inTransaction } from "../queue/boss.ts";
-import { applyEarlyReceipts, refreshDelivery } from "../receipts/apply-receipts.ts";
+import { refreshDelivery } from "../receipts/apply-receipts.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
 
 export interface DispatchOutcome {
@@ -103,13 +103,6 @@ export async function settleDispatch(
     const messages = outcome.deferred.map((id) => ({ id, operator }));
     await enqueueDispatch(boss, tx, messages, opts.batchSize, opts.lockSeconds);
   }
-
-  // Receipts that overtook this run's submit_sm_resp: now they have a segment to match.
-  await applyEarlyReceipts(
-    tx,
-    operator,
-    parts.map((p) => p.smscId),
-  );
 
   await boss.complete(dispatchQueue(operator), job.id, null, { db: inTransaction(tx) });
 }

@@ -1,6 +1,7 @@
 import { withTransaction } from "../db/pool.ts";
+import { InsufficientBalanceError } from "../ledger/ledger.ts";
 import { type PreparedSend, prepareSend } from "../sending/prepare-send.ts";
-import { InsufficientBalanceError, recordSend, UnapprovedSenderError } from "../sending/record-send.ts";
+import { recordSend, UnapprovedSenderError } from "../sending/record-send.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { claimIdempotencyKey, requestHash } from "./idempotency.ts";

@@ -7,7 +7,6 @@ import { recordMessageEvents } from "../webhooks/events.ts";
 import type { PreparedSend } from "./prepare-send.ts";
 
 export class UnapprovedSenderError extends Error {}
-export { InsufficientBalanceError } from "../ledger/ledger.ts";
 
 /**
  * Writes a prepared send and commits it, in set-based statements whatever the number of

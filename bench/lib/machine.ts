@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
-import { round } from "../lib/report.ts";
+import { round } from "./report.ts";
 
 /** Which code was measured: the commit, and whether src/ or carriers/ had uncommitted changes. */
 export function sourceVersion(): { commit: string; src_modified: boolean } {
