@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
+import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../webhooks/events.ts";
 
 /** Key secrets look like `shr_` + 43 base64url characters (32 random bytes). */
 const TOKEN_PREFIX = "shr_";
@@ -67,8 +68,11 @@ export interface Principal {
   keyId: string;
   accountId: string;
   currency: string;
-  /** An account webhook is registered: every send records callback events. */
-  hasWebhook: boolean;
+  /**
+   * The event types the account webhook wants (all unless it named some; none when the account
+   * has no webhook): a send without its own webhook_url records only these.
+   */
+  webhookEvents: readonly MessageEventType[];
 }
 
 /**
@@ -88,14 +92,15 @@ export async function authenticate(
     currency: string;
     stale: boolean;
     has_webhook: boolean;
+    webhook_events: MessageEventType[] | null;
   }>({
     // Named: prepared once per connection, since every request runs it.
     name: "shiri_authenticate",
     text: `SELECT k.id, k.account_id, a.currency,
             (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS stale,
-            EXISTS (SELECT 1 FROM account_webhooks w WHERE w.account_id = k.account_id AND w.url IS NOT NULL)
-              AS has_webhook
+            w.account_id IS NOT NULL AS has_webhook, w.events AS webhook_events
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
+       LEFT JOIN account_webhooks w ON w.account_id = k.account_id AND w.url IS NOT NULL
       WHERE k.token_hash = $1 AND k.active`,
     values: [hashToken(token), precisionSeconds],
   });
@@ -108,5 +113,10 @@ export async function authenticate(
       [key.id, precisionSeconds],
     );
   }
-  return { keyId: key.id, accountId: key.account_id, currency: key.currency, hasWebhook: key.has_webhook };
+  return {
+    keyId: key.id,
+    accountId: key.account_id,
+    currency: key.currency,
+    webhookEvents: key.has_webhook ? (key.webhook_events ?? MESSAGE_EVENT_TYPES) : [],
+  };
 }

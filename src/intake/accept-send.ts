@@ -2,6 +2,7 @@ import { withTransaction } from "../db/pool.ts";
 import { InsufficientBalanceError } from "../ledger/ledger.ts";
 import { type PreparedSend, prepareSend } from "../sending/prepare-send.ts";
 import { recordSend, UnapprovedSenderError } from "../sending/record-send.ts";
+import type { MessageEventType } from "../webhooks/events.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { claimIdempotencyKey, requestHash } from "./idempotency.ts";
@@ -35,12 +36,14 @@ export async function accept(
     endpoint: string;
     idempotencyKey: string | null;
     rawBody: unknown;
-    locals: { accountId: string; currency: string; hasWebhook: boolean };
+    locals: { accountId: string; currency: string; webhookEvents: readonly MessageEventType[] };
     send: {
       recipients: readonly string[];
       from: string;
       message: string;
       webhookUrl: string | null;
+      /** The event types webhookUrl wants; null for all. */
+      webhookEvents: readonly MessageEventType[] | null;
       bulk: boolean;
     };
     render: (send: PreparedSend) => unknown;
@@ -56,6 +59,7 @@ export async function accept(
     body: input.send.message,
     recipients: input.send.recipients,
     webhookUrl: input.send.webhookUrl,
+    webhookEvents: input.send.webhookEvents,
     bulk: input.send.bulk,
   });
   const body = input.render(prepared);
@@ -79,7 +83,7 @@ export async function accept(
         }
         await recordSend(tx, deps.boss, prepared, {
           dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE,
-          accountHasWebhook: input.locals.hasWebhook,
+          accountWebhookEvents: input.locals.webhookEvents,
         });
         return { statusCode: 202, body, replay: false };
       },

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import { pinoHttp } from "pino-http";
 import type { Metrics } from "../observability/metrics.ts";
+import type { MessageEventType } from "../webhooks/events.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
@@ -19,7 +20,8 @@ declare global {
       accountId: string;
       keyId: string;
       currency: string;
-      hasWebhook: boolean;
+      /** The event types the account webhook wants; none without one (see authenticate). */
+      webhookEvents: readonly MessageEventType[];
     }
   }
 }

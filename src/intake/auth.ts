@@ -16,7 +16,7 @@ export function requireApiKey(db: Queryable, lastUsedPrecisionSeconds: number): 
     res.locals.accountId = principal.accountId;
     res.locals.keyId = principal.keyId;
     res.locals.currency = principal.currency;
-    res.locals.hasWebhook = principal.hasWebhook;
+    res.locals.webhookEvents = principal.webhookEvents;
     next();
   };
 }

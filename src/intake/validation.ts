@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../webhooks/events.ts";
 import { ApiError, type FieldError } from "./errors.ts";
 
 /** Field-level texts a client can show as they are. */
@@ -23,6 +24,51 @@ export const msisdnField = () =>
   requiredString()
     .refine((s) => s.trim().length > 0, "cannot be blank")
     .refine((s) => /^\+?\d{3,20}$/.test(s.trim()), "must be a phone number in international format");
+
+/** A callback URL: http or https only, as a send's webhook_url and the account webhook take it. */
+export const webhookUrlField = () =>
+  z
+    .string({ error: "must be a valid URL" })
+    .max(2048, "must be at most 2048 characters")
+    .refine((s) => {
+      if (!URL.canParse(s)) return false;
+      const { protocol } = new URL(s);
+      return protocol === "http:" || protocol === "https:";
+    }, "must be a valid URL");
+
+const EVENT_TYPES: ReadonlySet<string> = new Set(MESSAGE_EVENT_TYPES);
+
+/** Why a value is not a list of callback event types, or null when it is one. */
+function eventTypesProblem(value: unknown): string | null {
+  if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
+    return "must be an array of event types";
+  if (value.length === 0) return "must name at least one event type";
+  if (value.some((v) => !EVENT_TYPES.has(v))) return `must contain only ${MESSAGE_EVENT_TYPES.join(", ")}`;
+  if (new Set(value).size !== value.length) return "must not repeat an event type";
+  return null;
+}
+
+/**
+ * The event types a webhook wants: a non-empty list of distinct known types. Every problem is
+ * reported on the field itself (not on an element), with one description.
+ */
+export const eventTypesField = () =>
+  z.custom<MessageEventType[]>().check((ctx) => {
+    const problem = eventTypesProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value });
+  });
+
+/**
+ * A send's webhook_events filters its own webhook_url; without one it would have nothing to
+ * apply to (the account webhook keeps its own filter), so it is refused rather than ignored.
+ */
+export function webhookEventsNeedUrl(
+  body: { webhook_url?: string | undefined; webhook_events?: unknown },
+  ctx: z.RefinementCtx,
+): void {
+  if (body.webhook_events !== undefined && body.webhook_url === undefined)
+    ctx.addIssue({ code: "custom", path: ["webhook_events"], message: "requires webhook_url" });
+}
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

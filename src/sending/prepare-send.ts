@@ -3,6 +3,7 @@ import type { Operator } from "../../carriers/index.ts";
 import { resolveOperator } from "../domain/numbers.ts";
 import { priceMessage } from "../domain/pricing.ts";
 import { countSegments, type Encoding } from "../domain/segments.ts";
+import type { MessageEventType } from "../webhooks/events.ts";
 
 /** The reason a message that no operator serves is failed at once, billed, never sent. */
 export const UNROUTABLE = "UNROUTABLE";
@@ -25,6 +26,8 @@ export interface PreparedSend {
   segments: number;
   currency: string;
   webhookUrl: string | null;
+  /** The event types webhookUrl wants; null for all. */
+  webhookEvents: readonly MessageEventType[] | null;
   receivedAt: Date;
   messages: PreparedMessage[];
   total: number;
@@ -41,6 +44,7 @@ export function prepareSend(input: {
   body: string;
   recipients: readonly string[];
   webhookUrl: string | null;
+  webhookEvents: readonly MessageEventType[] | null;
   bulk: boolean;
 }): PreparedSend {
   const { encoding, segments } = countSegments(input.body);
@@ -68,6 +72,7 @@ export function prepareSend(input: {
     segments,
     currency: input.currency,
     webhookUrl: input.webhookUrl,
+    webhookEvents: input.webhookUrl ? input.webhookEvents : null,
     receivedAt: new Date(),
     messages,
     total,

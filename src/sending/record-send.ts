@@ -3,7 +3,7 @@ import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { capture, holdAndCommit } from "../ledger/ledger.ts";
 import { enqueueDispatch } from "../queue/boss.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
+import { eventTypesWanted, type MessageEventType, recordMessageEvents } from "../webhooks/events.ts";
 import type { PreparedSend } from "./prepare-send.ts";
 
 export class UnapprovedSenderError extends Error {}
@@ -11,7 +11,7 @@ export class UnapprovedSenderError extends Error {}
 /**
  * Writes a prepared send and commits it, in set-based statements whatever the number of
  * recipients: the bulk row and the messages (one statement, which also checks the sender id),
- * their dispatch jobs, their callback events when anyone listens, then the hold on the balance
+ * their dispatch jobs, the callback events their webhook wants, then the hold on the balance
  * together with the COMMIT. Throws, leaving nothing written, when the sender id is not approved
  * (UnapprovedSenderError) or the balance does not cover the whole send (InsufficientBalanceError).
  */
@@ -19,7 +19,7 @@ export async function recordSend(
   tx: Tx,
   boss: PgBoss,
   send: PreparedSend,
-  opts: { dispatchBatchSize: number; accountHasWebhook: boolean },
+  opts: { dispatchBatchSize: number; accountWebhookEvents: readonly MessageEventType[] },
 ): Promise<void> {
   const ids: string[] = [];
   const tos: string[] = [];
@@ -50,9 +50,9 @@ export async function recordSend(
      ), inserted AS (
        INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
                              charge, charge_currency, operator_response, status, billing, webhook_url,
-                             received_at, created_at)
+                             webhook_events, received_at, created_at)
        SELECT m.id, $7, $8, m.to, $9, $10, m.operator, $11, $12, m.charge, $13, m.response, m.status, 'held',
-              $14, $15, $15
+              $14, $18::text[], $15, $15
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
               AS m(id, "to", operator, charge, status, response)
         WHERE EXISTS (SELECT 1 FROM sender)
@@ -77,18 +77,21 @@ export async function recordSend(
       send.receivedAt,
       send.messages.length,
       send.total,
+      send.webhookEvents,
     ],
   });
   if ((rows[0]?.inserted ?? 0) === 0) throw new UnapprovedSenderError();
   if (routable.length > 0) await enqueueDispatch(boss, tx, routable, opts.dispatchBatchSize);
-  if (send.webhookUrl || opts.accountHasWebhook) {
+  // Only the types the destination wants (the principal knows the account webhook's): a send
+  // whose callbacks ask for delivery alone writes no event row here.
+  const wanted = eventTypesWanted(send, opts.accountWebhookEvents);
+  if (wanted.has("message.enqueued"))
     await recordMessageEvents(
       tx,
       routable.map((m) => m.id),
       "message.enqueued",
     );
-    await recordMessageEvents(tx, unroutable, "message.failed");
-  }
+  if (wanted.has("message.failed")) await recordMessageEvents(tx, unroutable, "message.failed");
   // An unroutable number is billed as it is accepted: its share of the hold is a charge at once.
   if (unroutable.length > 0) await capture(tx, unroutable);
   // Last, with the COMMIT: the hold takes the balance row lock, which one account's sends share.

@@ -1,4 +1,5 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
+import { MESSAGE_EVENT_TYPES, type MessageEventType } from "./events.ts";
 import { newSigningSecret } from "./signing.ts";
 
 /**
@@ -8,6 +9,8 @@ import { newSigningSecret } from "./signing.ts";
  */
 export interface AccountWebhook {
   url: string | null;
+  /** The event types the webhook receives: all of them unless a PUT named some. */
+  events: MessageEventType[];
   signing_secret_set: boolean;
   secret_created_at: string | null;
   updated_at: string | null;
@@ -15,6 +18,7 @@ export interface AccountWebhook {
 
 interface Row {
   url: string | null;
+  events: MessageEventType[] | null;
   signing_secret: string;
   secret_created_at: Date;
   secret_shown_at: Date | null;
@@ -23,12 +27,13 @@ interface Row {
 
 const view = (row: Row | undefined): AccountWebhook => ({
   url: row?.url ?? null,
+  events: row?.events ?? [...MESSAGE_EVENT_TYPES],
   signing_secret_set: row !== undefined,
   secret_created_at: row ? row.secret_created_at.toISOString() : null,
   updated_at: row ? row.updated_at.toISOString() : null,
 });
 
-const COLUMNS = "url, signing_secret, secret_created_at, secret_shown_at, updated_at";
+const COLUMNS = "url, events, signing_secret, secret_created_at, secret_shown_at, updated_at";
 
 export async function getAccountWebhook(db: Queryable, accountId: string): Promise<AccountWebhook> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM account_webhooks WHERE account_id = $1`, [
@@ -38,20 +43,22 @@ export async function getAccountWebhook(db: Queryable, accountId: string): Promi
 }
 
 /**
- * Registers (or replaces) the account webhook. The answer carries the signing secret when it
- * has never been shown: the row lock taken by the upsert makes "never shown" true for one caller.
+ * Registers (or replaces) the account webhook: its URL and the event types it wants (null: all;
+ * a PUT replaces both, so one without events goes back to all). The answer carries the signing
+ * secret when it has never been shown: the row lock taken by the upsert makes "never shown" true
+ * for one caller.
  */
 export async function putAccountWebhook(
   pool: Pool,
   accountId: string,
-  url: string,
+  webhook: { url: string; events: readonly MessageEventType[] | null },
 ): Promise<AccountWebhook & { signing_secret?: string }> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<Row>(
-      `INSERT INTO account_webhooks (account_id, url, signing_secret) VALUES ($1, $2, $3)
-       ON CONFLICT (account_id) DO UPDATE SET url = EXCLUDED.url, updated_at = now()
+      `INSERT INTO account_webhooks (account_id, url, events, signing_secret) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (account_id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, updated_at = now()
        RETURNING ${COLUMNS}`,
-      [accountId, url, newSigningSecret()],
+      [accountId, webhook.url, webhook.events, newSigningSecret()],
     );
     const row = rows[0] as Row;
     if (row.secret_shown_at !== null) return view(row);
@@ -60,11 +67,12 @@ export async function putAccountWebhook(
   });
 }
 
-/** Removes the account webhook; the secret stays, as sends' own webhook_urls still use it. */
+/** Removes the account webhook and its filter; the secret stays, as sends' own webhook_urls still use it. */
 export async function deleteAccountWebhook(db: Queryable, accountId: string): Promise<void> {
-  await db.query("UPDATE account_webhooks SET url = NULL, updated_at = now() WHERE account_id = $1", [
-    accountId,
-  ]);
+  await db.query(
+    "UPDATE account_webhooks SET url = NULL, events = NULL, updated_at = now() WHERE account_id = $1",
+    [accountId],
+  );
 }
 
 /** Replaces the signing secret (creating the first one if needed) and returns it, once. */

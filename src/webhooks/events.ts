@@ -20,6 +20,19 @@ export const MESSAGE_EVENT_TYPES: readonly MessageEventType[] = [
   "message.undelivered",
 ];
 
+/**
+ * The event types a send's messages announce at all: those its own webhook_url asks for (all
+ * when it names none), else those of the account webhook (`accountWebhookEvents`, empty when
+ * the account has none). Lets the send path skip events nobody wants without a query.
+ */
+export function eventTypesWanted(
+  send: { webhookUrl: string | null; webhookEvents: readonly MessageEventType[] | null },
+  accountWebhookEvents: readonly MessageEventType[],
+): ReadonlySet<MessageEventType> {
+  if (send.webhookUrl) return new Set(send.webhookEvents ?? MESSAGE_EVENT_TYPES);
+  return new Set(accountWebhookEvents);
+}
+
 /** A timestamptz as JS toISOString() prints it: UTC, milliseconds (truncated, as pg's Date is), Z. */
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -27,8 +40,9 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
  * One INSERT ... SELECT whatever the number of ids. The Message is built here exactly as
  * toMessageView (src/intake/message-view.ts) renders it, field for field and in the same order,
  * so the payload is the event's own snapshot: delivery never reads the message again and the
- * event shows the change it announces. The destination is fixed now too: the send's webhook_url,
- * else the account webhook. Messages with neither are skipped by the join.
+ * event shows the change it announces. The destination is fixed now too: the send's webhook_url
+ * with the event types it asked for (webhook_events, NULL for all), else the account webhook with
+ * its own (events, NULL for all). Messages whose destination does not want the type are skipped.
  */
 const RECORD_EVENTS = `
   INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, created_at)
@@ -61,13 +75,14 @@ const RECORD_EVENTS = `
         FROM messages m
         LEFT JOIN account_webhooks w ON w.account_id = m.account_id
        WHERE m.id = ANY ($1::uuid[])
-         AND COALESCE(m.webhook_url, w.url) IS NOT NULL
+         AND CASE WHEN m.webhook_url IS NOT NULL THEN m.webhook_events IS NULL OR $2 = ANY (m.webhook_events)
+                  ELSE w.url IS NOT NULL AND (w.events IS NULL OR $2 = ANY (w.events)) END
     ) e`;
 
 /**
  * Records one event per message id, snapshotting the Message as GET /api/v1/sms/{id} shows it
- * now, for messages whose send has a webhook_url or whose account has a webhook; a no-op for the
- * others. Call it in the transaction of the status change, after the change. Set-based: one
+ * now, for messages whose destination (the send's webhook_url, else the account webhook) wants
+ * this type; a no-op for the others. Call it in the transaction of the status change, after the change. Set-based: one
  * statement whatever the count. Delivery happens later, off this path (see delivery.ts).
  */
 export async function recordMessageEvents(

@@ -319,7 +319,14 @@ describe("wrong JSON types, unknown fields, blank and hostile strings", () => {
         const bad = (value as unknown[]).findIndex((v) => typeof v !== "string");
         await rejectsField(BULK, "to", value, `to[${bad}]`);
       }
-      for (const value of [123, true, null, [], {}]) await rejectsField(BULK, "webhook_url", value);
+      for (const value of [123, true, null, [], {}]) {
+        await rejectsField(BULK, "webhook_url", value);
+        await rejectsField(SEND, "webhook_url", value);
+      }
+      for (const value of WRONG_TYPES) {
+        await rejectsField(BULK, "webhook_events", value);
+        await rejectsField(SEND, "webhook_events", value);
+      }
     });
   });
 
@@ -420,6 +427,15 @@ describe("wrong JSON types, unknown fields, blank and hostile strings", () => {
       await rejectsField(BULK, "webhook_url", "javascript:alert(1)");
       await rejectsField(BULK, "webhook_url", "ftp://example.com/hook");
       await rejectsField(BULK, "webhook_url", `https://example.com/${"a".repeat(2_100)}`);
+      await rejectsField(SEND, "webhook_url", "not a url");
+      await rejectsField(SEND, "webhook_url", "javascript:alert(1)");
+      await rejectsField(SEND, "webhook_url", "ftp://example.com/hook");
+      await rejectsField(SEND, "webhook_url", `https://example.com/${"a".repeat(2_100)}`);
+      for (const e of SENDS) {
+        await rejectsField(e, "webhook_events", ["message.delivered", "'; DROP TABLE messages; --"]);
+        // A filter needs the send's own webhook_url to apply to.
+        await rejectsField(e, "webhook_events", ["message.delivered"]);
+      }
     });
   });
 
@@ -844,14 +860,20 @@ describe("property: any JSON body to the send endpoints", () => {
     return { body, valid };
   }
 
+  const webhookUrl = () =>
+    field(
+      fc.constantFrom("https://example.com/hooks/sms", "http://127.0.0.1:8080/cb?x=1"),
+      fc.oneof(fc.constantFrom("not a url", "ftp://example.com/x", "javascript:alert(1)", ""), notAString),
+    );
   const singleBodies = fc
     .record({
       to: field(validPhone, invalidPhone),
       from: field(fc.constant("SHIRI"), invalidFrom),
       message: field(validMessage, invalidMessage),
-      extra: extras(["to", "from", "message"]),
+      webhook_url: webhookUrl(),
+      extra: extras(["to", "from", "message", "webhook_url"]),
     })
-    .map(({ extra, ...fields }) => build(fields, extra));
+    .map(({ extra, ...fields }) => build(fields, extra, ["webhook_url"]));
 
   const validRecipients = fc.array(validPhone, { minLength: 1, maxLength: 5 });
   const invalidRecipients = fc.oneof(
@@ -867,10 +889,7 @@ describe("property: any JSON body to the send endpoints", () => {
       to: field(validRecipients, invalidRecipients),
       from: field(fc.constant("SHIRI"), invalidFrom),
       message: field(validMessage, invalidMessage),
-      webhook_url: field(
-        fc.constantFrom("https://example.com/hooks/sms", "http://127.0.0.1:8080/cb?x=1"),
-        fc.oneof(fc.constantFrom("not a url", "ftp://example.com/x", "javascript:alert(1)", ""), notAString),
-      ),
+      webhook_url: webhookUrl(),
       extra: extras(["to", "from", "message", "webhook_url"]),
     })
     .map(({ extra, ...fields }) => build(fields, extra, ["webhook_url"]));

@@ -19,8 +19,17 @@ afterAll(() => t.stop());
 const api = (method: string, path: string, body?: unknown, headers = acct.headers) =>
   call(t.base, method, `/api/v1${path}`, { headers, ...(body === undefined ? {} : { body }) });
 
+const ALL_EVENTS = [
+  "message.enqueued",
+  "message.success",
+  "message.failed",
+  "message.delivered",
+  "message.undelivered",
+];
+
 interface WebhookData {
   url: string | null;
+  events: string[];
   signing_secret_set: boolean;
   secret_created_at: string | null;
   updated_at: string | null;
@@ -51,7 +60,13 @@ describe("the account webhook endpoints", () => {
     expect(res.body).toEqual({
       status: "success",
       message: "request successful",
-      data: { url: null, signing_secret_set: false, secret_created_at: null, updated_at: null },
+      data: {
+        url: null,
+        events: ALL_EVENTS,
+        signing_secret_set: false,
+        secret_created_at: null,
+        updated_at: null,
+      },
     });
   });
 
@@ -127,6 +142,75 @@ describe("the account webhook endpoints", () => {
       },
     });
   });
+
+  it("PUT names the events it wants; GET and the answer show the list in force; a PUT without events goes back to all", async () => {
+    const a = await t.account();
+    const put = await api(
+      "PUT",
+      "/webhook",
+      { url: "https://hooks.example.com/sms", events: ["message.delivered", "message.failed"] },
+      a.headers,
+    );
+    expect(put.status).toBe(200);
+    expect(dataOf(put).events).toEqual(["message.delivered", "message.failed"]);
+    const got = await api("GET", "/webhook", undefined, a.headers);
+    expect(dataOf(got)).toMatchObject({
+      url: "https://hooks.example.com/sms",
+      events: ["message.delivered", "message.failed"],
+    });
+
+    const again = await api("PUT", "/webhook", { url: "https://hooks.example.com/sms" }, a.headers);
+    expect(dataOf(again).events).toEqual(ALL_EVENTS);
+    expect(dataOf(await api("GET", "/webhook", undefined, a.headers)).events).toEqual(ALL_EVENTS);
+
+    await api(
+      "PUT",
+      "/webhook",
+      { url: "https://hooks.example.com/sms", events: ["message.success"] },
+      a.headers,
+    );
+    await api("DELETE", "/webhook", undefined, a.headers);
+    expect(dataOf(await api("GET", "/webhook", undefined, a.headers))).toMatchObject({
+      url: null,
+      events: ALL_EVENTS,
+    });
+  });
+
+  it.each([
+    [null, "must be an array of event types"],
+    ["message.delivered", "must be an array of event types"],
+    [[1], "must be an array of event types"],
+    [[], "must name at least one event type"],
+    [["message.delivered", "message.read"], `must contain only ${ALL_EVENTS.join(", ")}`],
+    [["MESSAGE.DELIVERED"], `must contain only ${ALL_EVENTS.join(", ")}`],
+    [["message.failed", "message.failed"], "must not repeat an event type"],
+  ])(
+    "PUT events %j is a Kit validation error naming events, and changes nothing",
+    async (events, description) => {
+      const a = await t.account();
+      await api(
+        "PUT",
+        "/webhook",
+        { url: "https://hooks.example.com/keep", events: ["message.failed"] },
+        a.headers,
+      );
+      const res = await api("PUT", "/webhook", { url: "https://hooks.example.com/new", events }, a.headers);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        status: "error",
+        message: "Validation failed",
+        error: {
+          code: "VALIDATION_ERROR",
+          description: "One or more fields failed validation",
+          validation_errors: [{ field: "events", description }],
+        },
+      });
+      expect(dataOf(await api("GET", "/webhook", undefined, a.headers))).toMatchObject({
+        url: "https://hooks.example.com/keep",
+        events: ["message.failed"],
+      });
+    },
+  );
 
   it("PUT with malformed JSON is a Kit BAD_REQUEST", async () => {
     const res = await call(t.base, "PUT", "/api/v1/webhook", { headers: acct.headers, rawBody: "{" });
@@ -214,6 +298,284 @@ describe("events recorded at the send", () => {
     expect(events.find((e) => e.message_id === bulkId)?.url).toBe("https://own.example.com/cb");
     // The 202 answer of the single send is the Message the event carries.
     expect(events.find((e) => e.message_id === singleId)?.payload.data).toEqual(single.body);
+  });
+});
+
+describe("the events a webhook asks for", () => {
+  const bulkIds = (res: { body: unknown }) =>
+    (res.body as { data: { items: { id: string }[] } }).data.items.map((i) => i.id);
+  /** Records `type` for the messages as a status change would, and returns the events now stored. */
+  async function change(ids: string[], type: "message.success" | "message.delivered" | "message.failed") {
+    await withTransaction(t.service.pool, (tx) => recordMessageEvents(tx, ids, type));
+    return eventsOf(ids);
+  }
+
+  it("an account webhook that wants delivered only: its sends write no event at all, and only delivered is recorded later", async () => {
+    const a = await t.account();
+    await api(
+      "PUT",
+      "/webhook",
+      { url: "https://account.example.com/cb", events: ["message.delivered"] },
+      a.headers,
+    );
+    const single = await api("POST", "/sms", { to: "+263771234567", from: "SHIRI", message: "x" }, a.headers);
+    const bulk = await api(
+      "POST",
+      "/sms/bulk",
+      { to: ["+263771234567", "12345"], from: "SHIRI", message: "x" },
+      a.headers,
+    );
+    expect([single.status, bulk.status]).toEqual([202, 202]);
+    const ids = [(single.body as { id: string }).id, ...bulkIds(bulk)];
+    // Neither enqueued (routable) nor failed (the unroutable number): nothing at the send.
+    expect(await eventsOf(ids)).toEqual([]);
+    expect(await change(ids, "message.success")).toEqual([]);
+    const events = await change(ids, "message.delivered");
+    expect(events.map((e) => [e.message_id, e.type, e.url]).sort()).toEqual(
+      ids.map((id) => [id, "message.delivered", "https://account.example.com/cb"]).sort(),
+    );
+  });
+
+  it("an account webhook that wants failed only records the unroutable number's failure at the send", async () => {
+    const a = await t.account();
+    await api(
+      "PUT",
+      "/webhook",
+      { url: "https://account.example.com/cb", events: ["message.failed"] },
+      a.headers,
+    );
+    const bulk = await api(
+      "POST",
+      "/sms/bulk",
+      { to: ["+263771234567", "12345"], from: "SHIRI", message: "x" },
+      a.headers,
+    );
+    const [routable, unroutable] = bulkIds(bulk);
+    expect((await eventsOf([routable ?? "", unroutable ?? ""])).map((e) => [e.message_id, e.type])).toEqual([
+      [unroutable, "message.failed"],
+    ]);
+  });
+
+  it("a filter change takes effect on the next send, and the next status change of earlier messages", async () => {
+    const a = await t.account();
+    await api(
+      "PUT",
+      "/webhook",
+      { url: "https://account.example.com/cb", events: ["message.success"] },
+      a.headers,
+    );
+    const first = await api("POST", "/sms", { to: "+263771234567", from: "SHIRI", message: "x" }, a.headers);
+    const firstId = (first.body as { id: string }).id;
+    expect(await eventsOf([firstId])).toEqual([]);
+    await api("PUT", "/webhook", { url: "https://account.example.com/cb" }, a.headers);
+    const second = await api("POST", "/sms", { to: "+263771234567", from: "SHIRI", message: "x" }, a.headers);
+    const secondId = (second.body as { id: string }).id;
+    expect((await eventsOf([secondId])).map((e) => e.type)).toEqual(["message.enqueued"]);
+    expect((await change([firstId], "message.delivered")).map((e) => e.type)).toEqual(["message.delivered"]);
+  });
+
+  it("a send's webhook_events applies to its own webhook_url, whatever the account webhook wants", async () => {
+    const a = await t.account();
+    await api(
+      "PUT",
+      "/webhook",
+      { url: "https://account.example.com/cb", events: ["message.enqueued"] },
+      a.headers,
+    );
+    const single = await api(
+      "POST",
+      "/sms",
+      {
+        to: "+263771234567",
+        from: "SHIRI",
+        message: "x",
+        webhook_url: "https://own.example.com/single",
+        webhook_events: ["message.delivered", "message.undelivered"],
+      },
+      a.headers,
+    );
+    expect(single.status).toBe(202);
+    const bulk = await api(
+      "POST",
+      "/sms/bulk",
+      {
+        to: ["+263771234567", "12345"],
+        from: "SHIRI",
+        message: "x",
+        webhook_url: "https://own.example.com/bulk",
+        webhook_events: ["message.failed", "message.success"],
+      },
+      a.headers,
+    );
+    expect(bulk.status).toBe(202);
+    const singleId = (single.body as { id: string }).id;
+    const [routable, unroutable] = bulkIds(bulk);
+    const ids = [singleId, routable ?? "", unroutable ?? ""];
+    expect((await eventsOf(ids)).map((e) => [e.message_id, e.type, e.url])).toEqual([
+      [unroutable, "message.failed", "https://own.example.com/bulk"],
+    ]);
+    const { rows } = await t.service.pool.query<{
+      id: string;
+      webhook_url: string;
+      webhook_events: string[];
+    }>("SELECT id, webhook_url, webhook_events FROM messages WHERE id = ANY ($1)", [ids]);
+    expect(rows.find((r) => r.id === singleId)).toMatchObject({
+      webhook_url: "https://own.example.com/single",
+      webhook_events: ["message.delivered", "message.undelivered"],
+    });
+    const success = (await change(ids, "message.success")).filter((e) => e.type === "message.success");
+    expect(success.map((e) => [e.message_id, e.url]).sort()).toEqual(
+      [
+        [routable, "https://own.example.com/bulk"],
+        [unroutable, "https://own.example.com/bulk"],
+      ].sort(),
+    );
+    const delivered = (await change(ids, "message.delivered")).filter((e) => e.type === "message.delivered");
+    expect(delivered.map((e) => [e.message_id, e.url])).toEqual([
+      [singleId, "https://own.example.com/single"],
+    ]);
+  });
+
+  it("a send's webhook_url without webhook_events gets every event, even when the account webhook filters", async () => {
+    const a = await t.account();
+    await api(
+      "PUT",
+      "/webhook",
+      { url: "https://account.example.com/cb", events: ["message.delivered"] },
+      a.headers,
+    );
+    const single = await api(
+      "POST",
+      "/sms",
+      { to: "+263771234567", from: "SHIRI", message: "x", webhook_url: "https://own.example.com/all" },
+      a.headers,
+    );
+    const id = (single.body as { id: string }).id;
+    await change([id], "message.success");
+    const events = await change([id], "message.delivered");
+    expect(events.map((e) => [e.type, e.url])).toEqual([
+      ["message.enqueued", "https://own.example.com/all"],
+      ["message.success", "https://own.example.com/all"],
+      ["message.delivered", "https://own.example.com/all"],
+    ]);
+    expect(events[0]?.payload.data).toEqual(single.body);
+  });
+});
+
+describe("webhook_url and webhook_events on the send endpoints", () => {
+  const SINGLE = { to: "+263771234567", from: "SHIRI", message: "x" };
+  const BULK = { to: ["+263771234567"], from: "SHIRI", message: "x" };
+  const legacy = (validation_errors: unknown) => ({
+    status: "",
+    message: "invalid request",
+    error: {
+      type: "ERR_BAD_REQUEST",
+      description: "one or more fields failed validation",
+      validation_errors,
+    },
+  });
+  const kit = (validation_errors: unknown) => ({
+    status: "error",
+    message: "Validation failed",
+    error: {
+      code: "VALIDATION_ERROR",
+      description: "One or more fields failed validation",
+      validation_errors,
+    },
+  });
+  const INVALID_EVENTS: Array<[unknown, string]> = [
+    [null, "must be an array of event types"],
+    [[], "must name at least one event type"],
+    [["message.sent"], `must contain only ${ALL_EVENTS.join(", ")}`],
+    [["message.success", "message.success"], "must not repeat an event type"],
+  ];
+
+  async function writesNothing(account: { id: string }, fn: () => Promise<void>) {
+    const count = async () =>
+      (
+        await t.service.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM messages WHERE account_id = $1",
+          [account.id],
+        )
+      ).rows[0]?.n;
+    const before = await count();
+    await fn();
+    expect(await count()).toBe(before);
+  }
+
+  it("POST /api/v1/sms: a bad webhook_url or webhook_events is a legacy 400 naming the field, nothing written", async () => {
+    const a = await t.account();
+    await writesNothing(a, async () => {
+      for (const url of ["not a url", "javascript:alert(1)", "ftp://example.com/x", 42, null]) {
+        const res = await api("POST", "/sms", { ...SINGLE, webhook_url: url }, a.headers);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(legacy([{ field: "webhook_url", description: "must be a valid URL" }]));
+      }
+      const long = await api(
+        "POST",
+        "/sms",
+        { ...SINGLE, webhook_url: `https://e.com/${"a".repeat(2_100)}` },
+        a.headers,
+      );
+      expect(long.body).toEqual(
+        legacy([{ field: "webhook_url", description: "must be at most 2048 characters" }]),
+      );
+      for (const [events, description] of INVALID_EVENTS) {
+        const res = await api(
+          "POST",
+          "/sms",
+          { ...SINGLE, webhook_url: "https://own.example.com/cb", webhook_events: events },
+          a.headers,
+        );
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(legacy([{ field: "webhook_events", description }]));
+      }
+      const alone = await api(
+        "POST",
+        "/sms",
+        { ...SINGLE, webhook_events: ["message.delivered"] },
+        a.headers,
+      );
+      expect(alone.status).toBe(400);
+      expect(alone.body).toEqual(legacy([{ field: "webhook_events", description: "requires webhook_url" }]));
+    });
+  });
+
+  it("POST /api/v1/sms/bulk: a bad webhook_events is a Kit 400 naming the field, nothing written", async () => {
+    const a = await t.account();
+    await writesNothing(a, async () => {
+      for (const [events, description] of INVALID_EVENTS) {
+        const res = await api(
+          "POST",
+          "/sms/bulk",
+          { ...BULK, webhook_url: "https://own.example.com/cb", webhook_events: events },
+          a.headers,
+        );
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(kit([{ field: "webhook_events", description }]));
+      }
+      const alone = await api(
+        "POST",
+        "/sms/bulk",
+        { ...BULK, webhook_events: ["message.delivered"] },
+        a.headers,
+      );
+      expect(alone.status).toBe(400);
+      expect(alone.body).toEqual(kit([{ field: "webhook_events", description: "requires webhook_url" }]));
+    });
+  });
+
+  it("POST /api/v1/sms with a valid webhook_url answers the contract's Message, unchanged", async () => {
+    const a = await t.account();
+    const plain = await api("POST", "/sms", SINGLE, a.headers);
+    const own = await api(
+      "POST",
+      "/sms",
+      { ...SINGLE, webhook_url: "https://own.example.com/cb", webhook_events: ["message.delivered"] },
+      a.headers,
+    );
+    expect(own.status).toBe(202);
+    expect(Object.keys(own.body as object)).toEqual(Object.keys(plain.body as object));
   });
 });
 

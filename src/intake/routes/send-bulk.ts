@@ -4,19 +4,19 @@ import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { idempotencyKeyOf } from "../idempotency.ts";
-import { msisdnField, parseBody, textField } from "../validation.ts";
+import {
+  eventTypesField,
+  msisdnField,
+  parseBody,
+  textField,
+  webhookEventsNeedUrl,
+  webhookUrlField,
+} from "../validation.ts";
 
-/** POST /api/v1/sms/bulk — one body, many recipients; accepted or rejected whole; Kit shapes. */
-export const webhookUrlField = () =>
-  z
-    .string({ error: "must be a valid URL" })
-    .max(2048, "must be at most 2048 characters")
-    .refine((s) => {
-      if (!URL.canParse(s)) return false;
-      const { protocol } = new URL(s);
-      return protocol === "http:" || protocol === "https:";
-    }, "must be a valid URL");
-
+/**
+ * POST /api/v1/sms/bulk — one body, many recipients; accepted or rejected whole; Kit shapes.
+ * webhook_events (extension) narrows the callbacks to webhook_url to the types it names.
+ */
 export function bulkBody(maxRecipients: number) {
   return z
     .object({
@@ -29,8 +29,10 @@ export function bulkBody(maxRecipients: number) {
       from: textField(64),
       message: textField(10_000),
       webhook_url: webhookUrlField().optional(),
+      webhook_events: eventTypesField().optional(),
     })
-    .strict();
+    .strict()
+    .superRefine(webhookEventsNeedUrl);
 }
 
 export function sendBulk(deps: IntakeDeps): RequestHandler {
@@ -48,6 +50,7 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
         from: body.from,
         message: body.message,
         webhookUrl: body.webhook_url ?? null,
+        webhookEvents: body.webhook_events ?? null,
         bulk: true,
       },
       render: (send) => ({

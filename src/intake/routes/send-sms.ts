@@ -5,16 +5,30 @@ import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { idempotencyKeyOf } from "../idempotency.ts";
 import { toMessageView } from "../message-view.ts";
-import { msisdnField, parseBody, textField } from "../validation.ts";
+import {
+  eventTypesField,
+  msisdnField,
+  parseBody,
+  textField,
+  webhookEventsNeedUrl,
+  webhookUrlField,
+} from "../validation.ts";
 
-/** POST /api/v1/sms — one recipient; the Message comes back bare, errors in the legacy shape. */
+/**
+ * POST /api/v1/sms — one recipient; the Message comes back bare, errors in the legacy shape.
+ * webhook_url and webhook_events are extensions (the contract has webhook_url on bulk only),
+ * validated exactly as on bulk.
+ */
 export const sendSmsBody = z
   .object({
     to: msisdnField(),
     from: textField(64),
     message: textField(10_000),
+    webhook_url: webhookUrlField().optional(),
+    webhook_events: eventTypesField().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine(webhookEventsNeedUrl);
 
 export function sendSms(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
@@ -25,7 +39,14 @@ export function sendSms(deps: IntakeDeps): RequestHandler {
       idempotencyKey,
       rawBody: req.body,
       locals: res.locals,
-      send: { recipients: [body.to], from: body.from, message: body.message, webhookUrl: null, bulk: false },
+      send: {
+        recipients: [body.to],
+        from: body.from,
+        message: body.message,
+        webhookUrl: body.webhook_url ?? null,
+        webhookEvents: body.webhook_events ?? null,
+        bulk: false,
+      },
       render: (send) => {
         const m = send.messages[0];
         if (!m) throw new Error("a single send has one message");

@@ -7,24 +7,25 @@ import {
   rotateSigningSecret,
 } from "../../webhooks/account-webhooks.ts";
 import type { IntakeDeps } from "../deps.ts";
-import { parseBody } from "../validation.ts";
-import { webhookUrlField } from "./send-bulk.ts";
+import { eventTypesField, parseBody, webhookUrlField } from "../validation.ts";
 
 /**
  * The account webhook (an extension, Kit conventions): where events of sends without their own
- * webhook_url go, and the signing secret of every callback of the account.
+ * webhook_url go, which event types it wants (all unless `events` names some), and the signing
+ * secret of every callback of the account.
  */
 export const putWebhookBody = z
   .object({
     url: z
       .string({ error: (i) => (i.input === undefined ? "is required" : "must be a valid URL") })
       .pipe(webhookUrlField()),
+    events: eventTypesField().optional(),
   })
   .strict();
 
 const ONCE = "save the signing secret now, it is returned only once";
 
-/** GET /api/v1/webhook — the registered URL (or null) and whether a signing secret exists. */
+/** GET /api/v1/webhook — the registered URL (or null), its event types, whether a signing secret exists. */
 export function getWebhook(deps: IntakeDeps): RequestHandler {
   return async (_req, res) => {
     const webhook = await getAccountWebhook(deps.pool, res.locals.accountId);
@@ -32,11 +33,11 @@ export function getWebhook(deps: IntakeDeps): RequestHandler {
   };
 }
 
-/** PUT /api/v1/webhook — registers or replaces the URL; the first answer carries the secret. */
+/** PUT /api/v1/webhook — registers or replaces the URL and its events; the first answer carries the secret. */
 export function putWebhook(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
-    const { url } = parseBody(putWebhookBody, req.body);
-    const webhook = await putAccountWebhook(deps.pool, res.locals.accountId, url);
+    const { url, events } = parseBody(putWebhookBody, req.body);
+    const webhook = await putAccountWebhook(deps.pool, res.locals.accountId, { url, events: events ?? null });
     const message = webhook.signing_secret ? `webhook saved: ${ONCE}` : "webhook saved";
     res.status(200).json({ status: "success", message, data: webhook });
   };
