@@ -4,6 +4,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
+import { verifySignature } from "../../src/webhooks/signing.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -250,5 +251,114 @@ describe("the account webhook", () => {
     expect(enqueued?.event.data).toEqual(single.body); // the 202 answer, field for field
     const del = await call(h.t.base, "DELETE", "/api/v1/webhook", { headers: h.acct.headers });
     expect(del.status).toBe(200);
+  });
+});
+
+describe("the events a webhook asks for", () => {
+  /** The stored events of these messages: [message id, type, state], once none is pending. */
+  async function settledEvents(ids: string[]) {
+    let rows: Array<{ message_id: string; type: string; state: string }> = [];
+    await waitFor(
+      async () => {
+        ({ rows } = await h.pool.query(
+          "SELECT message_id, type, state FROM webhook_events WHERE message_id = ANY ($1) ORDER BY message_id, type",
+          [ids],
+        ));
+        return rows.every((r) => r.state !== "pending");
+      },
+      { timeoutMs: 30_000, what: "every event settled" },
+    );
+    return rows;
+  }
+
+  it("a single send's own webhook_url gets every event, signed with the account's secret", async () => {
+    const rx = await receiver();
+    const res = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: { to: phone("776", 2), from: "SHIRI", message: "single, own hook", webhook_url: rx.url },
+    });
+    expect(res.status).toBe(202);
+    const id = (res.body as { id: string }).id;
+    await waitFor(() => rx.forMessage(id).length >= 3, { timeoutMs: 30_000, what: "three callbacks" });
+    expect(types(rx.forMessage(id))).toEqual(["message.delivered", "message.enqueued", "message.success"]);
+    for (const r of rx.forMessage(id)) {
+      expect(verifySignature(secret, r.body, String(r.headers["shiri-signature"]))).toBe(true);
+      expect(r.headers["shiri-event-type"]).toBe(r.event.type);
+    }
+    const enqueued = rx.forMessage(id).find((r) => r.event.type === "message.enqueued");
+    expect(enqueued?.event.data).toEqual(res.body);
+    expect((await settledEvents([id])).every((e) => e.state === "delivered")).toBe(true);
+  });
+
+  it("an account webhook that wants delivered only receives one callback per message and nothing else", async () => {
+    const a = await h.t.account({ balance: 10_000_000 });
+    const rx = await receiver();
+    const put = await call(h.t.base, "PUT", "/api/v1/webhook", {
+      headers: a.headers,
+      body: { url: rx.url, events: ["message.delivered"] },
+    });
+    expect(put.status).toBe(200);
+    const accountSecret = (put.body as { data: { signing_secret: string } }).data.signing_secret;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const single = await call(h.t.base, "POST", "/api/v1/sms", {
+        headers: a.headers,
+        body: { to: phone("777", i), from: "SHIRI", message: "delivered only" },
+      });
+      ids.push((single.body as { id: string }).id);
+    }
+    const bulkRes = await call(h.t.base, "POST", "/api/v1/sms/bulk", {
+      headers: a.headers,
+      body: { to: [phone("717", 1), phone("778", 1), "12345"], from: "SHIRI", message: "delivered only" },
+    });
+    const bulkIds = (bulkRes.body as { data: { items: { id: string }[] } }).data.items.map((i) => i.id);
+    const unroutable = bulkIds.pop() ?? "";
+    ids.push(...bulkIds);
+    await h.waitUntilSettled(ids, { delivered: true });
+    await waitFor(() => rx.received.length >= ids.length, { timeoutMs: 30_000, what: "delivered callbacks" });
+
+    const events = await settledEvents([...ids, unroutable]);
+    expect(events.map((e) => [e.message_id, e.type, e.state])).toEqual(
+      ids.map((id) => [id, "message.delivered", "delivered"]).sort(),
+    );
+    expect(rx.received).toHaveLength(ids.length);
+    for (const r of rx.received) {
+      expect(r.event.type).toBe("message.delivered");
+      expect(verifySignature(accountSecret, r.body, String(r.headers["shiri-signature"]))).toBe(true);
+    }
+    expect(new Set(rx.received.map((r) => r.event.data.id))).toEqual(new Set(ids));
+  });
+
+  it("a bulk send's webhook_events narrows its own callbacks: final outcomes that are not delivery", async () => {
+    const rx = await receiver();
+    const res = await call(h.t.base, "POST", "/api/v1/sms/bulk", {
+      headers: h.acct.headers,
+      body: {
+        to: [phone("779", 1), phone("732", 1), "12345"], // econet delivers, telecel UNDELIV, unroutable
+        from: "SHIRI",
+        message: "bad news only",
+        webhook_url: rx.url,
+        webhook_events: ["message.undelivered", "message.failed"],
+      },
+    });
+    expect(res.status).toBe(202);
+    const [econet, telecel, unroutable] = (res.body as { data: { items: { id: string }[] } }).data.items.map(
+      (i) => i.id,
+    );
+    await h.waitUntilSettled([econet ?? "", telecel ?? ""], { delivered: true });
+    await waitFor(() => rx.received.length >= 2, { timeoutMs: 30_000, what: "two callbacks" });
+    const events = await settledEvents([econet ?? "", telecel ?? "", unroutable ?? ""]);
+    expect(events.map((e) => [e.message_id, e.type]).sort()).toEqual(
+      [
+        [telecel, "message.undelivered"],
+        [unroutable, "message.failed"],
+      ].sort(),
+    );
+    expect(rx.received.map((r) => [r.event.data.id, r.event.type]).sort()).toEqual(
+      [
+        [telecel, "message.undelivered"],
+        [unroutable, "message.failed"],
+      ].sort(),
+    );
   });
 });
