@@ -23,6 +23,13 @@ const envSchema = z.object({
    * more backends only contend (on the 2-core bench machine 5 gave 2,100 sends/s, 20 gave 1,150–1,400).
    */
   PG_POOL_MAX: z.coerce.number().int().positive().default(5),
+  /** Per connection: longest statement, lock wait, idle open transaction, wait for a connection. */
+  PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  PG_LOCK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /** Idle keep-alive connections stay open this long: above common load balancers' 60 s idle timeout. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
   BULK_MAX_RECIPIENTS: intFromEnv(10_000),
   MAX_SEGMENTS: intFromEnv(10),

@@ -7,7 +7,7 @@ import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
-import { createPool, type Pool } from "./db/pool.ts";
+import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
@@ -50,7 +50,8 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       logger.debug({ postgres: line.trim() }, "postgres"),
     );
     stops.push(database.stop);
-    const pool = createPool(database.url, config.PG_POOL_MAX);
+    const timeouts = databaseTimeouts(config);
+    const pool = createPool(database.url, config.PG_POOL_MAX, timeouts);
     stops.push(() => pool.end());
     const migrated = await migrate(pool);
     if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
@@ -61,6 +62,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       supervise: role !== "api",
       superviseIntervalSeconds: config.QUEUE_SUPERVISE_SECONDS,
       dispatchJobExpireSeconds: config.DISPATCH_JOB_EXPIRE_SECONDS,
+      timeouts,
     });
     stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));
 
@@ -79,6 +81,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         createApp({ pool, boss, config, logger, metrics }),
         config.HOST,
         config.PORT,
+        config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       );
       port = addressPort(server);
       stops.push(() => closeServer(server));
@@ -140,9 +143,29 @@ function startCarrierSimulators(config: Config, logger: Logger): Promise<Running
   return startSimulators({ perOperator, logger: logger.child({ component: "simulator" }) });
 }
 
-function listen(app: import("express").Express, host: string, port: number): Promise<Server> {
+/** The per-connection database limits from the configuration (see src/db/pool.ts). */
+export function databaseTimeouts(config: Config): DatabaseTimeouts {
+  return {
+    statementMs: config.PG_STATEMENT_TIMEOUT_MS,
+    lockMs: config.PG_LOCK_TIMEOUT_MS,
+    idleInTransactionMs: config.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    connectMs: config.PG_CONNECT_TIMEOUT_MS,
+  };
+}
+
+function listen(
+  app: import("express").Express,
+  host: string,
+  port: number,
+  keepAliveTimeoutMs: number,
+): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
+    // A load balancer reuses an idle connection until its own idle timeout (60 s by default on AWS
+    // ALB and for nginx's upstream keepalive): if Node closed it first (its default is 5 s), a
+    // request sent at that moment meets a closed socket. Node wants headersTimeout above it too.
+    server.keepAliveTimeout = keepAliveTimeoutMs;
+    server.headersTimeout = keepAliveTimeoutMs + 1_000;
     server.once("listening", () => resolve(server));
     server.once("error", reject);
   });

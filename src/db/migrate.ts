@@ -18,7 +18,16 @@ export interface MigrationResult {
 export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
   const client = await pool.connect();
+  // Checked out, the client has no listener of the pool's: a lost connection must reject, not crash.
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken ??= err;
+  };
+  client.on("error", onError);
   try {
+    // A migration may outlast the service's statement timeout, and waiting for another process's
+    // migration is a lock wait: neither limit applies on this session (discarded after).
+    await client.query("SET statement_timeout = 0; SET lock_timeout = 0");
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
     await client.query(
       `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -49,6 +58,8 @@ export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
     return { applied, current: files.at(-1) ?? null };
   } finally {
     await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
-    client.release();
+    client.removeListener("error", onError);
+    // Discarded rather than pooled: its session has the timeouts switched off.
+    client.release(broken ?? true);
   }
 }

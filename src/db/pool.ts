@@ -8,9 +8,43 @@ export type Pool = pg.Pool;
 // bigint (int8) columns hold money; they stay exact as JS numbers up to 2^53, far beyond any balance.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
 
-export function createPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: "shiri" });
+/**
+ * Limits every connection carries, so a hung or locked database fails a request in seconds
+ * instead of holding it (and the connection, and whatever lease its caller holds) forever.
+ */
+export interface DatabaseTimeouts {
+  /** Longest a single statement may run (statement_timeout). */
+  statementMs: number;
+  /** Longest a statement may wait for a lock, advisory locks included (lock_timeout). */
+  lockMs: number;
+  /** Longest a transaction may sit open with nothing running (idle_in_transaction_session_timeout). */
+  idleInTransactionMs: number;
+  /** Longest a checkout may wait for a connection, new or from the pool. */
+  connectMs: number;
+}
+
+/** The timeouts as node-postgres connection options (sent at connection start, so every session has them). */
+export function connectionOptions(timeouts: DatabaseTimeouts) {
+  return {
+    statement_timeout: timeouts.statementMs,
+    lock_timeout: timeouts.lockMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+    connectionTimeoutMillis: timeouts.connectMs,
+    // A peer that vanished without a FIN (network cut, host down) is noticed, not waited on.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
+}
+
+export function createPool(connectionString: string, max: number, timeouts?: DatabaseTimeouts): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: "shiri",
+    ...(timeouts ? connectionOptions(timeouts) : {}),
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
+  // Checked-out clients are not covered by this: see withTransaction.
   pool.on("error", () => {});
   return pool;
 }
@@ -25,18 +59,32 @@ const ended = new WeakSet<pg.PoolClient>();
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   ended.delete(client);
+  // pg-pool listens for 'error' on idle clients only. A backend that dies while this one is
+  // checked out emits 'error' on the client, and with no listener that ends the process. Its
+  // pending queries reject on their own; keep the reason so the client is discarded, not reused.
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken ??= err;
+  };
+  client.on("error", onError);
   try {
     const begin = client.query("BEGIN");
+    // fn may throw before BEGIN is awaited below: its rejection must never go unobserved.
+    begin.catch(() => {});
     const result = await fn(client);
     await begin;
     if (!ended.has(client)) await client.query("COMMIT");
     return result;
   } catch (err) {
-    if (!ended.has(client)) await client.query("ROLLBACK").catch(() => {});
+    if (!ended.has(client) && !broken)
+      await client.query("ROLLBACK").catch((rollbackErr: Error) => {
+        broken ??= rollbackErr;
+      });
     throw err;
   } finally {
     ended.delete(client);
-    client.release();
+    client.removeListener("error", onError);
+    client.release(broken);
   }
 }
 
@@ -64,4 +112,49 @@ export function sqlState(err: unknown): string | undefined {
   return typeof err === "object" && err !== null && "code" in err && typeof err.code === "string"
     ? err.code
     : undefined;
+}
+
+/**
+ * SQLSTATEs that mean "the database cannot serve this now, try again": the connection was lost
+ * or refused, the server is shutting down or starting, out of connections or resources, or one of
+ * the timeouts above (or a deadlock or serialisation failure) ended the statement.
+ */
+const UNAVAILABLE_STATES = new Set([
+  "57P01", // admin_shutdown (pg_terminate_backend, fast shutdown)
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now (starting up, recovering)
+  "57014", // query_canceled: statement_timeout
+  "55P03", // lock_not_available: lock_timeout
+  "25P03", // idle_in_transaction_session_timeout
+  "53300", // too_many_connections
+  "53100", // disk_full
+  "53200", // out_of_memory
+  "40001", // serialization_failure
+  "40P01", // deadlock_detected
+]);
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+// node-postgres and pg-pool say these in words only; the last is a database closed to
+// connections (ALLOW_CONNECTIONS false), whose SQLSTATE 55000 is too general to go by.
+const UNAVAILABLE_MESSAGES =
+  /connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout|query read timeout|is not currently accepting connections/i;
+
+/** True when err (or what caused it) says the database is unreachable or overloaded, not that the request was wrong. */
+export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+  if (typeof err !== "object" || err === null || depth > 3) return false;
+  const code = sqlState(err);
+  if (code && (UNAVAILABLE_STATES.has(code) || code.startsWith("08") || UNAVAILABLE_SOCKET_CODES.has(code)))
+    return true;
+  if (err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message)) return true;
+  if (err instanceof AggregateError && err.errors.some((e) => isDatabaseUnavailable(e, depth + 1)))
+    return true;
+  return "cause" in err && isDatabaseUnavailable(err.cause, depth + 1);
 }

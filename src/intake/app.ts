@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import { pinoHttp } from "pino-http";
+import { isDatabaseUnavailable } from "../db/pool.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import { requireApiKey } from "./auth.ts";
@@ -137,8 +138,6 @@ const undecodableSegmentsToInvalid: RequestHandler = (req, _res, next) => {
   next();
 };
 
-const CONNECTION_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P03", "53300"]);
-
 function errorHandler(): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
@@ -147,12 +146,10 @@ function errorHandler(): ErrorRequestHandler {
     if (parserError === "tooLarge") return sendError(res, "payloadTooLarge");
     if (parserError === "malformed") return sendError(res, "malformedJson");
     if (parserError === "unreadable") return sendError(res, "unreadableBody");
-    const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
-    if (
-      CONNECTION_ERRORS.has(code) ||
-      /timeout exceeded when trying to connect/i.test(String(err?.message))
-    ) {
-      req.log.error({ err }, "database unavailable");
+    // The database lost, refused, overloaded or timed out: the request was fine, so the client is
+    // told to come back (503 with Retry-After), not that something broke (500).
+    if (isDatabaseUnavailable(err)) {
+      req.log.warn({ err }, "database unavailable");
       return sendError(res, "unavailable");
     }
     req.log.error({ err }, "unhandled error");

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
-import type { Queryable } from "../db/pool.ts";
+import { connectionOptions, type DatabaseTimeouts, type Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "../webhooks/queue.ts";
 
@@ -20,6 +20,8 @@ export interface QueueOptions {
   superviseIntervalSeconds?: number;
   /** A dispatch job still active after this long is taken to have lost its worker. */
   dispatchJobExpireSeconds?: number;
+  /** The same per-connection limits as the service's own pool. */
+  timeouts?: DatabaseTimeouts;
 }
 
 export async function startQueue(
@@ -36,6 +38,7 @@ export async function startQueue(
     monitorIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
     schedule: false,
     application_name: "shiri-queue",
+    ...(opts.timeouts ? connectionOptions(opts.timeouts) : {}),
   });
   boss.on("error", (err) => logger.error({ err }, "queue error"));
   await boss.start();
