@@ -24,30 +24,38 @@ const V4: ReadonlyArray<[string, number]> = [
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4], // reserved, and 255.255.255.255 broadcast
 ];
-const V6: ReadonlyArray<[string, number]> = [
-  ["::", 128], // unspecified
-  ["::1", 128], // loopback
-  ["64:ff9b::", 96], // NAT64: would reach an IPv4 address we cannot vet here
-  ["64:ff9b:1::", 48], // local-use NAT64
-  ["100::", 64], // discard
-  ["2001::", 32], // Teredo, embeds an IPv4 address
+/**
+ * IPv6 is judged by an allow-list: only global unicast (2000::/3) is public, so every other
+ * block — unspecified, loopback, IPv4-compatible (::/96), IPv4-translated (::ffff:0:0:0/96),
+ * NAT64 (64:ff9b::/96 and /48), discard, unique-local, link-local, site-local, multicast, SRv6
+ * and whatever is assigned later — is refused without being named. Inside 2000::/3 these are
+ * not public either:
+ */
+const V6_INSIDE_GLOBAL: ReadonlyArray<[string, number]> = [
+  ["2001::", 23], // IETF protocol assignments: Teredo (embeds IPv4), benchmarking, ORCHID
   ["2001:db8::", 32], // documentation
   ["2002::", 16], // 6to4, embeds an IPv4 address
-  ["fc00::", 7], // unique local
-  ["fe80::", 10], // link-local
-  ["fec0::", 10], // site-local (deprecated)
-  ["ff00::", 8], // multicast
+  ["3fff::", 20], // documentation (RFC 9637)
 ];
 
-const refused = new BlockList();
-for (const [net, prefix] of V4) refused.addSubnet(net, prefix, "ipv4");
-for (const [net, prefix] of V6) refused.addSubnet(net, prefix, "ipv6");
+const refusedV4 = new BlockList();
+for (const [net, prefix] of V4) refusedV4.addSubnet(net, prefix, "ipv4");
+const globalUnicastV6 = new BlockList();
+globalUnicastV6.addSubnet("2000::", 3, "ipv6");
+const refusedInsideGlobalV6 = new BlockList();
+for (const [net, prefix] of V6_INSIDE_GLOBAL) refusedInsideGlobalV6.addSubnet(net, prefix, "ipv6");
+/** IPv4-mapped IPv6 (::ffff:a.b.c.d): the socket reaches the IPv4 address, so that is what is judged. */
+const mappedV4 = new BlockList();
+mappedV4.addSubnet("::ffff:0:0", 96, "ipv6");
 
 /** True for an address on the public internet; IPv4-mapped IPv6 is judged by its IPv4 part. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 0) return false;
-  return !refused.check(address, family === 4 ? "ipv4" : "ipv6");
+  if (family === 4) return !refusedV4.check(address, "ipv4");
+  if (family !== 6) return false;
+  // A BlockList of IPv4 rules matches an IPv4-mapped IPv6 address by its IPv4 part.
+  if (mappedV4.check(address, "ipv6")) return !refusedV4.check(address, "ipv6");
+  return globalUnicastV6.check(address, "ipv6") && !refusedInsideGlobalV6.check(address, "ipv6");
 }
 
 export class RefusedAddressError extends Error {

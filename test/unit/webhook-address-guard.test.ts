@@ -35,7 +35,39 @@ describe("which addresses callbacks may reach in production", () => {
     "fe80::1",
     "ff02::1",
     "2001:db8::1",
+    // IPv4-compatible (::/96, deprecated): some stacks still route it to the IPv4 address.
+    "::127.0.0.1",
+    "::7f00:1",
+    "::a00:1",
+    "::8.8.8.8",
+    "::2",
+    // IPv4-translated (SIIT), NAT64 local use, discard, site-local, Teredo, 6to4, ORCHID,
+    // benchmarking, the newer documentation block, SRv6, and unassigned space outside 2000::/3.
+    "::ffff:0:7f00:1",
+    "64:ff9b:1::a00:1",
+    "100::1",
+    "fec0::1",
+    "2001::1",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "2002:7f00:1::1",
+    "2001:10::1",
+    "2001:2::1",
+    "3fff::1",
+    "5f00::1",
+    "4000::1",
+    "1::1",
+    "fe80::1%eth0",
+    // IPv4 mapped onto its private and reserved blocks, and the rest of IPv4's special blocks.
+    "::ffff:169.254.169.254",
+    "::ffff:192.168.0.1",
+    "0.1.2.3",
+    "192.0.2.1",
+    "192.88.99.1",
+    "198.51.100.1",
+    "203.0.113.1",
+    "240.0.0.1",
     "not an address",
+    "",
   ])("%s is refused", (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
@@ -48,6 +80,8 @@ describe("which addresses callbacks may reach in production", () => {
     "2c0f:f8f0::1",
     "2606:4700::1111",
     "::ffff:8.8.8.8",
+    "2001:4860:4860::8888",
+    "2a00:1450:4001::1",
   ])("%s is allowed", (address) => {
     expect(isPublicAddress(address)).toBe(true);
   });
