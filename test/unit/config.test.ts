@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { OPERATORS } from "../../carriers/index.ts";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+
+/** Every variable loadConfig reads: the top-level settings and each carrier's SMPP_<OPERATOR>_<FIELD>. */
+function everyVariable(): string[] {
+  const defaults = loadConfig({});
+  // Optional settings left unset are absent from the parsed object: name them here.
+  const optional = ["DATABASE_URL"];
+  const names = [...Object.keys(defaults).filter((key) => key !== "carriers"), ...optional];
+  for (const op of OPERATORS) {
+    for (const field of Object.keys(defaults.carriers[op])) {
+      names.push(`SMPP_${op.toUpperCase()}_${field.toUpperCase()}`);
+    }
+  }
+  return names;
+}
+
+describe("configuration from the environment", () => {
+  it("treats every variable set to the empty string as unset", () => {
+    const names = everyVariable();
+    expect(names).toContain("DATABASE_URL");
+    expect(names).toContain("SMPP_ECONET_PORT");
+    const empty = Object.fromEntries(names.map((name) => [name, ""]));
+    expect(loadConfig(empty)).toEqual(loadConfig({}));
+    expect(loadConfig({ DATABASE_URL: "" }).DATABASE_URL).toBeUndefined();
+  });
+
+  it("still reads the variables that are set next to empty ones", () => {
+    const config = loadConfig({ DATABASE_URL: "", PORT: "8080", SMPP_NETONE_PORT: "2800", HOST: "" });
+    expect(config.PORT).toBe(8080);
+    expect(config.carriers.netone.port).toBe(2800);
+    expect(config.HOST).toBe(loadConfig({}).HOST);
+  });
+
+  it("still refuses a value that is set and invalid", () => {
+    expect(() => loadConfig({ DATABASE_URL: "not a url" })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: "-1" })).toThrow(ConfigError);
+  });
+});
