@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { EmbeddedPostgresError, startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createLogger } from "../../src/logger.ts";
 import { startQueue } from "../../src/queue/boss.ts";
@@ -39,7 +39,8 @@ async function provisionServer(): Promise<{ url: string; stop: () => Promise<voi
     return { url: container.getConnectionUri(), stop: async () => void (await container.stop()) };
   }
   const dir = await mkdtemp(path.join(tmpdir(), "shiri-test-pg-"));
-  // Postgres runs as the OS user "postgres" when we are root, so it must be able to enter the folder.
+  // As root the server runs as the OS user "postgres": opened up, the folder stays its home
+  // (else the data would move to a folder of its own, removed below all the same).
   await chmod(dir, 0o755);
   const port = 55_000 + Math.floor(Math.random() * 5_000);
   const db = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), port, database: "postgres" });
@@ -47,6 +48,7 @@ async function provisionServer(): Promise<{ url: string; stop: () => Promise<voi
     url: db.url,
     stop: async () => {
       await db.stop();
+      await rm(db.dataDir, { recursive: true, force: true });
       await rm(dir, { recursive: true, force: true });
     },
   };
@@ -59,7 +61,12 @@ export function databaseUrl(serverUrl: string, database: string): string {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const server = await provisionServer();
+  const server = await provisionServer().catch((err: unknown) => {
+    // Why, in one line, rather than a stack trace: the message says what to do.
+    if (!(err instanceof EmbeddedPostgresError)) throw err;
+    process.stderr.write(`\nshiri tests: ${err.message}\n\n`);
+    process.exit(1);
+  });
   const template = `shiri_template_${process.pid}`;
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
