@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import { pinoHttp } from "pino-http";
@@ -70,6 +71,7 @@ export function createApp(deps: IntakeDeps): express.Express {
   const json = express.json({
     limit: deps.config.BODY_LIMIT_BYTES,
     type: ["application/json", "application/*+json"],
+    verify: refuseInvalidUtf8,
   });
   const legacy = shape("legacy");
   const kit = shape("kit");
@@ -104,6 +106,16 @@ function countRequests(metrics: Metrics): RequestHandler {
     });
     next();
   };
+}
+
+/**
+ * The JSON parser would decode bytes that are not UTF-8 into U+FFFD and send that to a handset;
+ * such a body is refused instead (400, the "unreadable body" error), as the README promises.
+ * Other charsets (UTF-16, UTF-32) are decoded by the parser.
+ */
+function refuseInvalidUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  if ((encoding === "utf-8" || encoding === "utf8") && !isUtf8(body))
+    throw Object.assign(new Error("request body is not valid UTF-8"), { type: "charset.invalid" });
 }
 
 /** body-parser's errors carry a `type`; zlib's (a Content-Encoding the bytes do not match) only a 4xx status. */

@@ -275,23 +275,36 @@ describe("malformed and non-object JSON bodies", () => {
     });
   });
 
-  it("bytes that are not UTF-8 never cause a 5xx, and what is stored is what was answered", async () => {
-    const raw = new Uint8Array([
-      ...new TextEncoder().encode('{"to":"+263771234567","from":"SHIRI","message":"bad '),
-      0xff,
-      0xfe,
-      0xc3,
-      ...new TextEncoder().encode(' bytes"}'),
-    ]);
-    const res = await request(t.base, "POST", SEND.path, { headers: authHeaders(), raw });
-    expect([202, 400]).toContain(res.status);
-    if (res.status === 202) {
-      const sent = res.body as { id: string; message: string };
-      const { rows } = await t.service.pool.query("SELECT body FROM messages WHERE id = $1", [sent.id]);
-      expect(rows).toEqual([{ body: sent.message }]);
-    } else {
-      expectError(res, "legacy", 400, "ERR_BAD_REQUEST");
-    }
+  it("a body that is not valid UTF-8 is a 400 in the endpoint's shape, nothing written", async () => {
+    const notUtf8 = (json: string, at: string) => {
+      const [head = "", tail = ""] = json.split(at);
+      const enc = new TextEncoder();
+      // A lone continuation byte, an invalid lead byte and a truncated two-byte sequence.
+      return new Uint8Array([...enc.encode(head), 0xff, 0xfe, 0xc3, ...enc.encode(tail)]);
+    };
+    await writesNothing(async () => {
+      for (const e of BODY_ENDPOINTS) {
+        const json = JSON.stringify({
+          ...e.valid,
+          ...(e === TOKENS ? { name: "bad HERE" } : { message: "bad HERE" }),
+        });
+        for (const contentType of [
+          "application/json",
+          "application/json; charset=utf-8",
+          "application/json; charset=UTF8",
+        ]) {
+          const headers = { ...authHeaders(), "content-type": contentType };
+          const res = await request(t.base, "POST", e.path, { headers, raw: notUtf8(json, "HERE") });
+          expectError(
+            res,
+            e.shape,
+            400,
+            e.shape === "legacy" ? "ERR_BAD_REQUEST" : "BAD_REQUEST",
+            `${e.name} ${contentType}`,
+          );
+        }
+      }
+    });
   });
 });
 
