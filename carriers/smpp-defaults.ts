@@ -1,6 +1,10 @@
 import type { SmppSettings } from "./types.ts";
 
-/** What the three operators' SMSCs have in common; each adapter adds its address and credentials. */
+/**
+ * What the three operators' SMSCs have in common; each adapter adds its address and credentials
+ * and any quirk of its dialect. The defaults are plain SMPP 3.4: opaque ids, data_coding 0 for
+ * GSM 03.38, UDH concatenation, a receipt per segment.
+ */
 export const SMPP_DEFAULTS: Omit<SmppSettings, "port" | "password"> = {
   host: "127.0.0.1",
   system_id: "shiri",
@@ -15,4 +19,11 @@ export const SMPP_DEFAULTS: Omit<SmppSettings, "port" | "password"> = {
   source_addr_npi: 0,
   dest_addr_ton: 1,
   dest_addr_npi: 1,
+  numeric_source_addr_ton: 1,
+  numeric_source_addr_npi: 1,
+  id_format_submit: "string",
+  id_format_receipt: "string",
+  gsm_data_coding: 0,
+  concatenation: "udh",
+  receipt_scope: "segment",
 };

@@ -6,8 +6,21 @@
 export const OPERATORS = ["econet", "netone", "telecel"] as const;
 export type Operator = (typeof OPERATORS)[number];
 
-/** How an SMSC writes its message ids: submit_sm_resp and receipts often disagree. */
-export type SmscIdFormat = "hex" | "decimal";
+/**
+ * How an SMSC writes its message ids. "string" (the default): an opaque C-Octet String matched
+ * exactly as written, as SMPP 3.4 defines message_id. "hex" / "decimal": a number, read in any
+ * case and zero padding, for an SMSC that writes one number differently in submit_sm_resp and
+ * in its receipts (both sides of such a carrier must then be numeric).
+ */
+export const SMSC_ID_FORMATS = ["string", "hex", "decimal"] as const;
+export type SmscIdFormat = (typeof SMSC_ID_FORMATS)[number];
+
+/** GSM 03.38 text as data_coding 0 (SMSC default alphabet) or 1 (IA5, which some SMSCs want). */
+export const GSM_DATA_CODINGS = [0, 1] as const;
+/** Long messages: a UDH with an 8-bit reference, or the sar_* TLVs. */
+export const CONCATENATIONS = ["udh", "sar"] as const;
+/** A receipt for every segment, or one per message (carrying the first or last segment's id). */
+export const RECEIPT_SCOPES = ["segment", "message"] as const;
 
 export interface SmppSettings {
   host: string;
@@ -31,6 +44,16 @@ export interface SmppSettings {
   /** TON/NPI for international MSISDNs (1 = international, 1 = ISDN/E.164). */
   dest_addr_ton: number;
   dest_addr_npi: number;
+  /** TON/NPI for a numeric sender id (1 = international, 1 = ISDN/E.164). */
+  numeric_source_addr_ton: number;
+  numeric_source_addr_npi: number;
+  /** How message_id is written in submit_sm_resp; receipted_message_id TLVs are read the same way (5.3.2.12). */
+  id_format_submit: SmscIdFormat;
+  /** How the receipt text's `id:` field is written. */
+  id_format_receipt: SmscIdFormat;
+  gsm_data_coding: (typeof GSM_DATA_CODINGS)[number];
+  concatenation: (typeof CONCATENATIONS)[number];
+  receipt_scope: (typeof RECEIPT_SCOPES)[number];
 }
 
 export interface CarrierAdapter {
@@ -39,6 +62,6 @@ export interface CarrierAdapter {
   prefixes: readonly string[];
   /** Price of one segment in ten-thousandths of the currency, per account currency. */
   pricePerSegment: Readonly<Record<string, number>>;
+  /** Every field can be overridden from the environment as SMPP_<OPERATOR>_<FIELD> (src/config.ts). */
   smpp: SmppSettings;
-  smscIdFormat: { submit_sm_resp: SmscIdFormat; receipt: SmscIdFormat };
 }

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { CARRIERS, OPERATORS, type Operator, type SmppSettings } from "../carriers/index.ts";
+import {
+  CARRIERS,
+  CONCATENATIONS,
+  OPERATORS,
+  type Operator,
+  RECEIPT_SCOPES,
+  SMSC_ID_FORMATS,
+  type SmppSettings,
+} from "../carriers/index.ts";
 
 /**
  * The one configuration object, read from the environment once. Every default runs:
@@ -108,6 +116,17 @@ function carrierSettings(env: NodeJS.ProcessEnv): Record<Operator, SmppSettings>
       source_addr_npi: intFromEnv(base.source_addr_npi),
       dest_addr_ton: intFromEnv(base.dest_addr_ton),
       dest_addr_npi: intFromEnv(base.dest_addr_npi),
+      // The carrier's dialect (carriers/*.ts documents each operator's defaults).
+      numeric_source_addr_ton: intFromEnv(base.numeric_source_addr_ton),
+      numeric_source_addr_npi: intFromEnv(base.numeric_source_addr_npi),
+      id_format_submit: z.enum(SMSC_ID_FORMATS).default(base.id_format_submit),
+      id_format_receipt: z.enum(SMSC_ID_FORMATS).default(base.id_format_receipt),
+      gsm_data_coding: z.coerce
+        .number()
+        .pipe(z.union([z.literal(0), z.literal(1)]))
+        .default(base.gsm_data_coding),
+      concatenation: z.enum(CONCATENATIONS).default(base.concatenation),
+      receipt_scope: z.enum(RECEIPT_SCOPES).default(base.receipt_scope),
     });
     const raw: Record<string, string | undefined> = {};
     for (const key of Object.keys(shape.shape)) raw[key] = env[prefix + key.toUpperCase()];

@@ -4,6 +4,7 @@
  */
 import { CARRIERS } from "../index.ts";
 import { OPERATORS, type Operator } from "../types.ts";
+import { PRESETS, type PresetName, type SimulatorPreset } from "./presets.ts";
 import type { IdStyle } from "./receipt.ts";
 import {
   CarrierSimulator,
@@ -12,19 +13,18 @@ import {
   type SimulatorOptions,
 } from "./simulator.ts";
 
+export { PRESET_NAMES, PRESETS, type PresetName, shiriEnvFor } from "./presets.ts";
 export type { AcceptedSubmit, ReassembledMessage, SentReceipt, SimulatorBehaviour } from "./simulator.ts";
 export { CarrierSimulator, DEFAULT_BEHAVIOUR } from "./simulator.ts";
 
-/**
- * How each SMSC dresses its ids beyond hex/decimal (the adapters say hex or decimal; the case and
- * padding quirks live here until the adapters carry them).
- */
-const ID_QUIRKS: Readonly<
-  Record<Operator, { submit_sm_resp?: Partial<IdStyle>; receipt?: Partial<IdStyle> }>
-> = {
-  econet: {},
-  netone: {},
-  telecel: { submit_sm_resp: { upperCase: true }, receipt: { upperCase: true, padTo: 16 } },
+/** How each operator's own SMSC writes its ids (carriers/<operator>.ts says how Shiri reads them). */
+const OPERATOR_IDS: Readonly<Record<Operator, { submit_sm_resp: IdStyle; receipt: IdStyle }>> = {
+  econet: { submit_sm_resp: { format: "hex" }, receipt: { format: "decimal" } },
+  netone: { submit_sm_resp: { format: "decimal" }, receipt: { format: "decimal" } },
+  telecel: {
+    submit_sm_resp: { format: "hex", upperCase: true },
+    receipt: { format: "hex", upperCase: true, padTo: 16 },
+  },
 };
 
 export interface OperatorSimulatorOverrides {
@@ -32,6 +32,8 @@ export interface OperatorSimulatorOverrides {
   port?: number;
   behaviour?: Partial<SimulatorBehaviour>;
   seed?: number;
+  /** A named dialect (carriers/simulator/presets.ts); default the operator's own. */
+  preset?: PresetName;
 }
 
 /** A simulator that accepts exactly what the operator's adapter will bind and send with. */
@@ -41,18 +43,17 @@ export function simulatorOptionsFor(
   extra: { host?: string; logger?: SimLogger } = {},
 ): SimulatorOptions {
   const adapter = CARRIERS[operator];
-  const quirks = ID_QUIRKS[operator];
+  const preset: SimulatorPreset = PRESETS[overrides.preset ?? "operator"];
   return {
     name: operator,
     host: extra.host ?? adapter.smpp.host,
     port: overrides.port ?? adapter.smpp.port,
     system_id: adapter.smpp.system_id,
     password: adapter.smpp.password,
-    ids: {
-      submit_sm_resp: { format: adapter.smscIdFormat.submit_sm_resp, ...quirks.submit_sm_resp },
-      receipt: { format: adapter.smscIdFormat.receipt, ...quirks.receipt },
-    },
-    behaviour: overrides.behaviour,
+    ids: preset.ids ?? OPERATOR_IDS[operator],
+    receipts: preset.receipts,
+    accepts: preset.accepts,
+    behaviour: { ...preset.behaviour, ...overrides.behaviour },
     seed: overrides.seed,
     logger: extra.logger,
   };

@@ -3,12 +3,15 @@
  * adapters' ports until SIGINT/SIGTERM. Environment, per operator (ECONET, NETONE, TELECEL):
  *   SIM_<OP>_PORT, SIM_<OP>_SUBMIT_LATENCY_MS, SIM_<OP>_RECEIPT_DELAY_MS, SIM_<OP>_TPS_LIMIT,
  *   SIM_<OP>_REJECT_RATE, SIM_<OP>_DROP_RATE, SIM_<OP>_DUPLICATE_RECEIPT_RATE,
- *   SIM_<OP>_OUTCOMES (e.g. "DELIVRD=90,UNDELIV=10"); SIM_HOST (listen address), LOG_LEVEL.
+ *   SIM_<OP>_OUTCOMES (e.g. "DELIVRD=90,UNDELIV=10"), SIM_<OP>_PRESET (a dialect from presets.ts,
+ *   e.g. "string-ids"; Shiri then needs the preset's SMPP_<OP>_* settings, which are logged);
+ *   SIM_HOST (listen address), LOG_LEVEL.
  */
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { OPERATORS, type Operator } from "../types.ts";
 import { type OperatorSimulatorOverrides, startSimulators } from "./index.ts";
+import { isPresetName, PRESET_NAMES, shiriEnvFor } from "./presets.ts";
 import { RECEIPT_STATS, type ReceiptStat } from "./receipt.ts";
 import type { SimulatorBehaviour } from "./simulator.ts";
 
@@ -57,7 +60,14 @@ export function overridesFromEnv(operator: Operator, env: NodeJS.ProcessEnv): Op
   const outcomes = env[`${prefix}OUTCOMES`];
   if (outcomes !== undefined) behaviour.outcomes = parseOutcomes(`${prefix}OUTCOMES`, outcomes);
   const port = env[`${prefix}PORT`];
-  return { behaviour, ...(port !== undefined ? { port: parseNumber(`${prefix}PORT`, port) } : {}) };
+  const preset = env[`${prefix}PRESET`];
+  if (preset !== undefined && !isPresetName(preset))
+    throw new Error(`${prefix}PRESET: unknown preset "${preset}" (expected ${PRESET_NAMES.join(", ")})`);
+  return {
+    behaviour,
+    ...(port !== undefined ? { port: parseNumber(`${prefix}PORT`, port) } : {}),
+    ...(preset !== undefined ? { preset } : {}),
+  };
 }
 
 /** Runs until SIGINT or SIGTERM, then stops every simulator. */
@@ -66,6 +76,10 @@ export async function runSimulators(env: NodeJS.ProcessEnv = process.env): Promi
   const perOperator = Object.fromEntries(OPERATORS.map((op) => [op, overridesFromEnv(op, env)]));
   const running = await startSimulators({ perOperator, logger, host: env.SIM_HOST });
   logger.info({ ports: running.ports }, "carrier simulators running");
+  for (const op of OPERATORS) {
+    const preset = perOperator[op]?.preset;
+    if (preset) logger.info({ operator: op, preset, shiriEnv: shiriEnvFor(op, preset) }, "simulator preset");
+  }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);

@@ -2,8 +2,8 @@
  * Delivery receipts as the simulated SMSC writes them: the SMPP 3.4 Appendix B text plus the
  * receipted_message_id and message_state TLVs, and message ids rendered in each carrier's style.
  */
+import { createHash } from "node:crypto";
 import { formatSmscId } from "../../src/domain/smsc-id.ts";
-import type { SmscIdFormat } from "../types.ts";
 
 export const RECEIPT_STATS = ["DELIVRD", "UNDELIV", "EXPIRED", "REJECTD"] as const;
 export type ReceiptStat = (typeof RECEIPT_STATS)[number];
@@ -22,21 +22,68 @@ export const RECEIPT_OUTCOMES: Readonly<Record<ReceiptStat, { message_state: num
 
 /** esm_class message type bits for "SMSC delivery receipt" (SMPP 3.4 5.2.12). */
 export const ESM_CLASS_DELIVERY_RECEIPT = 0x04;
+/** esm_class 0x08 (SME delivery acknowledgement), which some SMSCs send as an intermediate notification. */
+export const ESM_CLASS_INTERMEDIATE = 0x08;
+/** message_state for the intermediate notifications the simulator can send. */
+const INTERMEDIATE_STATES = { ENROUTE: 1, ACCEPTD: 6 } as const;
+export type IntermediateStat = keyof typeof INTERMEDIATE_STATES;
 
 /** network_error_code TLV's network type for GSM (SMPP 3.4 5.3.2.31). */
 const NETWORK_TYPE_GSM = 3;
 
-/** How one SMSC writes an id: the same number can be hex in submit_sm_resp and decimal in receipts. */
+/**
+ * How one SMSC writes an id: the same number can be hex in submit_sm_resp and decimal in receipts;
+ * other SMSCs use opaque strings (a UUID, 64 hex characters of a hash, base36).
+ */
 export interface IdStyle {
-  format: SmscIdFormat;
+  format: "hex" | "decimal" | "uuid" | "hex64" | "base36";
   upperCase?: boolean;
   /** Left-pad with zeros to this many characters. */
   padTo?: number;
 }
 
+/** The id for the simulator's counter value, in the style: the same value gives the same id. */
 export function formatId(value: bigint, style: IdStyle): string {
-  return formatSmscId(value, style.format, { upperCase: style.upperCase, padTo: style.padTo });
+  const cased = (id: string) => (style.upperCase ? id.toUpperCase() : id);
+  const hash = () => createHash("sha256").update(`sim-id:${value}`).digest("hex");
+  switch (style.format) {
+    case "hex":
+    case "decimal":
+      return formatSmscId(value, style.format, { upperCase: style.upperCase, padTo: style.padTo });
+    case "hex64":
+      return cased(hash());
+    case "base36":
+      return cased(value.toString(36).padStart(style.padTo ?? 0, "0"));
+    case "uuid": {
+      const h = hash();
+      // A version-4-shaped UUID (RFC 9562 layout), derived from the value so it is reproducible.
+      return cased(
+        `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`,
+      );
+    }
+  }
 }
+
+/** Which fields a receipt carries and how it writes them. */
+export interface ReceiptShape {
+  /** receipted_message_id and message_state (and network_error_code) TLVs. */
+  tlvs: boolean;
+  /** Where the Appendix B text goes, if anywhere. */
+  text: "short_message" | "message_payload" | "none";
+  lowerCaseStat: boolean;
+  /** Intermediate notifications sent before the final receipt. */
+  intermediate: readonly IntermediateStat[];
+  /** One receipt per message, for its first or last segment's id; null = one per segment. */
+  perMessage: "first" | "last" | null;
+}
+
+export const DEFAULT_RECEIPT_SHAPE: Readonly<ReceiptShape> = {
+  tlvs: true,
+  text: "short_message",
+  lowerCaseStat: false,
+  intermediate: [],
+  perMessage: null,
+};
 
 /** YYMMDDhhmm in UTC, the Appendix B date form. */
 export function receiptDate(at: Date): string {
@@ -51,9 +98,11 @@ export function receiptDate(at: Date): string {
 }
 
 export interface ReceiptInput {
-  /** The id as this carrier writes it in receipts. */
+  /** The id as this carrier writes it in receipt texts. */
   id: string;
-  stat: ReceiptStat;
+  /** The id as written in submit_sm_resp, which receipted_message_id repeats (SMPP 3.4 5.3.2.12). */
+  submitId?: string;
+  stat: ReceiptStat | IntermediateStat;
   submittedAt: Date;
   doneAt: Date;
   /** The original message text; the receipt carries its first 20 characters. */
@@ -65,12 +114,16 @@ function safeEcho(text: string): string {
   return text.slice(0, 20).replace(/[^A-Za-z0-9 .,!?'()+-]/g, "?");
 }
 
-export function receiptText(r: ReceiptInput): string {
-  const { err } = RECEIPT_OUTCOMES[r.stat];
+function errOf(stat: ReceiptStat | IntermediateStat): number {
+  return stat === "ENROUTE" || stat === "ACCEPTD" ? 0 : RECEIPT_OUTCOMES[stat].err;
+}
+
+export function receiptText(r: ReceiptInput, opts: { lowerCaseStat?: boolean } = {}): string {
   const dlvrd = r.stat === "DELIVRD" ? "001" : "000";
+  const stat = opts.lowerCaseStat ? r.stat.toLowerCase() : r.stat;
   return (
     `id:${r.id} sub:001 dlvrd:${dlvrd} submit date:${receiptDate(r.submittedAt)} ` +
-    `done date:${receiptDate(r.doneAt)} stat:${r.stat} err:${String(err).padStart(3, "0")} text:${safeEcho(r.text)}`
+    `done date:${receiptDate(r.doneAt)} stat:${stat} err:${String(errOf(r.stat)).padStart(3, "0")} text:${safeEcho(r.text)}`
   );
 }
 
@@ -85,8 +138,9 @@ export type ReceiptPduFields = {
   esm_class: number;
   data_coding: number;
   short_message: string;
-  receipted_message_id: string;
-  message_state: number;
+  message_payload?: string;
+  receipted_message_id?: string;
+  message_state?: number;
   network_error_code?: Buffer;
 };
 
@@ -95,8 +149,16 @@ export function receiptPdu(
     source: { addr: string; ton: number; npi: number };
     destination: { addr: string; ton: number; npi: number };
   },
+  shape: ReceiptShape = DEFAULT_RECEIPT_SHAPE,
 ): ReceiptPduFields {
-  const outcome = RECEIPT_OUTCOMES[r.stat];
+  const stat = r.stat;
+  const intermediate = stat === "ENROUTE" || stat === "ACCEPTD";
+  const message_state =
+    stat === "ENROUTE" || stat === "ACCEPTD"
+      ? INTERMEDIATE_STATES[stat]
+      : RECEIPT_OUTCOMES[stat].message_state;
+  const err = errOf(r.stat);
+  const text = shape.text === "none" ? "" : receiptText(r, { lowerCaseStat: shape.lowerCaseStat });
   const fields: ReceiptPduFields = {
     // A receipt travels back: from the handset (the original destination) to the sender.
     source_addr_ton: r.destination.ton,
@@ -105,16 +167,18 @@ export function receiptPdu(
     dest_addr_ton: r.source.ton,
     dest_addr_npi: r.source.npi,
     destination_addr: r.source.addr,
-    esm_class: ESM_CLASS_DELIVERY_RECEIPT,
+    esm_class: intermediate ? ESM_CLASS_INTERMEDIATE : ESM_CLASS_DELIVERY_RECEIPT,
     data_coding: 0,
-    short_message: receiptText(r),
-    receipted_message_id: r.id,
-    message_state: outcome.message_state,
+    short_message: shape.text === "short_message" ? text : "",
   };
-  if (outcome.err !== 0) {
+  if (shape.text === "message_payload") fields.message_payload = text;
+  if (!shape.tlvs) return fields;
+  fields.receipted_message_id = r.submitId ?? r.id;
+  fields.message_state = message_state;
+  if (err !== 0) {
     const code = Buffer.alloc(3);
     code.writeUInt8(NETWORK_TYPE_GSM, 0);
-    code.writeUInt16BE(outcome.err, 1);
+    code.writeUInt16BE(err, 1);
     fields.network_error_code = code;
   }
   return fields;

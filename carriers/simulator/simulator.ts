@@ -6,10 +6,13 @@
 import type { AddressInfo } from "node:net";
 import smpp, { type PDU, type Session } from "smpp";
 import {
+  DEFAULT_RECEIPT_SHAPE,
   formatId,
   type IdStyle,
+  type IntermediateStat,
   RECEIPT_STATS,
   type ReceiptPduFields,
+  type ReceiptShape,
   type ReceiptStat,
   receiptPdu,
 } from "./receipt.ts";
@@ -83,6 +86,14 @@ export interface SimulatorOptions {
   system_id: string;
   password: string;
   ids: { submit_sm_resp: IdStyle; receipt: IdStyle };
+  /** How receipts are written (default: TLVs and Appendix B text, one per segment). */
+  receipts?: Partial<ReceiptShape>;
+  /**
+   * What this SMSC insists on: GSM 03.38 text as data_coding 0 or 1, concatenation by UDH or SAR
+   * TLVs. A submit that does otherwise is refused (ESME_RINVDCS / ESME_RINVESMCLASS), as a strict
+   * SMSC would. Undefined accepts either.
+   */
+  accepts?: { gsmDataCoding?: 0 | 1; concatenation?: "udh" | "sar" };
   behaviour?: Partial<SimulatorBehaviour>;
   logger?: SimLogger;
   /** Seed for the outcome/failure dice, so a failing run can be replayed. */
@@ -95,6 +106,7 @@ export interface Concat {
   ref: number;
   part: number;
   total: number;
+  by: "udh" | "sar";
 }
 
 export interface AcceptedSubmit {
@@ -114,7 +126,7 @@ export interface AcceptedSubmit {
 
 export interface SentReceipt {
   receiptId: string;
-  stat: ReceiptStat;
+  stat: ReceiptStat | IntermediateStat;
   attempt: number;
   at: Date;
   /** deliver_sm_resp command_status; undefined until answered. */
@@ -144,14 +156,23 @@ interface Conn {
 }
 
 interface Delivery {
+  receiptId: string;
   fields: ReceiptPduFields;
-  stat: ReceiptStat;
+  stat: ReceiptStat | IntermediateStat;
   attempt: number;
   duplicates: number;
   preferred: Conn;
 }
 
-const STATUS = { ROK: 0x00, RINVBNDSTS: 0x04, RINVPASWD: 0x0e, RINVSYSID: 0x0f, RTHROTTLED: 0x58 } as const;
+const STATUS = {
+  ROK: 0x00,
+  RINVBNDSTS: 0x04,
+  RINVPASWD: 0x0e,
+  RINVSYSID: 0x0f,
+  RINVESMCLASS: 0x43,
+  RTHROTTLED: 0x58,
+  RINVDCS: 0x104,
+} as const;
 /** registered_delivery bits 0–1: 1 = receipt on any final state, 2 = on failure only. */
 const RECEIPT_REQUEST_MASK = 0x03;
 const UDH_IEI = { CONCAT_8BIT_REF: 0x00, CONCAT_16BIT_REF: 0x08 } as const;
@@ -190,11 +211,14 @@ function readShortMessage(pdu: PDU): { text: string; concat: Concat | null } {
   for (const ie of Array.isArray(udh) ? udh : []) {
     if (!Buffer.isBuffer(ie)) continue;
     if (ie[0] === UDH_IEI.CONCAT_8BIT_REF && ie.length >= 5) {
-      concat = { ref: ie.readUInt8(2), total: ie.readUInt8(3), part: ie.readUInt8(4) };
+      concat = { ref: ie.readUInt8(2), total: ie.readUInt8(3), part: ie.readUInt8(4), by: "udh" };
     } else if (ie[0] === UDH_IEI.CONCAT_16BIT_REF && ie.length >= 6) {
-      concat = { ref: ie.readUInt16BE(2), total: ie.readUInt8(4), part: ie.readUInt8(5) };
+      concat = { ref: ie.readUInt16BE(2), total: ie.readUInt8(4), part: ie.readUInt8(5), by: "udh" };
     }
   }
+  const [ref, total, part] = [pdu.sar_msg_ref_num, pdu.sar_total_segments, pdu.sar_segment_seqnum];
+  if (concat === null && typeof ref === "number" && typeof total === "number" && typeof part === "number")
+    concat = { ref, total, part, by: "sar" };
   return { text, concat };
 }
 
@@ -460,8 +484,14 @@ export class CarrierSimulator {
       conn.session.send(pdu.response({ command_status: status }));
       return;
     }
-    const value = this.nextId++;
     const { text, concat } = readShortMessage(pdu);
+    const refusal = this.dialectRefusal(pdu, concat);
+    if (refusal !== null) {
+      this.rejections.push({ destination_addr: destination, command_status: refusal, at: new Date() });
+      conn.session.send(pdu.response({ command_status: refusal }));
+      return;
+    }
+    const value = this.nextId++;
     const record: AcceptedSubmit = {
       messageId: formatId(value, this.options.ids.submit_sm_resp),
       receiptId: formatId(value, this.options.ids.receipt),
@@ -479,29 +509,62 @@ export class CarrierSimulator {
     const respond = () => conn.session.send(pdu.response({ message_id: record.messageId }));
     const stat = this.pickOutcome();
     const rd = record.registered_delivery & RECEIPT_REQUEST_MASK;
-    if (rd === 0 || (rd === 2 && stat === "DELIVRD")) return void respond();
-    const delivery: Delivery = {
-      fields: receiptPdu({
-        id: record.receiptId,
-        stat,
-        submittedAt: record.at,
-        doneAt: new Date(),
-        text,
-        source: { addr: record.source_addr, ton: num(pdu.source_addr_ton), npi: num(pdu.source_addr_npi) },
-        destination: { addr: destination, ton: num(pdu.dest_addr_ton), npi: num(pdu.dest_addr_npi) },
-      }),
-      stat,
+    const shape = this.receiptShape;
+    // One receipt per message: only the chosen segment's submit gets one.
+    const skipped =
+      shape.perMessage !== null &&
+      concat !== null &&
+      concat.part !== (shape.perMessage === "first" ? 1 : concat.total);
+    if (rd === 0 || (rd === 2 && stat === "DELIVRD") || skipped) return void respond();
+    const deliveryOf = (s: ReceiptStat | IntermediateStat, duplicates: number): Delivery => ({
+      receiptId: record.receiptId,
+      fields: receiptPdu(
+        {
+          id: record.receiptId,
+          submitId: record.messageId,
+          stat: s,
+          submittedAt: record.at,
+          doneAt: new Date(),
+          text,
+          source: { addr: record.source_addr, ton: num(pdu.source_addr_ton), npi: num(pdu.source_addr_npi) },
+          destination: { addr: destination, ton: num(pdu.dest_addr_ton), npi: num(pdu.dest_addr_npi) },
+        },
+        shape,
+      ),
+      stat: s,
       attempt: 1,
-      duplicates: this.random() < this.behaviourNow.duplicateReceiptRate ? 1 : 0,
+      duplicates,
       preferred: conn,
+    });
+    const deliveries = [
+      ...shape.intermediate.map((s) => deliveryOf(s, 0)),
+      deliveryOf(stat, this.random() < this.behaviourNow.duplicateReceiptRate ? 1 : 0),
+    ];
+    const sendAll = () => {
+      for (const d of deliveries) this.sendReceipt(d);
     };
     if (this.random() < this.behaviourNow.receiptBeforeResponseRate) {
-      this.sendReceipt(delivery);
+      sendAll();
       respond();
     } else {
       respond();
-      this.schedule(() => this.sendReceipt(delivery), this.behaviourNow.receiptDelayMs);
+      this.schedule(sendAll, this.behaviourNow.receiptDelayMs);
     }
+  }
+
+  private get receiptShape(): ReceiptShape {
+    return { ...DEFAULT_RECEIPT_SHAPE, ...this.options.receipts };
+  }
+
+  /** A command_status when the submit breaks this SMSC's dialect, else null. */
+  private dialectRefusal(pdu: PDU, concat: Concat | null): number | null {
+    const accepts = this.options.accepts ?? {};
+    const dataCoding = num(pdu.data_coding);
+    if (accepts.gsmDataCoding !== undefined && (dataCoding === 0 || dataCoding === 1))
+      if (dataCoding !== accepts.gsmDataCoding) return STATUS.RINVDCS;
+    if (accepts.concatenation !== undefined && concat !== null && concat.by !== accepts.concatenation)
+      return STATUS.RINVESMCLASS;
+    return null;
   }
 
   /** Keeps long bench runs from growing without bound: drops the oldest half past the limit. */
@@ -538,7 +601,7 @@ export class CarrierSimulator {
       return;
     }
     const sent: SentReceipt = {
-      receiptId: d.fields.receipted_message_id,
+      receiptId: d.receiptId,
       stat: d.stat,
       attempt: d.attempt,
       at: new Date(),
@@ -566,7 +629,7 @@ export class CarrierSimulator {
 
   private retryReceipt(d: Delivery): void {
     if (d.attempt >= this.behaviourNow.maxReceiptAttempts) {
-      this.log.warn({ operator: this.options.name, id: d.fields.receipted_message_id }, "receipt given up");
+      this.log.warn({ operator: this.options.name, id: d.receiptId }, "receipt given up");
       return;
     }
     this.schedule(

@@ -2,7 +2,7 @@ import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { canonicalSmscId } from "../domain/smsc-id.ts";
+import { readSubmitId } from "../domain/smsc-id.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { dispatchQueue } from "../queue/boss.ts";
@@ -155,7 +155,7 @@ export class Dispatcher {
 
   private async submitMessage(m: ClaimedMessage, outcome: DispatchOutcome): Promise<void> {
     const validitySeconds = (m.received_at.getTime() + this.o.validityHours * 3_600_000 - Date.now()) / 1000;
-    const parts = buildSubmits({ ...m, validitySeconds });
+    const parts = buildSubmits({ ...m, validitySeconds }, this.o.link.session.settings);
     const todo = parts.filter((p) => !m.accepted_parts.includes(p.partNo));
     const results = await Promise.all(
       todo.map(async (p) => ({ partNo: p.partNo, result: await this.submitPart(p.params) })),
@@ -218,15 +218,18 @@ export class Dispatcher {
     if (result.kind === "unknown") return { kind: "retry", reason: `no response: ${result.reason}` };
     const action = actionFor(result.command_status);
     if (action === "ok") {
-      const smscId = canonicalSmscId(result.message_id, this.o.submitIdFormat);
-      if (smscId === null) {
+      // An id no receipt could ever match (empty, over 65 characters, not the configured
+      // number format) leaves the segment's outcome unknown, exactly as a lost answer does.
+      const id = readSubmitId(result.message_id, this.o.submitIdFormat);
+      if (!id.ok) {
+        this.o.metrics.smscIdsRefused.inc({ operator: this.o.operator, reason: id.reason });
         this.o.logger.warn(
-          { operator: this.o.operator, message_id: result.message_id },
-          "unreadable smsc message id",
+          { operator: this.o.operator, message_id: result.message_id.slice(0, 80), reason: id.reason },
+          "smsc message id refused",
         );
-        return { kind: "accepted", smscId: result.message_id.trim() };
+        return { kind: "retry", reason: `no usable message id: ${id.reason}` };
       }
-      return { kind: "accepted", smscId };
+      return { kind: "accepted", smscId: id.id };
     }
     if (action === "fail") return { kind: "failed", response: statusName(result.command_status) };
     return { kind: "retry", reason: describeStatus(result.command_status) };

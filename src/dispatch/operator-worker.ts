@@ -1,8 +1,8 @@
 import type { PgBoss } from "pg-boss";
 import type { Operator } from "../../carriers/index.ts";
-import { CARRIERS } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
+import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { readReceipt } from "../receipts/read-receipt.ts";
@@ -90,11 +90,11 @@ export class OperatorWorker {
     const batcher = new ReceiptBatcher(pool, operator, {
       maxBatch: 500,
       maxDelayMs: 10,
-      onApplied: ({ delivered }) => {
+      onApplied: ({ delivered, duplicates }) => {
         for (const seconds of delivered) metrics.deliveryLatency.observe({ operator }, seconds);
+        if (duplicates) metrics.receiptsUnmatched.inc({ operator, reason: "duplicate" }, duplicates);
       },
     });
-    const receiptFormat = CARRIERS[operator].smscIdFormat.receipt;
     const link = new CarrierLink(operator, settings, {
       logger,
       rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
@@ -106,16 +106,27 @@ export class OperatorWorker {
       },
       onDeliverSm: async (pdu: DeliverSm) => {
         if (!pdu.isReceipt) {
-          logger.info({ operator, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message ignored");
+          await storeMobileOriginated(pool, operator, pdu);
+          logger.info({ operator, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message stored");
           return;
         }
-        const receipt = readReceipt(pdu, receiptFormat);
-        metrics.receipts.inc({ operator, state: receipt?.state ?? "unreadable" });
-        if (!receipt) {
-          logger.warn({ operator, text: pdu.short_message.slice(0, 120) }, "unreadable delivery receipt");
+        const read = readReceipt(pdu, settings, { validityHours: config.MESSAGE_VALIDITY_HOURS });
+        if (read.kind === "unreadable") {
+          metrics.receipts.inc({ operator, state: "unreadable" });
+          metrics.receiptsUnmatched.inc({ operator, reason: "unreadable" });
+          logger.warn(
+            {
+              operator,
+              reason: read.reason,
+              receipted_message_id: pdu.tlvs.receipted_message_id?.slice(0, 80),
+              text: pdu.short_message.slice(0, 120),
+            },
+            "unreadable delivery receipt",
+          );
           return;
         }
-        await batcher.add(receipt);
+        metrics.receipts.inc({ operator, state: read.receipt.state });
+        await batcher.add(read.receipt);
       },
       onStateChange: (state) => metrics.sessionBound.set({ operator }, state === "bound" ? 1 : 0),
       onBreakerChange: (state) =>
@@ -128,7 +139,7 @@ export class OperatorWorker {
       link,
       logger,
       metrics,
-      submitIdFormat: CARRIERS[operator].smscIdFormat.submit_sm_resp,
+      submitIdFormat: settings.id_format_submit,
       batchSize: config.DISPATCH_BATCH_SIZE,
       // With a TPS limit, take no more work than a few seconds of it, so jobs stay short.
       jobsInFlight:

@@ -34,6 +34,7 @@ export function startDispatch(deps: {
         for (const r of unknown) {
           deps.logger.warn(r, "delivery receipt for an unknown message id");
           deps.metrics.receiptsUnknown.inc({ operator: r.operator });
+          deps.metrics.receiptsUnmatched.inc({ operator: r.operator, reason: "unknown_id" });
         }
       },
       (err) => deps.logger.error({ err }, "early receipt sweep failed"),

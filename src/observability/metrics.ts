@@ -109,6 +109,18 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    receiptsUnmatched: new Counter({
+      name: "shiri_receipts_unmatched_total",
+      help: "Delivery receipts that set no segment, by operator and reason (unreadable, unknown_id, duplicate).",
+      labelNames: ["operator", "reason"] as const,
+      registers: r,
+    }),
+    smscIdsRefused: new Counter({
+      name: "shiri_smsc_ids_refused_total",
+      help: "submit_sm_resp message ids refused (empty, too_long, unreadable), by operator; the segment's outcome is unknown.",
+      labelNames: ["operator", "reason"] as const,
+      registers: r,
+    }),
     breakerState: new Gauge({
       name: "shiri_circuit_breaker_state",
       help: "Circuit breaker per operator: 0 closed, 1 half-open, 2 open.",
@@ -157,6 +169,10 @@ export type Metrics = ReturnType<typeof createMetrics>;
 export function initialiseSeries(metrics: Metrics, operators: readonly string[]): void {
   for (const operator of operators) {
     metrics.receiptsUnknown.inc({ operator }, 0);
+    for (const reason of ["unreadable", "unknown_id", "duplicate"])
+      metrics.receiptsUnmatched.inc({ operator, reason }, 0);
+    for (const reason of ["empty", "too_long", "unreadable"])
+      metrics.smscIdsRefused.inc({ operator, reason }, 0);
     metrics.throttled.inc({ operator }, 0);
     for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
     metrics.breakerState.set({ operator }, 0);

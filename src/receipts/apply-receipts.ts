@@ -12,55 +12,105 @@ export interface ApplyResult {
   early: number;
   /** Seconds from acceptance to delivery of each message this batch delivered. */
   delivered: number[];
+  /** Receipts that matched a segment but changed nothing (repeats, or beaten by a final state). */
+  duplicates: number;
 }
+
+/** Rank of a receipt state: DELIVRD, then any other final state, then an intermediate one. */
+const RANK = "CASE WHEN state = 'DELIVRD' THEN 0 WHEN state = ANY($7::text[]) THEN 1 ELSE 2 END";
+
+/*
+ * One receipt per id (the best ranked; ties by content, so the outcome never depends on arrival
+ * order), matched to the most recent segment submitted with that id and no earlier than the
+ * receipt allows (a reused id never reaches a months-old message); a receipt for a whole message
+ * sets every segment of it. Returns the messages touched, then every receipt with whether it
+ * matched a segment (known) and whether it changed one (fresh).
+ */
+const APPLY_RECEIPTS = `
+  WITH given AS (
+    SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[])
+             AS g(smsc_id, state, err, whole, submitted_after)),
+  r AS (
+    SELECT DISTINCT ON (smsc_id) * FROM given
+     ORDER BY smsc_id, ${RANK}, state, err NULLS LAST, whole DESC, submitted_after NULLS FIRST),
+  hit AS (
+    SELECT r.smsc_id, r.state, r.err, r.whole, s.message_id, s.part_no
+      FROM r CROSS JOIN LATERAL (
+        SELECT p.message_id, p.part_no FROM message_parts p
+         WHERE p.operator = $1 AND p.smsc_id = r.smsc_id
+           AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
+         ORDER BY p.accepted_at DESC, p.message_id DESC, p.part_no DESC
+         LIMIT 1) s),
+  target AS (
+    SELECT DISTINCT ON (p.message_id, p.part_no) p.message_id, p.part_no, h.state, h.err
+      FROM hit h JOIN message_parts p ON p.message_id = h.message_id AND (h.whole OR p.part_no = h.part_no)
+     ORDER BY p.message_id, p.part_no, ${RANK.replaceAll("state", "h.state")}, h.state, h.err NULLS LAST),
+  updated AS (
+    UPDATE message_parts p SET receipt_state = t.state, receipt_err = t.err, receipt_at = now()
+      FROM target t
+     WHERE p.message_id = t.message_id AND p.part_no = t.part_no
+       AND p.receipt_state IS DISTINCT FROM t.state
+       AND (p.receipt_state IS NULL OR NOT (p.receipt_state = ANY($7::text[])) OR t.state = 'DELIVRD')
+    RETURNING p.message_id, p.part_no)
+  SELECT DISTINCT u.message_id, NULL::text AS smsc_id, NULL::text AS state, NULL::text AS err,
+         NULL::boolean AS whole, NULL::timestamptz AS submitted_after, true AS known, true AS fresh
+    FROM updated u
+  UNION ALL
+  SELECT NULL, r.smsc_id, r.state, r.err, r.whole, r.submitted_after, h.smsc_id IS NOT NULL,
+         EXISTS (SELECT 1 FROM updated u WHERE u.message_id = h.message_id AND (h.whole OR u.part_no = h.part_no))
+    FROM r LEFT JOIN hit h ON h.smsc_id = r.smsc_id`;
 
 /**
  * Applies a batch of one operator's receipts in set-based statements. A segment's state only
- * moves forward (a final state is kept, except that DELIVRD wins), so duplicates change
- * nothing. A receipt that matches no segment is kept in early_receipts: its submit_sm_resp
- * may not be recorded yet.
+ * moves forward (a final state is kept, except that DELIVRD wins; an intermediate state never
+ * replaces a final one), so duplicates change nothing. A receipt that matches no segment is kept
+ * in early_receipts: its submit_sm_resp may not be recorded yet.
  */
 export async function applyReceipts(
   tx: Queryable,
   operator: Operator,
   receipts: readonly Receipt[],
 ): Promise<ApplyResult> {
-  if (receipts.length === 0) return { matched: 0, early: 0, delivered: [] };
-  const ids = receipts.map((r) => r.smscId);
-  const states = receipts.map((r) => r.state);
+  if (receipts.length === 0) return { matched: 0, early: 0, delivered: [], duplicates: 0 };
   const { rows } = await tx.query<{
     message_id: string | null;
-    smsc_id: string;
+    smsc_id: string | null;
     state: string;
+    err: string | null;
+    whole: boolean;
+    submitted_after: Date | null;
     known: boolean;
-  }>(
-    `WITH r AS (SELECT DISTINCT * FROM unnest($2::text[], $3::text[]) AS r(smsc_id, state)),
-     updated AS (
-       UPDATE message_parts p SET receipt_state = r.state, receipt_at = now()
-         FROM r
-        WHERE p.operator = $1 AND p.smsc_id = r.smsc_id
-          AND p.receipt_state IS DISTINCT FROM r.state
-          AND (p.receipt_state IS NULL OR NOT (p.receipt_state = ANY($4::text[])) OR r.state = 'DELIVRD')
-       RETURNING p.message_id
-     )
-     SELECT DISTINCT u.message_id, NULL AS smsc_id, NULL AS state, true AS known FROM updated u
-     UNION ALL
-     SELECT NULL, r.smsc_id, r.state,
-            EXISTS (SELECT 1 FROM message_parts p WHERE p.operator = $1 AND p.smsc_id = r.smsc_id)
-       FROM r`,
-    [operator, ids, states, FINAL],
-  );
+    fresh: boolean;
+  }>(APPLY_RECEIPTS, [
+    operator,
+    receipts.map((r) => r.smscId),
+    receipts.map((r) => r.state),
+    receipts.map((r) => r.err ?? null),
+    receipts.map((r) => r.scope === "message"),
+    receipts.map((r) => r.submittedAfter ?? null),
+    FINAL,
+  ]);
   const touched = rows.flatMap((r) => (r.message_id ? [r.message_id] : []));
-  const unknown = rows.filter((r) => r.smsc_id !== null && !r.known);
+  const given = rows.filter((r) => r.smsc_id !== null);
+  const unknown = given.filter((r) => !r.known);
+  const duplicates = receipts.length - given.length + given.filter((r) => r.known && !r.fresh).length;
   if (unknown.length > 0) {
     await tx.query(
-      `INSERT INTO early_receipts (operator, smsc_id, state)
-       SELECT $1::text, * FROM unnest($2::text[], $3::text[]) ON CONFLICT DO NOTHING`,
-      [operator, unknown.map((r) => r.smsc_id), unknown.map((r) => r.state)],
+      `INSERT INTO early_receipts (operator, smsc_id, state, err, whole_message, submitted_after)
+       SELECT $1::text, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[])
+       ON CONFLICT DO NOTHING`,
+      [
+        operator,
+        unknown.map((r) => r.smsc_id),
+        unknown.map((r) => r.state),
+        unknown.map((r) => r.err),
+        unknown.map((r) => r.whole),
+        unknown.map((r) => r.submitted_after),
+      ],
     );
   }
   const delivered = await refreshDelivery(tx, touched);
-  return { matched: receipts.length - unknown.length, early: unknown.length, delivered };
+  return { matched: receipts.length - unknown.length, early: unknown.length, delivered, duplicates };
 }
 
 /**
@@ -80,7 +130,8 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
   );
   const undelivered = await tx.query<{ id: string }>(
     `UPDATE messages m SET operator_response = f.state, updated_at = now()
-       FROM (SELECT DISTINCT ON (p.message_id) p.message_id, p.receipt_state AS state
+       FROM (SELECT DISTINCT ON (p.message_id) p.message_id,
+                    p.receipt_state || coalesce(' err:' || p.receipt_err, '') AS state
                FROM message_parts p
               WHERE p.message_id = ANY($1::uuid[]) AND p.receipt_state = ANY($2::text[])
                 AND p.receipt_state <> 'DELIVRD'
@@ -107,6 +158,24 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
   return delivered.rows.map((r) => r.seconds);
 }
 
+interface EarlyRow {
+  smsc_id: string;
+  state: string;
+  err: string | null;
+  whole_message: boolean;
+  submitted_after: Date | null;
+}
+
+function fromEarly(r: EarlyRow): Receipt {
+  return {
+    smscId: r.smsc_id,
+    state: r.state,
+    err: r.err,
+    scope: r.whole_message ? "message" : "segment",
+    ...(r.submitted_after ? { submittedAfter: r.submitted_after } : {}),
+  };
+}
+
 /**
  * Applies the early receipts for these SMSC ids, whose segments have just been recorded.
  * Returns the delivery latencies of the messages this delivered.
@@ -117,16 +186,13 @@ export async function applyEarlyReceipts(
   smscIds: readonly string[],
 ): Promise<number[]> {
   if (smscIds.length === 0) return [];
-  const early = await tx.query<{ smsc_id: string; state: string }>(
-    "DELETE FROM early_receipts WHERE operator = $1 AND smsc_id = ANY($2::text[]) RETURNING smsc_id, state",
+  const early = await tx.query<EarlyRow>(
+    `DELETE FROM early_receipts WHERE operator = $1 AND smsc_id = ANY($2::text[])
+     RETURNING smsc_id, state, err, whole_message, submitted_after`,
     [operator, smscIds],
   );
   if (early.rows.length === 0) return [];
-  const applied = await applyReceipts(
-    tx,
-    operator,
-    early.rows.map((r) => ({ smscId: r.smsc_id, state: r.state })),
-  );
+  const applied = await applyReceipts(tx, operator, early.rows.map(fromEarly));
   return applied.delivered;
 }
 
@@ -138,15 +204,17 @@ export async function sweepEarlyReceipts(
   tx: Queryable,
   graceSeconds: number,
 ): Promise<{ applied: number; unknown: { operator: string; smsc_id: string; state: string }[] }> {
-  const matched = await tx.query<{ operator: Operator; smsc_id: string; state: string }>(
+  const matched = await tx.query<EarlyRow & { operator: Operator }>(
     `DELETE FROM early_receipts e
-      WHERE EXISTS (SELECT 1 FROM message_parts p WHERE p.operator = e.operator AND p.smsc_id = e.smsc_id)
-     RETURNING e.operator, e.smsc_id, e.state`,
+      WHERE EXISTS (SELECT 1 FROM message_parts p
+                     WHERE p.operator = e.operator AND p.smsc_id = e.smsc_id
+                       AND p.accepted_at >= coalesce(e.submitted_after, '-infinity'::timestamptz))
+     RETURNING e.operator, e.smsc_id, e.state, e.err, e.whole_message, e.submitted_after`,
   );
   const byOperator = new Map<Operator, Receipt[]>();
   for (const r of matched.rows) {
     const list = byOperator.get(r.operator) ?? [];
-    list.push({ smscId: r.smsc_id, state: r.state });
+    list.push(fromEarly(r));
     byOperator.set(r.operator, list);
   }
   for (const [operator, list] of byOperator) await applyReceipts(tx, operator, list);

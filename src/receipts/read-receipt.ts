@@ -1,5 +1,5 @@
-import type { SmscIdFormat } from "../../carriers/index.ts";
-import { canonicalSmscId } from "../domain/smsc-id.ts";
+import type { SmppSettings } from "../../carriers/index.ts";
+import { type IdRefusal, readSmscId } from "../domain/smsc-id.ts";
 import { parseReceiptText } from "../smpp/receipt-text.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 
@@ -25,26 +25,73 @@ export const FINAL_STATES: ReadonlySet<string> = new Set([
   "REJECTD",
 ]);
 
+/** The state an intermediate notification (esm_class 0x08) is recorded as, whatever it says. */
+const INTERMEDIATE = "ENROUTE";
+
 export interface Receipt {
-  /** Canonical SMSC id: the same value whatever the carrier's format, case or padding. */
+  /** The SMSC id as stored for the segment: verbatim, or the decimal value for a numeric format. */
   smscId: string;
+  /** DELIVRD, UNDELIV, … or an intermediate state (ENROUTE, ACCEPTD) that never ends a message. */
   state: string;
+  /** The `err:` code exactly as the carrier wrote it, for non-delivered states; null when absent. */
+  err?: string | null;
+  /** "message": the receipt stands for every segment of the message its id belongs to. */
+  scope?: "segment" | "message";
+  /**
+   * The earliest acceptance a segment may have to be this receipt's: the receipt's arrival less
+   * the message validity. An id the carrier reuses later never matches a months-old segment.
+   */
+  submittedAfter?: Date;
 }
 
+/** What the receipt reader needs of a carrier's settings. */
+export type ReceiptDialect = Pick<SmppSettings, "id_format_submit" | "id_format_receipt" | "receipt_scope">;
+
+export type ReceiptReading =
+  | { kind: "receipt"; receipt: Receipt }
+  | { kind: "unreadable"; reason: "no_id" | "no_state" | `id_${IdRefusal}` };
+
+/** Slack past the validity for a late EXPIRED receipt. */
+const VALIDITY_SLACK_MS = 3_600_000;
+
 /**
- * A delivery receipt's id and state. The TLVs win over the text when both are present: they
- * are typed, while the text format varies between carriers. Null when it is not a receipt or
- * carries no usable id or state.
+ * A delivery receipt's id, state and error code, read in the carrier's dialect. The TLVs win over
+ * the text when both are present: they are typed, while the text varies between carriers. The
+ * receipted_message_id TLV repeats the submit_sm_resp id, so it is read in that format (SMPP 3.4
+ * 5.3.2.12); the text's `id:` in the receipt format. Call only for pdu.isReceipt.
  */
-export function readReceipt(pdu: DeliverSm, idFormat: SmscIdFormat): Receipt | null {
-  if (!pdu.isReceipt) return null;
+export function readReceipt(
+  pdu: DeliverSm,
+  dialect: ReceiptDialect,
+  opts: { validityHours?: number; now?: Date } = {},
+): ReceiptReading {
   const text = parseReceiptText(pdu.short_message);
-  const rawId = pdu.tlvs.receipted_message_id ?? text?.id ?? null;
-  const state =
+  const tlvId = pdu.tlvs.receipted_message_id;
+  const rawId = tlvId ?? text?.id ?? null;
+  if (rawId === null) return { kind: "unreadable", reason: "no_id" };
+  const id = readSmscId(rawId, tlvId !== undefined ? dialect.id_format_submit : dialect.id_format_receipt);
+  if (!id.ok) return { kind: "unreadable", reason: `id_${id.reason}` };
+  const written =
     (pdu.tlvs.message_state !== undefined ? MESSAGE_STATE[pdu.tlvs.message_state] : undefined) ??
     text?.stat ??
     null;
-  if (rawId === null || state === null) return null;
-  const smscId = canonicalSmscId(rawId, idFormat);
-  return smscId === null ? null : { smscId, state };
+  if (written === null) return { kind: "unreadable", reason: "no_state" };
+  const state = pdu.isIntermediate && FINAL_STATES.has(written) ? INTERMEDIATE : written;
+  const receipt: Receipt = {
+    smscId: id.id,
+    state,
+    err: state === "DELIVRD" ? null : (text?.err ?? networkErrorCode(pdu.tlvs.network_error_code)),
+    scope: dialect.receipt_scope,
+  };
+  if (opts.validityHours !== undefined) {
+    const now = opts.now ?? new Date();
+    receipt.submittedAfter = new Date(now.getTime() - opts.validityHours * 3_600_000 - VALIDITY_SLACK_MS);
+  }
+  return { kind: "receipt", receipt };
+}
+
+/** network_error_code (5.3.2.31): a network type octet, then a 2-octet code; written as Appendix B's 3 digits. */
+function networkErrorCode(tlv: Buffer | undefined): string | null {
+  if (!tlv || tlv.length < 3) return null;
+  return String(tlv.readUInt16BE(1)).padStart(3, "0");
 }

@@ -38,6 +38,8 @@ export interface SubmitParams {
   /** Override the settings' TON/NPI, e.g. for a numeric sender. */
   source_addr_ton?: number;
   source_addr_npi?: number;
+  /** Concatenation by the sar_* TLVs (SMPP 3.4 5.3.2.22–24) instead of a UDH. */
+  sar?: { ref: number; total: number; seq: number };
 }
 
 export type SubmitOutcome =
@@ -71,8 +73,13 @@ export interface DeliverSm {
   short_message: string;
   /** UDH information elements ([IEI, length, ...data]) when esm_class has UDHI. */
   udh: Buffer[];
-  /** esm_class message type is "SMSC delivery receipt". */
+  /** esm_class message type is a delivery receipt: final (0x04) or intermediate (see isIntermediate). */
   isReceipt: boolean;
+  /**
+   * An intermediate delivery notification: SMPP 3.4's 0x20, or 0x08 (SME delivery
+   * acknowledgement), which some SMSCs use for it. It never ends a message.
+   */
+  isIntermediate: boolean;
   tlvs: DeliverSmTlvs;
 }
 
@@ -106,6 +113,7 @@ const INTERFACE_VERSION_3_4 = 0x34;
 /** esm_class bits 2–5: message type; 0x04 = SMSC delivery receipt (SMPP 3.4 5.2.12). */
 const ESM_CLASS_TYPE_MASK = 0x3c;
 const ESM_CLASS_DELIVERY_RECEIPT = 0x04;
+const ESM_CLASS_INTERMEDIATE = new Set([0x08, 0x20]);
 /** Requests SMPP 3.4 defines without a response PDU. */
 const NO_RESPONSE = new Set(["alert_notification", "outbind"]);
 const TLV_KINDS = {
@@ -168,6 +176,8 @@ function toDeliverSm(pdu: PDU): DeliverSm {
       tlvs[name] = v;
   }
   const esm_class = num(pdu.esm_class);
+  const type = esm_class & ESM_CLASS_TYPE_MASK;
+  const isIntermediate = ESM_CLASS_INTERMEDIATE.has(type);
   return {
     service_type: str(pdu.service_type),
     source_addr_ton: num(pdu.source_addr_ton),
@@ -180,7 +190,8 @@ function toDeliverSm(pdu: PDU): DeliverSm {
     data_coding: num(pdu.data_coding),
     short_message: text,
     udh,
-    isReceipt: (esm_class & ESM_CLASS_TYPE_MASK) === ESM_CLASS_DELIVERY_RECEIPT,
+    isReceipt: type === ESM_CLASS_DELIVERY_RECEIPT || isIntermediate,
+    isIntermediate,
     tlvs: tlvs as DeliverSmTlvs,
   };
 }
@@ -199,17 +210,20 @@ export class SmppSession {
   private readonly boundWaiters = new Set<(bound: boolean) => void>();
   private pausedUntil = 0;
   private throttleDelayMs: number;
-  private readonly settings: SmppSettings;
   private readonly log: SmppLogger;
 
   constructor(private readonly options: SmppSessionOptions) {
-    this.settings = options.settings;
     this.log = options.logger;
     this.throttleDelayMs = options.throttle?.initialDelayMs ?? 250;
   }
 
   get state(): SessionState {
     return this.stateNow;
+  }
+
+  /** The carrier's settings, dialect included (id formats, data coding, concatenation). */
+  get settings(): Readonly<SmppSettings> {
+    return this.options.settings;
   }
 
   /** Submits holding a window slot (on the wire, or about to be). */
@@ -272,6 +286,16 @@ export class SmppSession {
       const r = await reply;
       if (r === "timeout") return { kind: "unknown", reason: "timeout" };
       if (r === "closed") return { kind: "unknown", reason: "connection_lost" };
+      if (r.command === "generic_nack") {
+        // The SMSC could not take this PDU at all: a failed submit, with the nack's reason.
+        const command_status =
+          r.command_status === STATUS.ESME_ROK ? STATUS.ESME_RINVCMDID : r.command_status;
+        this.log.warn(
+          { destination_addr: params.destination_addr, status: describeStatus(command_status) },
+          "submit_sm answered with generic_nack",
+        );
+        return { kind: "response", command_status, message_id: "" };
+      }
       this.noteStatus(r.command_status);
       return { kind: "response", command_status: r.command_status, message_id: str(r.message_id) };
     } finally {
@@ -442,8 +466,10 @@ export class SmppSession {
         conn.session.send(pdu.response());
         return;
       case "unbind":
+        // Answered, then the connection is closed; onClosed binds again (promptly) unless we stop.
         this.log.info({ host: this.settings.host, port: this.settings.port }, "peer unbound");
         if (this.stateNow === "bound") this.setState(this.stopping ? "closing" : "disconnected");
+        this.reconnectAttempt = 0;
         conn.session.send(pdu.response(), () => conn.session.close());
         return;
       case "deliver_sm":
@@ -498,6 +524,11 @@ export class SmppSession {
       data_coding: p.data_coding,
       short_message: p.udh ? { udh: p.udh, message: p.short_message } : p.short_message,
     };
+    if (p.sar) {
+      fields.sar_msg_ref_num = p.sar.ref;
+      fields.sar_total_segments = p.sar.total;
+      fields.sar_segment_seqnum = p.sar.seq;
+    }
     if (p.validity !== undefined)
       fields.validity_period = typeof p.validity === "number" ? relativeValidity(p.validity) : p.validity;
     return fields;

@@ -83,7 +83,7 @@ describe("CarrierSimulator", () => {
 
     expect(outcomes.map((o) => responseOf(o).command_status)).toEqual([0, 0, 0]);
     expect(sim.accepted.map((a) => a.concat)).toEqual(
-      [1, 2, 3].map((part) => ({ ref: 0xa7, total: 3, part })),
+      [1, 2, 3].map((part) => ({ ref: 0xa7, total: 3, part, by: "udh" })),
     );
     expect(sim.accepted.every((a) => a.data_coding === 8)).toBe(true);
     expect(sim.messages()).toEqual([
@@ -167,7 +167,8 @@ describe("CarrierSimulator", () => {
       err: "001",
       dlvrd: "000",
     });
-    expect(receipt?.tlvs.receipted_message_id).toBe(sim.accepted[1]?.receiptId);
+    expect(receipt?.tlvs.receipted_message_id).toBe(sim.accepted[1]?.messageId);
+    expect(parseReceiptText(receipt?.short_message ?? "")?.id).toBe(sim.accepted[1]?.receiptId);
     expect(sim.receiptsSent).toHaveLength(1);
   });
 
@@ -215,11 +216,16 @@ describe("CarrierSimulator", () => {
       );
       await waitFor(() => receipts.length === 1, { what: `${operator}'s receipt` });
 
-      const { submit_sm_resp, receipt } = CARRIERS[operator].smscIdFormat;
+      const { id_format_submit, id_format_receipt } = CARRIERS[operator].smpp;
+      // receipted_message_id repeats the submit_sm_resp id (SMPP 3.4 5.3.2.12); the text has its own.
       const receiptedId = receipts[0]?.tlvs.receipted_message_id ?? "";
+      const textId = parseReceiptText(receipts[0]?.short_message ?? "")?.id ?? "";
       expect(outcome.message_id).toMatch(idPatterns[operator].resp);
-      expect(receiptedId).toMatch(idPatterns[operator].receipt);
-      expect(canonicalSmscId(receiptedId, receipt)).toBe(canonicalSmscId(outcome.message_id, submit_sm_resp));
+      expect(receiptedId).toBe(outcome.message_id);
+      expect(textId).toMatch(idPatterns[operator].receipt);
+      expect(canonicalSmscId(textId, id_format_receipt)).toBe(
+        canonicalSmscId(outcome.message_id, id_format_submit),
+      );
       expect(running.get(operator).accepted).toHaveLength(1);
     }
   });

@@ -223,12 +223,12 @@ describe("SmppSession", () => {
       expect(receipt?.source_addr).toBe("263771234567");
       expect(receipt?.destination_addr).toBe("Shiri");
       expect(receipt?.tlvs.message_state).toBe(2);
-      const receiptedId = receipt?.tlvs.receipted_message_id ?? "";
-      expect(receiptedId).toMatch(/^\d+$/); // Econet writes receipts in decimal
-      expect(canonicalSmscId(receiptedId, "decimal")).toBe(canonicalSmscId(outcome.message_id, "hex"));
+      // receipted_message_id repeats the submit_sm_resp id; Econet's receipt text writes it in decimal.
+      expect(receipt?.tlvs.receipted_message_id).toBe(outcome.message_id);
       const parsed = parseReceiptText(receipt?.short_message ?? "");
+      expect(parsed?.id).toMatch(/^\d+$/);
+      expect(canonicalSmscId(parsed?.id ?? "", "decimal")).toBe(canonicalSmscId(outcome.message_id, "hex"));
       expect(parsed).toMatchObject({
-        id: receiptedId,
         stat: "DELIVRD",
         err: "000",
         sub: "001",
@@ -274,7 +274,7 @@ describe("SmppSession", () => {
         {},
         {
           onDeliverSm: (r) =>
-            void events.push(`receipt ${canonicalSmscId(r.tlvs.receipted_message_id ?? "", "decimal")}`),
+            void events.push(`receipt ${canonicalSmscId(r.tlvs.receipted_message_id ?? "", "hex")}`),
         },
       );
 

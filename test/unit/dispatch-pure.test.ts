@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { SmscIdFormat } from "../../carriers/index.ts";
 import { buildSubmits } from "../../src/dispatch/build-submits.ts";
 import { SlidingWindowLimiter } from "../../src/dispatch/rate-limiter.ts";
 import { retryDelaySeconds } from "../../src/dispatch/settle.ts";
@@ -45,6 +46,25 @@ describe("buildSubmits", () => {
       source_addr_npi: 1,
     });
     expect(buildSubmits(message("x", "SHIRI"))[0]?.params.source_addr_ton).toBeUndefined();
+  });
+
+  it("writes the carrier's dialect: GSM as data_coding 1, SAR TLVs instead of a UDH, numeric TON/NPI", () => {
+    const dialect = {
+      gsm_data_coding: 1 as const,
+      concatenation: "sar" as const,
+      numeric_source_addr_ton: 2,
+      numeric_source_addr_npi: 9,
+    };
+    const parts = buildSubmits(message("Hello there. ".repeat(20), "263771000000"), dialect);
+    expect(parts.length).toBe(2);
+    for (const [i, p] of parts.entries()) {
+      expect(p.params).toMatchObject({ data_coding: 1, source_addr_ton: 2, source_addr_npi: 9 });
+      expect(p.params.udh).toBeUndefined();
+      expect(p.params.sar).toEqual({ ref: 0xa1b2, total: 2, seq: i + 1 });
+    }
+    const [ucs2] = buildSubmits(message("😀"), dialect);
+    expect(ucs2?.params).toMatchObject({ data_coding: 8 });
+    expect(ucs2?.params.sar).toBeUndefined();
   });
 
   it("refuses a message with no routable destination", () => {
@@ -106,26 +126,64 @@ describe("readReceipt", () => {
       "id:00FF sub:001 dlvrd:001 submit date:2611220700 done date:2611220701 stat:DELIVRD err:000 text:x",
     udh: [],
     isReceipt: true,
+    isIntermediate: false,
     tlvs: {},
     ...over,
   });
+  const dialect = (submit: SmscIdFormat, receipt: SmscIdFormat = submit) => ({
+    id_format_submit: submit,
+    id_format_receipt: receipt,
+    receipt_scope: "segment" as const,
+  });
+  const read = (p: DeliverSm, d: ReturnType<typeof dialect>) => {
+    const r = readReceipt(p, d);
+    return r.kind === "receipt"
+      ? { smscId: r.receipt.smscId, state: r.receipt.state, err: r.receipt.err }
+      : r;
+  };
 
   it("reads id and state from the text, canonical whatever the case and padding", () => {
-    expect(readReceipt(pdu({}), "hex")).toEqual({ smscId: "255", state: "DELIVRD" });
-    expect(readReceipt(pdu({ short_message: "id:00ff stat:UNDELIV" }), "hex")).toEqual({
+    expect(read(pdu({}), dialect("hex"))).toEqual({ smscId: "255", state: "DELIVRD", err: null });
+    expect(read(pdu({ short_message: "id:00ff stat:UNDELIV err:001" }), dialect("hex"))).toEqual({
       smscId: "255",
       state: "UNDELIV",
+      err: "001",
     });
   });
 
-  it("prefers the TLVs to the text", () => {
-    const r = readReceipt(pdu({ tlvs: { receipted_message_id: "1000", message_state: 5 } }), "decimal");
-    expect(r).toEqual({ smscId: "1000", state: "UNDELIV" });
+  it("keeps a string id exactly as written", () => {
+    expect(read(pdu({ short_message: "id:00FF stat:delivrd" }), dialect("string"))).toMatchObject({
+      smscId: "00FF",
+      state: "DELIVRD",
+    });
   });
 
-  it("is null for a mobile-originated message or an unreadable receipt", () => {
-    expect(readReceipt(pdu({ isReceipt: false }), "hex")).toBeNull();
-    expect(readReceipt(pdu({ short_message: "hello" }), "hex")).toBeNull();
-    expect(readReceipt(pdu({ short_message: "id:zz stat:DELIVRD" }), "hex")).toBeNull();
+  it("prefers the TLVs to the text, reading receipted_message_id in the submit_sm_resp format", () => {
+    const r = read(
+      pdu({ tlvs: { receipted_message_id: "3e8", message_state: 5 } }),
+      dialect("hex", "decimal"),
+    );
+    expect(r).toEqual({ smscId: "1000", state: "UNDELIV", err: "000" });
+  });
+
+  it("records an intermediate notification as such, even when it names a final state", () => {
+    expect(read(pdu({ isIntermediate: true, esm_class: 0x08 }), dialect("hex"))).toMatchObject({
+      state: "ENROUTE",
+    });
+  });
+
+  it("says why a receipt is unreadable", () => {
+    expect(readReceipt(pdu({ short_message: "hello" }), dialect("hex"))).toEqual({
+      kind: "unreadable",
+      reason: "no_id",
+    });
+    expect(readReceipt(pdu({ short_message: "id:zz stat:DELIVRD" }), dialect("hex"))).toEqual({
+      kind: "unreadable",
+      reason: "id_unreadable",
+    });
+    expect(readReceipt(pdu({ short_message: "id:42 sub:001" }), dialect("string"))).toEqual({
+      kind: "unreadable",
+      reason: "no_state",
+    });
   });
 });

@@ -1,10 +1,40 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SmscIdFormat } from "../../carriers/index.ts";
-import { canonicalSmscId, formatSmscId } from "../../src/domain/smsc-id.ts";
+import { canonicalSmscId, formatSmscId, readSubmitId } from "../../src/domain/smsc-id.ts";
 
 const CANONICAL = /^(0|[1-9][0-9]*)$/;
-const format = fc.constantFrom<SmscIdFormat>("hex", "decimal");
+const format = fc.constantFrom<Exclude<SmscIdFormat, "string">>("hex", "decimal");
+
+describe("readSubmitId", () => {
+  it("keeps opaque ids exactly as written: UUIDs, 64 hex characters, base36, leading zeros, case", () => {
+    for (const id of [
+      "9b2f6c1e-3d4a-4f5b-a6c7-d8e9f0a1b2c3",
+      "a".repeat(64),
+      "0z9y8x",
+      "000123",
+      "AbC",
+      " padded ",
+    ])
+      expect(readSubmitId(id, "string")).toEqual({ ok: true, id });
+  });
+
+  it("refuses empty ids and ids longer than 65 characters in every format, and non-numbers in numeric ones", () => {
+    for (const fmt of ["string", "hex", "decimal"] as const) {
+      expect(readSubmitId("", fmt)).toEqual({ ok: false, reason: "empty" });
+      expect(readSubmitId("1".repeat(66), fmt)).toEqual({ ok: false, reason: "too_long" });
+      expect(readSubmitId("1".repeat(65), fmt).ok).toBe(true);
+    }
+    expect(readSubmitId("   ", "hex")).toEqual({ ok: false, reason: "empty" });
+    expect(readSubmitId("9b2f-6c1e", "hex")).toEqual({ ok: false, reason: "unreadable" });
+    expect(readSubmitId("0z9y8x", "decimal")).toEqual({ ok: false, reason: "unreadable" });
+  });
+
+  it("reads numeric ids as their decimal value, so hex and decimal writings of one number match", () => {
+    expect(readSubmitId("00A1B2C3", "hex")).toEqual({ ok: true, id: "10597059" });
+    expect(readSubmitId("0010597059", "decimal")).toEqual({ ok: true, id: "10597059" });
+  });
+});
 
 describe("canonicalSmscId, examples", () => {
   it.each([
