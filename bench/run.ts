@@ -116,11 +116,11 @@ async function runScenarios(
       progress.note(
         `API pid ${env.api.pid} at ${env.api.base}; Postgres ${env.db.version} (${env.db.source})`,
       );
-      for (const s of http) results.push(await runOne(s, env, progress, quick));
+      for (const s of http) results.push(await runOne(s, env, progress, quick, cleanup));
       await cleanup.run();
     }
     for (const s of chosen.filter((x) => x.kind === "e2e")) {
-      results.push(await runOne(s, null, progress, quick));
+      results.push(await runOne(s, null, progress, quick, cleanup));
     }
     if (postgres.source === "unknown") {
       postgres = { version: "see e2e", source: process.env.DATABASE_URL ? "DATABASE_URL" : "embedded" };
@@ -141,9 +141,10 @@ async function runOne(
   env: StartedEnv | null,
   progress: Progress,
   quick: boolean,
+  cleanup: Cleanup,
 ): Promise<ScenarioResult> {
   const step = progress.step(s.name);
-  const r = await s.run(env, step, { quick });
+  const r = await s.run(env, step, { quick, cleanup });
   step.done(
     `${r.throughput.toLocaleString("en")} ${r.throughput_unit}, p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms` +
       (r.errors ? `, ${r.errors} ERRORS` : ""),

@@ -1,5 +1,6 @@
 import { bulk } from "./bulk.ts";
 import { e2e } from "./e2e.ts";
+import { pipelineBulk, pipelineSingle } from "./pipeline.ts";
 import { retrieve } from "./retrieve.ts";
 import { single } from "./single.ts";
 import type { Scenario } from "./types.ts";
@@ -12,4 +13,6 @@ export const SCENARIOS: readonly Scenario[] = [
   bulk(10_000, { connections: 1, seconds: 8 }),
   retrieve,
   e2e,
+  pipelineSingle,
+  pipelineBulk,
 ];

@@ -1,5 +1,6 @@
 import type { Pool } from "../../src/db/pool.ts";
 import type { StepProgress } from "../report/progress.ts";
+import type { Cleanup } from "./env.ts";
 
 /** What every scenario reports, whatever it measures. */
 export interface ScenarioResult {
@@ -17,6 +18,17 @@ export interface ScenarioResult {
   /** Transport errors, timeouts and non-2xx answers: any is a failed scenario. */
   errors: number;
   settings: Record<string, number | string>;
+  /** Further named figures (the whole-pipeline scenarios'), each gateable in budgets.json. */
+  measures?: Record<string, Measure>;
+  /** What was checked for completeness and how many fell short (each counted in errors). */
+  completeness?: Record<string, number | string>;
+}
+
+export interface Measure {
+  label: string;
+  /** Null when it could not be measured here (e.g. a Postgres on another machine). */
+  value: number | null;
+  unit: string;
 }
 
 /** The API in a child process on a fresh database, with an account that cannot run dry. */
@@ -28,12 +40,14 @@ export interface HttpEnv {
 
 export interface RunOptions {
   quick: boolean;
+  /** The bench's own cleanup, run on Ctrl-C: a scenario that starts processes registers here too. */
+  cleanup?: Cleanup;
 }
 
 export interface Scenario {
   name: string;
   title: string;
-  /** http: shares one API and database with the others; e2e: starts its own, with a worker. */
+  /** http: shares one API and database with the others; e2e: starts its own, with a worker (and more). */
   kind: "http" | "e2e";
   run(env: HttpEnv | null, progress: StepProgress, options: RunOptions): Promise<ScenarioResult>;
 }

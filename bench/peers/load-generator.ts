@@ -1,0 +1,120 @@
+/**
+ * The whole-pipeline bench's load: a process of its own that sends through the API as a customer
+ * would, with autocannon holding a fixed number of requests in flight, each to new recipients.
+ * Forked by bench/pipeline/run-pipeline.ts with its plan as JSON in argv[2]; reports progress and
+ * its result over the IPC channel, then exits.
+ *
+ * Timestamps are wall-clock milliseconds with sub-millisecond resolution (timeOrigin + now), so
+ * the bench process can set them against the callbacks it receives.
+ */
+import autocannon from "autocannon";
+import { z } from "zod";
+import {
+  type AcceptedMessage,
+  type LoadMessage,
+  loadPlanSchema,
+  recipient,
+  wallMs,
+} from "./load-protocol.ts";
+
+const singleAnswer = z.object({ id: z.string(), to: z.string() });
+const bulkAnswer = z.object({
+  data: z.object({ items: z.array(z.object({ id: z.string(), to: z.string() })) }),
+});
+
+function send(message: LoadMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) return resolve();
+    process.send(message, () => resolve());
+  });
+}
+
+async function main(): Promise<void> {
+  const plan = loadPlanSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
+  const single = plan.mode === "single";
+  let subscriber = plan.firstSubscriber;
+  const accepted: AcceptedMessage[] = [];
+  const failureSamples: string[] = [];
+  let failed = 0;
+  let responses = 0;
+
+  const body = () => {
+    if (single)
+      return JSON.stringify({ to: recipient(subscriber++), from: plan.from, message: plan.message });
+    const to = Array.from({ length: plan.perRequest }, () => recipient(subscriber++));
+    return JSON.stringify({ to, from: plan.from, message: plan.message });
+  };
+  const onResponse = (status: number, text: string) => {
+    const at = wallMs();
+    responses++;
+    if (status !== 202) {
+      failed++;
+      if (failureSamples.length < 5) failureSamples.push(`${status}: ${text.slice(0, 300)}`);
+      return;
+    }
+    try {
+      if (single) {
+        const m = singleAnswer.parse(JSON.parse(text));
+        accepted.push([m.id, m.to, at]);
+      } else {
+        for (const m of bulkAnswer.parse(JSON.parse(text)).data.items) accepted.push([m.id, m.to, at]);
+      }
+    } catch (err) {
+      failed++;
+      if (failureSamples.length < 5) failureSamples.push(`unreadable 202: ${String(err).slice(0, 300)}`);
+    }
+  };
+
+  const cpuBefore = process.cpuUsage();
+  const progress = setInterval(() => void send({ type: "progress", responses }), 100);
+  const startedAtMs = wallMs();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon(
+      {
+        url: `${plan.base}${single ? "/api/v1/sms" : "/api/v1/sms/bulk"}`,
+        method: "POST",
+        connections: plan.inFlight,
+        amount: plan.requests,
+        timeout: 120,
+        headers: { authorization: `Bearer ${plan.key}`, "content-type": "application/json" },
+        // A body of its own for every request: each recipient is new, so the sink can tell a
+        // duplicate submit from a second message.
+        requests: [
+          {
+            setupRequest: (request) => ({ ...request, body: body() }),
+            onResponse: (status, text) => onResponse(status, text),
+          },
+        ],
+      },
+      (err: unknown, r) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve(r)),
+    );
+  });
+  const finishedAtMs = wallMs();
+  clearInterval(progress);
+  const cpu = process.cpuUsage(cpuBefore);
+  await send({
+    type: "result",
+    startedAtMs,
+    finishedAtMs,
+    requests: result.requests.total,
+    failed: Math.max(failed, result.errors + result.timeouts + result.non2xx),
+    failureSamples,
+    latencyMs: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+      mean: result.latency.average,
+    },
+    accepted,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+  });
+  process.disconnect?.();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `load generator: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});

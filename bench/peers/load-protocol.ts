@@ -1,0 +1,54 @@
+/** What the bench and its load generator (load-generator.ts) tell each other over IPC. */
+import { z } from "zod";
+
+export const loadPlanSchema = z.object({
+  base: z.string().url(),
+  key: z.string().min(1),
+  from: z.string().min(1),
+  message: z.string().min(1),
+  /** single: POST /api/v1/sms, one recipient; bulk: POST /api/v1/sms/bulk, perRequest recipients. */
+  mode: z.enum(["single", "bulk"]),
+  requests: z.number().int().positive(),
+  perRequest: z.number().int().positive(),
+  inFlight: z.number().int().positive(),
+  /** Recipients are +26377 and seven digits, counting up from here. */
+  firstSubscriber: z.number().int().nonnegative(),
+});
+export type LoadPlan = z.infer<typeof loadPlanSchema>;
+
+/** One accepted message: [message id, recipient, when its request was answered (wall ms)]. */
+const acceptedMessage = z.tuple([z.string(), z.string(), z.number()]);
+export type AcceptedMessage = z.infer<typeof acceptedMessage>;
+
+export const loadMessageSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("progress"), responses: z.number() }),
+  z.object({
+    type: z.literal("result"),
+    startedAtMs: z.number(),
+    finishedAtMs: z.number(),
+    requests: z.number(),
+    /** Transport errors, timeouts and answers other than 202. */
+    failed: z.number(),
+    failureSamples: z.array(z.string()),
+    latencyMs: z.object({
+      p50: z.number(),
+      p90: z.number(),
+      p99: z.number(),
+      max: z.number(),
+      mean: z.number(),
+    }),
+    accepted: z.array(acceptedMessage),
+    /** The load process's own CPU over the run, so its share of the machine is known. */
+    cpuSeconds: z.number(),
+  }),
+]);
+export type LoadMessage = z.infer<typeof loadMessageSchema>;
+export type LoadResult = Extract<LoadMessage, { type: "result" }>;
+
+/** Wall-clock milliseconds with sub-millisecond resolution, comparable between the bench's processes. */
+export const wallMs = (): number => performance.timeOrigin + performance.now();
+
+export const recipient = (subscriber: number): string => `+26377${String(subscriber).padStart(7, "0")}`;
+
+/** A number as the SMSC sees it and as the API returns it, reduced to its digits. */
+export const digits = (msisdn: string): string => msisdn.replace(/\D/g, "");

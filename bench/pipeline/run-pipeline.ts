@@ -1,0 +1,323 @@
+/**
+ * The whole pipeline as a customer runs it, every stage at once: a load process sends through
+ * Shiri's API process, Shiri's worker process dispatches to an SMPP sink in a process of its own,
+ * the sink's receipts come back, and the account webhook (served here) takes the
+ * message.delivered callbacks. Measures intake, end to end, callback latency and CPU per message,
+ * and checks that every destination was submitted once and every callback received once.
+ */
+import { OPERATORS } from "../../carriers/index.ts";
+import { cpuSeconds } from "../dispatch-lib/cpu.ts";
+import { SENDER } from "../dispatch-lib/harness.ts";
+import { percentile } from "../dispatch-lib/stats.ts";
+import { knob } from "../lib/knob.ts";
+import { round } from "../lib/report.ts";
+import { startShiriProcess } from "../lib/shiri-process.ts";
+import {
+  type LoadPlan,
+  type LoadResult,
+  loadMessageSchema,
+  recipient,
+  wallMs,
+} from "../peers/load-protocol.ts";
+import type { StepProgress } from "../report/progress.ts";
+import { Cleanup, startEnv } from "../scenarios/env.ts";
+import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts";
+import { checkCompleteness } from "./completeness.ts";
+import { startPeer } from "./peer-process.ts";
+import { ownServerPids, ServerCpu } from "./process-cpu.ts";
+import { probeTlvMode, registerWebhook, sendBulk } from "./service-calls.ts";
+import { startSinkPeer } from "./sink-peer.ts";
+import { startWebhookReceiver } from "./webhook-receiver.ts";
+
+type BulkResult = Awaited<ReturnType<typeof sendBulk>>;
+
+export interface PipelinePlan {
+  name: string;
+  title: string;
+  mode: "single" | "bulk";
+  messages: { full: number; quick: number };
+  perRequest: number;
+  inFlight: number;
+  /** Recipients of one bulk request fired in the middle of the run, while dispatch runs (0: none). */
+  bigRequest: number;
+}
+
+const MESSAGE = "Shiri bench: the whole pipeline.";
+/** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1. */
+const LOAD_FIRST_SUBSCRIBER = 1_000_000;
+const BIG_FIRST_SUBSCRIBER = 5_000_000;
+/** How long to keep listening after the last expected callback, for duplicates. */
+const GRACE_MS = 1_000;
+/** The big request goes out once half the load's callbacks are in, or this long after the load ended. */
+const BIG_REQUEST_LATEST_AFTER_LOAD_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function runPipeline(
+  plan: PipelinePlan,
+  progress: StepProgress,
+  options: RunOptions,
+): Promise<ScenarioResult> {
+  const timeoutSeconds = knob("BENCH_PIPELINE_TIMEOUT_SECONDS", 600, 10, 3_600);
+  const planned = options.quick ? plan.messages.quick : plan.messages.full;
+  const requests = Math.ceil(planned / plan.perRequest);
+  const cleanup = new Cleanup();
+  // Ctrl-C runs the bench's cleanup, which runs this one; at the end this one runs itself.
+  options.cleanup?.add(() => cleanup.run());
+  try {
+    // The service: its own database, the API (started by startEnv) and a worker, both allowed
+    // to call back to loopback.
+    const serviceEnv = { WEBHOOK_ALLOW_PRIVATE: "true" };
+    const env = await startEnv(cleanup, serviceEnv);
+    const sink = await startSinkPeer(cleanup);
+    const smpp: Record<string, string> = {};
+    // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
+    // a refused connection during the run; only econet numbers get traffic.
+    for (const op of OPERATORS) {
+      const prefix = `SMPP_${op.toUpperCase()}_`;
+      smpp[`${prefix}HOST`] = "127.0.0.1";
+      smpp[`${prefix}PORT`] = String(sink.smppPort);
+      // The sink's id scheme (peers/sink-ids.ts); ignored by a Shiri without these settings.
+      smpp[`${prefix}ID_FORMAT_SUBMIT`] = "hex";
+      smpp[`${prefix}ID_FORMAT_RECEIPT`] = "decimal";
+    }
+    const worker = await startShiriProcess({
+      role: "worker",
+      databaseUrl: env.db.url,
+      env: { ...serviceEnv, ...smpp },
+    });
+    cleanup.add(worker.stop);
+    await sink.waitForBinds(OPERATORS.length, 30_000);
+    const receiver = await startWebhookReceiver();
+    cleanup.add(() => receiver.stop());
+    const webhook = await registerWebhook(env.base, env.key, receiver.url);
+    receiver.setSecret(webhook.secret);
+
+    const probe = await probeTlvMode(env.base, env.key, receiver, worker);
+    await sink.setMode(probe.mode);
+    await sink.reset();
+    receiver.reset();
+
+    const alive = () => {
+      for (const [name, p] of [
+        ["API", env.api],
+        ["worker", worker],
+      ] as const)
+        if (p.exited()) throw new Error(`the ${name} process exited:\n${p.output()}`);
+      if (sink.process.exited()) throw new Error(`the SMPP sink exited:\n${sink.process.output()}`);
+    };
+
+    // Measured from here.
+    const shiriPids = [env.api.pid, worker.pid];
+    const shiriBefore = shiriPids.map((pid) => cpuSeconds(pid) ?? Number.NaN);
+    const sinkBefore = cpuSeconds(sink.process.pid) ?? Number.NaN;
+    const server = await ServerCpu.find(env.pool, env.db.url);
+    server?.sample();
+    const ownBefore = server ? await ownServerPids(env.pool) : new Set<number>();
+
+    const loadPlan: LoadPlan = {
+      base: env.base,
+      key: env.key,
+      from: SENDER,
+      message: MESSAGE,
+      mode: plan.mode,
+      requests,
+      perRequest: plan.perRequest,
+      inFlight: plan.inFlight,
+      firstSubscriber: LOAD_FIRST_SUBSCRIBER,
+    };
+    const load = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(loadPlan)]);
+    cleanup.add(load.stop);
+    // Set from callbacks (IPC, the big request): a holder, so the loop below reads them fresh.
+    const state: {
+      responses: number;
+      load: LoadResult | null;
+      big: BulkResult | null;
+      bigSentAt: { ms: number; callbacks: number } | null;
+    } = { responses: 0, load: null, big: null, bigSentAt: null };
+    load.child.on("message", (raw: unknown) => {
+      const m = loadMessageSchema.parse(raw);
+      if (m.type === "progress") state.responses = m.responses;
+      else state.load = m;
+    });
+
+    const loadMessages = requests * plan.perRequest;
+    const total = loadMessages + plan.bigRequest;
+    let bigSending: Promise<void> | null = null;
+    const deadline = performance.now() + timeoutSeconds * 1_000;
+    let timedOut = false;
+    let lastSample = performance.now();
+    for (;;) {
+      alive();
+      if (!state.load && load.exited())
+        throw new Error(`the load generator ended without a result:\n${load.output()}`);
+      const callbacks = receiver.delivered.size;
+      if (plan.bigRequest > 0 && !bigSending) {
+        const half = callbacks >= loadMessages / 2;
+        const late =
+          state.load !== null && wallMs() - state.load.finishedAtMs >= BIG_REQUEST_LATEST_AFTER_LOAD_MS;
+        if (half || late) {
+          state.bigSentAt = { ms: wallMs(), callbacks };
+          const to = Array.from({ length: plan.bigRequest }, (_, i) => recipient(BIG_FIRST_SUBSCRIBER + i));
+          bigSending = sendBulk(env.base, env.key, to, SENDER, MESSAGE).then((r) => {
+            state.big = r;
+          });
+        }
+      }
+      progress.update(
+        (state.responses / requests) * 0.2 + (callbacks / total) * 0.8,
+        `${state.responses}/${requests} requests, ${callbacks}/${total} callbacks`,
+      );
+      if (state.load && (plan.bigRequest === 0 || state.big)) {
+        const expected = [...state.load.accepted, ...(state.big?.accepted ?? [])];
+        if (expected.every(([id]) => receiver.delivered.has(id))) break;
+      }
+      if (performance.now() > deadline) {
+        timedOut = true;
+        break;
+      }
+      if (performance.now() - lastSample >= 1_000) {
+        server?.sample();
+        lastSample = performance.now();
+      }
+      await sleep(50);
+    }
+    // CPU up to the last callback; then a grace period in which duplicates may still show.
+    const shiriUsed = shiriPids.reduce(
+      (sum, pid, i) => sum + ((cpuSeconds(pid) ?? Number.NaN) - (shiriBefore[i] ?? Number.NaN)),
+      0,
+    );
+    const sinkUsed = (cpuSeconds(sink.process.pid) ?? Number.NaN) - sinkBefore;
+    server?.sample();
+    const ownPids = server ? new Set([...ownBefore, ...(await ownServerPids(env.pool))]) : null;
+    const postgresUsed = server ? server.used() : null;
+    const postgresOwnUsed = server && ownPids ? server.used(ownPids) : null;
+    await bigSending;
+    const loadDone = state.load;
+    if (!loadDone)
+      throw new Error(`the load generator did not finish in ${timeoutSeconds} s:\n${load.output()}`);
+    await sleep(GRACE_MS);
+
+    const big = state.big;
+    const accepted = [...loadDone.accepted, ...(big?.accepted ?? [])];
+    const check = await checkCompleteness({
+      accepted,
+      planned: total,
+      requestFailures: loadDone.failed + (big && !big.ok ? 1 : 0),
+      sink: await sink.counts(),
+      receiver,
+      ignoredIds: new Set(probe.ids),
+      pool: env.pool,
+    });
+
+    // Per message, from its request's answer to its (first) message.delivered callback.
+    const firstCallback = new Map<string, number>();
+    for (const [id] of accepted) {
+      const t = receiver.delivered.get(id)?.[0];
+      if (t !== undefined) firstCallback.set(id, t);
+    }
+    const latencies = accepted
+      .filter(([id]) => firstCallback.has(id))
+      .map(([id, , at]) => (firstCallback.get(id) as number) - at)
+      .sort((a, b) => a - b);
+    const lastCallback = Math.max(...firstCallback.values());
+    const spanSeconds = (lastCallback - loadDone.startedAtMs) / 1_000;
+    const loadSeconds = (loadDone.finishedAtMs - loadDone.startedAtMs) / 1_000;
+    const delivered = firstCallback.size;
+    const perMessage = (seconds: number | null) =>
+      seconds === null || !Number.isFinite(seconds) || accepted.length === 0
+        ? null
+        : round((seconds * 1_000) / accepted.length, 3);
+    const cpuShiri = perMessage(shiriUsed);
+    const cpuPostgres = perMessage(postgresUsed);
+    const measure = (label: string, value: number | null, unit: string): Measure => ({ label, value, unit });
+    const measures: Record<string, Measure> = {
+      accepted_req_per_s: measure(
+        "requests accepted per second",
+        round(loadDone.requests / loadSeconds, 0),
+        "req/s",
+      ),
+      accepted_msg_per_s: measure(
+        "messages accepted per second",
+        round(loadDone.accepted.length / loadSeconds, 0),
+        "msg/s",
+      ),
+      accept_p50_ms: measure("accept latency p50", loadDone.latencyMs.p50, "ms"),
+      accept_p99_ms: measure("accept latency p99", loadDone.latencyMs.p99, "ms"),
+      e2e_msg_per_s: measure(
+        "end to end, first request → last delivery callback",
+        round(delivered / spanSeconds, 0),
+        "msg/s",
+      ),
+      callback_p50_ms: measure("callback latency p50", round(percentile(latencies, 50), 0), "ms"),
+      callback_p99_ms: measure("callback latency p99", round(percentile(latencies, 99), 0), "ms"),
+      cpu_shiri_ms_per_msg: measure("CPU per message, Shiri (api + worker)", cpuShiri, "ms"),
+      cpu_postgres_ms_per_msg: measure("CPU per message, Postgres (all its processes)", cpuPostgres, "ms"),
+      cpu_ms_per_msg: measure(
+        "CPU per message, Shiri + Postgres",
+        cpuShiri === null || cpuPostgres === null ? null : round(cpuShiri + cpuPostgres, 3),
+        "ms",
+      ),
+      cpu_postgres_own_ms_per_msg: measure(
+        "CPU per message, Postgres: this database's backends and the background processes",
+        perMessage(postgresOwnUsed),
+        "ms",
+      ),
+      cpu_load_ms_per_msg: measure(
+        "CPU per message, the load generator",
+        perMessage(loadDone.cpuSeconds),
+        "ms",
+      ),
+      cpu_sink_ms_per_msg: measure("CPU per message, the SMPP sink", perMessage(sinkUsed), "ms"),
+    };
+    if (plan.bigRequest > 0)
+      measures.big_request_ms = measure(
+        `one ${plan.bigRequest.toLocaleString("en")}-recipient request while dispatch runs`,
+        big ? round(big.ms, 0) : null,
+        "ms",
+      );
+    const firedAt = state.bigSentAt;
+    return {
+      name: plan.name,
+      title: plan.title,
+      throughput: round(delivered / spanSeconds, 0),
+      throughput_unit: "msg/s",
+      latency_ms: {
+        p50: round(percentile(latencies, 50), 0),
+        p90: round(percentile(latencies, 90), 0),
+        p99: round(percentile(latencies, 99), 0),
+        max: round(latencies[latencies.length - 1] ?? Number.NaN, 0),
+      },
+      latency_of: "message, request answered → its message.delivered callback",
+      samples: delivered,
+      seconds: round(spanSeconds, 2),
+      errors: check.problems + (timedOut ? 1 : 0),
+      settings: {
+        messages: total,
+        requests,
+        recipients_per_request: plan.perRequest,
+        in_flight: plan.inFlight,
+        ...(plan.bigRequest > 0 && firedAt
+          ? {
+              big_request_recipients: plan.bigRequest,
+              big_request_sent_at_s: round((firedAt.ms - loadDone.startedAtMs) / 1_000, 2),
+              big_request_sent_after_callbacks: firedAt.callbacks,
+            }
+          : {}),
+        processes: "api, worker, SMPP sink, load generator (autocannon); webhook receiver in the bench",
+        webhook_events: webhook.events,
+        receipted_message_id: probe.mode,
+        postgres_cpu: server
+          ? "every process of the server (postmaster's tree)"
+          : "not measured (server not local)",
+        other_operators: "netone and telecel bound to the sink, no traffic",
+        completed: timedOut ? `no: timed out after ${timeoutSeconds} s` : "yes",
+        ...(loadDone.failureSamples.length > 0 ? { failure_sample: loadDone.failureSamples[0] ?? "" } : {}),
+      },
+      measures,
+      completeness: { ...check.details, ...(timedOut ? { timed_out_s: timeoutSeconds } : {}) },
+    };
+  } finally {
+    await cleanup.run();
+  }
+}
