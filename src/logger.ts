@@ -14,6 +14,12 @@ const REDACT = [
   "*.api_key",
   "secret",
   "*.secret",
+  // A Postgres error's detail can quote a whole row ("Failing row contains (…)": number and
+  // text included); a body-parser error carries the body it could not parse.
+  "err.detail",
+  "err.body",
+  "*.err.detail",
+  "*.err.body",
 ];
 
 export type Logger = pino.Logger;
@@ -22,4 +28,23 @@ export type Logger = pino.Logger;
 export function createLogger(level: string, opts: { name?: string; stderr?: boolean } = {}): Logger {
   const options = { name: opts.name ?? "shiri", level, redact: { paths: REDACT, censor: "[redacted]" } };
   return opts.stderr ? pino(options, pino.destination(2)) : pino(options);
+}
+
+/**
+ * Logs carry no phone numbers and no message text, at any level. A number is cut to its first
+ * characters (country code and operator prefix), enough to tell where it routes.
+ */
+export function numberForLog(msisdn: string | undefined): string {
+  if (!msisdn) return "";
+  return msisdn.length > 6 ? `${msisdn.slice(0, 6)}…(${msisdn.length})` : "…";
+}
+
+/**
+ * A delivery receipt's text for logs: its fields up to `text:`, which quotes the start of the
+ * message. Without that field nothing says where the message text is, so only its length shows.
+ */
+export function receiptForLog(text: string | undefined): string {
+  if (!text) return "";
+  const at = text.search(/\btext:/i);
+  return at >= 0 ? `${text.slice(0, at)}text:…` : `…(${text.length} characters, no text: field)`;
 }

@@ -3,7 +3,7 @@ import type { Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
-import type { Logger } from "../logger.ts";
+import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { readReceipt } from "../receipts/read-receipt.ts";
 import { ReceiptBatcher } from "../receipts/receipt-batcher.ts";
@@ -119,7 +119,7 @@ export class OperatorWorker {
               operator,
               reason: read.reason,
               receipted_message_id: pdu.tlvs.receipted_message_id?.slice(0, 80),
-              text: pdu.short_message.slice(0, 120),
+              text: receiptForLog(pdu.short_message),
             },
             "unreadable delivery receipt",
           );

@@ -6,6 +6,7 @@
  */
 import smpp, { type PDU, type PduOptions, type Session } from "smpp";
 import type { SmppSettings } from "../../carriers/types.ts";
+import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
 
 export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
@@ -277,7 +278,7 @@ export class SmppSession {
         reply = this.request(conn, new smpp.PDU("submit_sm", this.submitFields(params)));
       } catch (error) {
         this.log.error(
-          { err: String(error), destination_addr: params.destination_addr },
+          { err: String(error), destination_addr: numberForLog(params.destination_addr) },
           "submit_sm not encodable",
         );
         return { kind: "not_sent", reason: "invalid_pdu" };
@@ -291,7 +292,7 @@ export class SmppSession {
         const command_status =
           r.command_status === STATUS.ESME_ROK ? STATUS.ESME_RINVCMDID : r.command_status;
         this.log.warn(
-          { destination_addr: params.destination_addr, status: describeStatus(command_status) },
+          { destination_addr: numberForLog(params.destination_addr), status: describeStatus(command_status) },
           "submit_sm answered with generic_nack",
         );
         return { kind: "response", command_status, message_id: "" };
