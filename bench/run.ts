@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { type Budgets, check, passed, readBudgets, type Verdict } from "./report/check.ts";
-import { resultsPage, resultsTable, verdictTable } from "./report/markdown.ts";
+import { pipelineTable, resultsPage, resultsTable, verdictTable } from "./report/markdown.ts";
 import { Progress } from "./report/progress.ts";
 import { renderChart } from "./report/svg.ts";
 import { Cleanup, type StartedEnv, startEnv } from "./scenarios/env.ts";
@@ -200,7 +200,10 @@ async function main(): Promise<number> {
     // Only a full run replaces the committed results; tries go under bench/.data (ignored by git).
     const outDir = path.resolve(args.out ?? (full ? here("./results/") : here("./.data/release/")));
     await writeReport(doc, outDir, budgets);
-    process.stdout.write(`\n${resultsTable(results)}\n\nwritten to ${outDir}/release.{json,md,svg}\n`);
+    const pipeline = pipelineTable(results);
+    process.stdout.write(
+      `\n${resultsTable(results)}\n${pipeline ? `\n${pipeline}\n` : ""}\nwritten to ${outDir}/release.{json,md,svg}\n`,
+    );
   }
 
   if (!args.check || !budgets) return 0;

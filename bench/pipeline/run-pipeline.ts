@@ -304,6 +304,7 @@ export async function runPipeline(
               big_request_sent_after_callbacks: firedAt.callbacks,
             }
           : {}),
+        postgres: `${env.db.version} (${env.db.source})`,
         processes: "api, worker, SMPP sink, load generator (autocannon); webhook receiver in the bench",
         webhook_events: webhook.events,
         receipted_message_id: probe.mode,

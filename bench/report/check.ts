@@ -2,7 +2,15 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import type { ScenarioResult } from "../scenarios/types.ts";
 
-/** bench/budgets.json: per scenario, the least throughput and the most p99 a release may have. */
+/** A bound on one of a scenario's named measures (ScenarioResult.measures). */
+const measureBudget = z
+  .object({ min: z.number().optional(), max: z.number().optional(), $comment: z.string().optional() })
+  .refine((b) => (b.min === undefined) !== (b.max === undefined), "give exactly one of min and max");
+
+/**
+ * bench/budgets.json: per scenario, the least throughput and the most p99 a release may have,
+ * and bounds on further named measures where a scenario reports them.
+ */
 const budgetsSchema = z.object({
   $comment: z.string().optional(),
   /** Allowed slack around each budget: 0.2 = throughput may be 20 % below, p99 20 % above. */
@@ -11,7 +19,8 @@ const budgetsSchema = z.object({
     z.string(),
     z.object({
       throughput: z.number().positive(),
-      p99_ms: z.number().positive(),
+      p99_ms: z.number().positive().optional(),
+      measures: z.record(z.string(), measureBudget).optional(),
       tolerance: z.number().min(0).max(1).optional(),
       $comment: z.string().optional(),
     }),
@@ -25,14 +34,15 @@ export async function readBudgets(path: string): Promise<Budgets> {
 
 export interface Verdict {
   scenario: string;
-  measure: "throughput" | "p99" | "errors" | "ran";
+  /** throughput, p99, errors, ran, or the name of one of the scenario's measures. */
+  measure: string;
   unit: string;
   budget: number | null;
   /** The bound the actual figure must meet: budget × (1 ∓ tolerance). */
   limit: number | null;
   direction: "≥" | "≤" | "=";
   actual: number | null;
-  status: "ok" | "REGRESSION" | "FAILED" | "not run" | "no budget";
+  status: "ok" | "REGRESSION" | "FAILED" | "not run" | "not measured" | "no budget";
 }
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
@@ -79,17 +89,21 @@ export function check(results: readonly ScenarioResult[], budgets: Budgets): Ver
       actual: r.throughput,
       status: r.throughput >= minThroughput ? "ok" : "REGRESSION",
     });
-    const maxP99 = r1(b.p99_ms * (1 + tolerance));
-    out.push({
-      scenario: name,
-      measure: "p99",
-      unit: "ms",
-      budget: b.p99_ms,
-      limit: maxP99,
-      direction: "≤",
-      actual: r.latency_ms.p99,
-      status: r.latency_ms.p99 <= maxP99 ? "ok" : "REGRESSION",
-    });
+    if (b.p99_ms !== undefined) {
+      const maxP99 = r1(b.p99_ms * (1 + tolerance));
+      out.push({
+        scenario: name,
+        measure: "p99",
+        unit: "ms",
+        budget: b.p99_ms,
+        limit: maxP99,
+        direction: "≤",
+        actual: r.latency_ms.p99,
+        status: r.latency_ms.p99 <= maxP99 ? "ok" : "REGRESSION",
+      });
+    }
+    for (const [measure, bound] of Object.entries(b.measures ?? {}))
+      out.push(judgeMeasure(name, r, measure, bound, tolerance));
   }
   for (const r of results) {
     if (!(r.name in budgets.scenarios)) {
@@ -106,6 +120,31 @@ export function check(results: readonly ScenarioResult[], budgets: Budgets): Ver
     }
   }
   return out;
+}
+
+function judgeMeasure(
+  scenario: string,
+  r: ScenarioResult,
+  measure: string,
+  bound: z.infer<typeof measureBudget>,
+  tolerance: number,
+): Verdict {
+  const m = r.measures?.[measure];
+  const atLeast = bound.min !== undefined;
+  const budget = (atLeast ? bound.min : bound.max) as number;
+  const limit = r1(budget * (atLeast ? 1 - tolerance : 1 + tolerance));
+  const actual = m?.value ?? null;
+  const met = actual !== null && (atLeast ? actual >= limit : actual <= limit);
+  return {
+    scenario,
+    measure,
+    unit: m?.unit ?? "",
+    budget,
+    limit,
+    direction: atLeast ? "≥" : "≤",
+    actual,
+    status: actual === null ? "not measured" : met ? "ok" : "REGRESSION",
+  };
 }
 
 /** A release passes when nothing regressed and nothing failed ("not run" is reported, not failed). */

@@ -21,6 +21,50 @@ export function resultsTable(results: readonly ScenarioResult[]): string {
   );
 }
 
+/** The whole-pipeline scenarios' figures, one row each: the columns the common table lacks. */
+const PIPELINE_COLUMNS: ReadonlyArray<[measure: string, header: string]> = [
+  ["accepted_req_per_s", "accepted req/s"],
+  ["accepted_msg_per_s", "accepted msg/s"],
+  ["accept_p50_ms", "accept p50 ms"],
+  ["accept_p99_ms", "accept p99 ms"],
+  ["e2e_msg_per_s", "end to end msg/s"],
+  ["callback_p50_ms", "callback p50 ms"],
+  ["callback_p99_ms", "callback p99 ms"],
+  ["cpu_shiri_ms_per_msg", "CPU ms/msg Shiri"],
+  ["cpu_postgres_ms_per_msg", "CPU ms/msg Postgres"],
+  ["cpu_ms_per_msg", "CPU ms/msg together"],
+  ["big_request_ms", "10,000-recipient request ms"],
+];
+
+export function pipelineTable(results: readonly ScenarioResult[]): string | null {
+  const rows = results.filter((r) => r.measures);
+  if (rows.length === 0) return null;
+  const value = (r: ScenarioResult, key: string) => {
+    const m = r.measures?.[key];
+    return m?.value === null || m?.value === undefined ? "–" : n(m.value);
+  };
+  return markdownTable(
+    ["scenario", ...PIPELINE_COLUMNS.map(([, header]) => header), "complete"],
+    rows.map((r) => [
+      r.name,
+      ...PIPELINE_COLUMNS.map(([key]) => value(r, key)),
+      r.errors === 0 ? "yes" : `NO (${r.errors} problems)`,
+    ]),
+  );
+}
+
+/** What a pipeline scenario checked, and what fell short. */
+function completenessLines(results: readonly ScenarioResult[]): string[] {
+  return results
+    .filter((r) => r.completeness)
+    .map(
+      (r) =>
+        `- **${r.name}** completeness: ${Object.entries(r.completeness ?? {})
+          .map(([k, v]) => `${k.replace(/_/g, " ")} ${typeof v === "number" ? v.toLocaleString("en") : v}`)
+          .join(", ")}.`,
+    );
+}
+
 export function verdictTable(verdicts: readonly Verdict[]): string {
   return markdownTable(
     ["scenario", "measure", "budget", "passes if", "actual", "verdict"],
@@ -33,6 +77,25 @@ export function verdictTable(verdicts: readonly Verdict[]): string {
       v.status,
     ]),
   );
+}
+
+function pipelineSection(results: readonly ScenarioResult[]): string[] {
+  const table = pipelineTable(results);
+  if (!table) return [];
+  return [
+    "## Whole pipeline",
+    "",
+    "Every stage at once, as a customer runs it: the load in a process of its own, Shiri's api and",
+    "worker processes, an SMPP sink that answers at once and sends a receipt per message, the account",
+    "webhook taking message.delivered callbacks. Throughput above is end to end (first request → last",
+    "delivery callback) and latency is a message's, from its request's answer to its callback. CPU per",
+    "message from /proc: Shiri's two processes, and every process of the Postgres server.",
+    "",
+    table,
+    "",
+    ...completenessLines(results),
+    "",
+  ];
 }
 
 /** The whole results page: what ran where, the figures, and how to reproduce them. */
@@ -74,6 +137,7 @@ export function resultsPage(doc: {
     "end. Latency: per request for HTTP scenarios, per message from received_at to delivered_at end",
     "to end.",
     "",
+    ...pipelineSection(doc.results),
     `![throughput and latency per scenario](${doc.chart})`,
   ];
   if (doc.verdicts) lines.push("", "## Budgets", "", verdictTable(doc.verdicts));
