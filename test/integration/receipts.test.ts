@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.ts";
 import { applyReceipts, sweepEarlyReceipts } from "../../src/receipts/apply-receipts.ts";
+import type { Receipt } from "../../src/receipts/read-receipt.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
 /** Receipt matching at the database level: ids that match nothing yet, and ids that never will. */
@@ -56,5 +57,88 @@ describe("receipts without a recorded segment", () => {
     expect(swept.unknown).toEqual([{ operator: "netone", smsc_id: "999", state: "DELIVRD" }]);
     const left = await pool.query("SELECT count(*)::int AS n FROM early_receipts");
     expect(left.rows[0]).toEqual({ n: 0 });
+  });
+});
+
+/** A `success` message of `parts` segments with these SMSC ids, accepted `ageHours` ago. */
+async function acceptedMessage(operator: string, smscIds: string[], ageHours = 0): Promise<string> {
+  const account = await pool.query<{ id: string }>(
+    "INSERT INTO accounts (id, name, currency) VALUES (gen_random_uuid(), 'd', 'USD') RETURNING id",
+  );
+  const message = await pool.query<{ id: string }>(
+    `INSERT INTO messages (id, account_id, "to", body, sender_id, operator, encoding, segments, charge, charge_currency,
+                           status, billing, received_at, created_at, accepted_at)
+     VALUES (gen_random_uuid(), $1, '+263771234567', 'x', 'SHIRI', $2, 'gsm7', $3, 450, 'USD',
+             'success', 'captured', now(), now(), now()) RETURNING id`,
+    [account.rows[0]?.id, operator, smscIds.length],
+  );
+  const id = message.rows[0]?.id ?? "";
+  for (const [i, smscId] of smscIds.entries()) {
+    await pool.query(
+      `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, accepted_at)
+       VALUES ($1, $2, $3, $4, now() - make_interval(hours => $5))`,
+      [id, i + 1, operator, smscId, ageHours],
+    );
+  }
+  return id;
+}
+
+async function messageState(id: string) {
+  const { rows } = await pool.query(
+    "SELECT operator_response, delivered_at IS NOT NULL AS delivered FROM messages WHERE id = $1",
+    [id],
+  );
+  return rows[0];
+}
+
+const apply = (operator: "econet" | "netone" | "telecel", receipts: Receipt[]) =>
+  withTransaction(pool, (tx) => applyReceipts(tx, operator, receipts));
+
+describe("receipts in every shape", () => {
+  it("let a final state beat an intermediate one for one id in the same batch, in either order", async () => {
+    const a = await acceptedMessage("telecel", ["fin-a"]);
+    const b = await acceptedMessage("telecel", ["fin-b"]);
+    const r = await apply("telecel", [
+      { smscId: "fin-a", state: "ENROUTE" },
+      { smscId: "fin-a", state: "DELIVRD" },
+      { smscId: "fin-b", state: "DELIVRD" },
+      { smscId: "fin-b", state: "ACCEPTD" },
+    ]);
+    expect(await messageState(a)).toEqual({ operator_response: "DELIVRD", delivered: true });
+    expect(await messageState(b)).toEqual({ operator_response: "DELIVRD", delivered: true });
+    expect(r).toMatchObject({ matched: 4, early: 0, duplicates: 2 });
+  });
+
+  it("never end a message on an intermediate state, nor undo a final one with it", async () => {
+    const id = await acceptedMessage("telecel", ["mid-1"]);
+    await apply("telecel", [{ smscId: "mid-1", state: "ENROUTE" }]);
+    expect(await messageState(id)).toEqual({ operator_response: "", delivered: false });
+    await apply("telecel", [{ smscId: "mid-1", state: "UNDELIV", err: "027" }]);
+    const late = await apply("telecel", [{ smscId: "mid-1", state: "ACCEPTD" }]);
+    expect(late.duplicates).toBe(1);
+    expect(await messageState(id)).toEqual({ operator_response: "UNDELIV err:027", delivered: false });
+  });
+
+  it("set every segment from one receipt when the carrier sends one per message", async () => {
+    const id = await acceptedMessage("telecel", ["pm-1", "pm-2", "pm-3"]);
+    await apply("telecel", [{ smscId: "pm-3", state: "DELIVRD", scope: "message" }]);
+    expect(await messageState(id)).toEqual({ operator_response: "DELIVRD", delivered: true });
+  });
+
+  it("match a reused id to the most recent submit, never to one older than the validity", async () => {
+    const old = await acceptedMessage("netone", ["reused"], 24 * 90);
+    const recent = await acceptedMessage("netone", ["reused"], 1);
+    const after = new Date(Date.now() - 25 * 3_600_000);
+    await apply("netone", [{ smscId: "reused", state: "DELIVRD", submittedAfter: after }]);
+    expect(await messageState(recent)).toEqual({ operator_response: "DELIVRD", delivered: true });
+    expect(await messageState(old)).toEqual({ operator_response: "", delivered: false });
+
+    // Only the months-old submit has this id: the receipt waits for a newer one instead.
+    const stale = await acceptedMessage("netone", ["only-old"], 24 * 90);
+    const r = await apply("netone", [{ smscId: "only-old", state: "DELIVRD", submittedAfter: after }]);
+    expect(r).toMatchObject({ matched: 0, early: 1 });
+    expect(await messageState(stale)).toEqual({ operator_response: "", delivered: false });
+    const swept = await withTransaction(pool, (tx) => sweepEarlyReceipts(tx, 600));
+    expect(swept.applied).toBe(0);
   });
 });
