@@ -24,10 +24,17 @@ const REDACT = [
 
 export type Logger = pino.Logger;
 
-/** JSON lines on stdout, or on stderr for the CLI, whose stdout carries its one JSON answer. */
-export function createLogger(level: string, opts: { name?: string; stderr?: boolean } = {}): Logger {
+/**
+ * JSON lines on stdout, or on stderr for the CLI, whose stdout carries its one JSON answer (or
+ * to the given stream, which is how a test reads what the service would have logged).
+ */
+export function createLogger(
+  level: string,
+  opts: { name?: string; stderr?: boolean; destination?: pino.DestinationStream } = {},
+): Logger {
   const options = { name: opts.name ?? "shiri", level, redact: { paths: REDACT, censor: "[redacted]" } };
-  return opts.stderr ? pino(options, pino.destination(2)) : pino(options);
+  const destination = opts.destination ?? (opts.stderr ? pino.destination(2) : undefined);
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**
