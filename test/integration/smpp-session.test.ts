@@ -2,6 +2,8 @@
  * SmppSession against a real simulated SMSC over loopback: binding, the window, timeouts, lost
  * connections, throttling, receipts and enquire_link. Nothing on the wire is mocked.
  */
+import type { AddressInfo } from "node:net";
+import smpp, { type PDU, type Session } from "smpp";
 import { afterEach, describe, expect, it } from "vitest";
 import { CARRIERS } from "../../carriers/index.ts";
 import {
@@ -373,5 +375,65 @@ describe("SmppSession", () => {
     const refusal = logs.find((l) => l.msg === "bind_transceiver refused");
     expect(refusal?.obj).toMatchObject({ status: "ESME_RINVPASWD (0x0000000e)" });
     expect(JSON.stringify(logs)).not.toContain("not-the-password");
+  });
+});
+
+/**
+ * An SMSC written here, for the requests the simulator never makes: it answers every submit_sm
+ * with generic_nack, and unbinds the first session of its own accord once told to.
+ */
+async function startRudeSmsc() {
+  const sessions: Session[] = [];
+  const stats = { binds: 0, unbindResps: 0 };
+  const server = smpp.createServer({}, (session: Session) => {
+    sessions.push(session);
+    session.on("error", () => session.destroy());
+    session.on("pdu", (pdu: PDU) => {
+      if (pdu.command === "bind_transceiver") {
+        stats.binds++;
+        session.send(pdu.response({ system_id: "rude" }));
+      } else if (pdu.command === "submit_sm") {
+        session.send(
+          new smpp.PDU("generic_nack", { sequence_number: pdu.sequence_number, command_status: 0x03 }),
+        );
+      } else if (pdu.command === "unbind_resp") {
+        stats.unbindResps++;
+        session.close();
+      } else if (!pdu.isResponse()) {
+        session.send(pdu.response());
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return {
+    port: (server.address() as AddressInfo).port,
+    stats,
+    unbindFirst: () => sessions[0]?.unbind({}),
+  };
+}
+
+describe("SmppSession and the SMSC's own requests", () => {
+  it("answers an unbind from the SMSC, then binds again", async () => {
+    const smsc = await startRudeSmsc();
+    const { session, states } = await boundSession(smsc.port);
+
+    smsc.unbindFirst();
+
+    await waitFor(() => smsc.stats.unbindResps === 1, { what: "our unbind_resp" });
+    await waitFor(() => smsc.stats.binds === 2 && session.state === "bound", { what: "a rebind" });
+    expect(states).toEqual(["connecting", "bound", "disconnected", "connecting", "bound"]);
+  });
+
+  it("treats a generic_nack for a submit as that submit failing, with the nack's status", async () => {
+    const smsc = await startRudeSmsc();
+    const { session, logs } = await boundSession(smsc.port);
+
+    const outcome = await session.submit(message("nacked"));
+
+    expect(outcome).toEqual({ kind: "response", command_status: STATUS.ESME_RINVCMDID, message_id: "" });
+    expect(actionFor(STATUS.ESME_RINVCMDID)).toBe("fail");
+    expect(logs.some((l) => l.msg === "submit_sm answered with generic_nack")).toBe(true);
+    expect(session.state).toBe("bound");
   });
 });
