@@ -48,13 +48,23 @@ const envSchema = z.object({
   DISPATCH_BATCH_SIZE: intFromEnv(50),
   MESSAGE_VALIDITY_HOURS: intFromEnv(24),
   /** Idle wait between polls of an empty dispatch queue. */
-  DISPATCH_POLL_MS: intFromEnv(250),
-  /** Dispatch jobs one worker works on at once per operator (each carries up to DISPATCH_BATCH_SIZE). */
-  DISPATCH_JOBS_IN_FLIGHT: z.coerce.number().int().positive().default(8),
+  DISPATCH_POLL_MS: intFromEnv(50),
+  /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */
+  DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(2_000),
+  /** Dispatch batches in flight per operator: while one settles, the next is submitted. */
+  DISPATCH_BATCHES_IN_FLIGHT: z.coerce.number().int().positive().default(3),
+  /** Jobs one fetch takes at most; a batch is the work of every job fetched together. */
+  DISPATCH_FETCH_JOBS: z.coerce.number().int().positive().default(500),
   /** How long a worker holds a message it is submitting; another run may take it after. */
   DISPATCH_LOCK_SECONDS: z.coerce.number().int().positive().default(300),
   /** A dispatch job active this long lost its worker; keep it at or below DISPATCH_LOCK_SECONDS. */
   DISPATCH_JOB_EXPIRE_SECONDS: z.coerce.number().int().positive().default(300),
+  /**
+   * Shiri vacuums its churned tables itself when the server's autovacuum is off ("auto"), always
+   * ("on") or never ("off"); looked at every SELF_VACUUM_INTERVAL_MS by one worker at a time.
+   */
+  SELF_VACUUM: z.enum(["auto", "on", "off"]).default("auto"),
+  SELF_VACUUM_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
   QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().positive().default(60),
   BIND_LEASE_SECONDS: z.coerce.number().int().positive().default(15),
   BREAKER_ERROR_PERCENT: z.coerce.number().int().min(1).max(100).default(50),

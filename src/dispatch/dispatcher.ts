@@ -2,22 +2,21 @@ import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { readSubmitId } from "../domain/smsc-id.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { dispatchQueue } from "../queue/boss.ts";
 import { applyEarlyReceipts } from "../receipts/apply-receipts.ts";
-import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
-import type { SubmitParams } from "../smpp/session.ts";
-import { buildSubmits } from "./build-submits.ts";
-import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
+import { HeldReceipts, type ReceiptRegistry } from "../receipts/held-receipts.ts";
+import type { Receipt } from "../receipts/read-receipt.ts";
+import type { CarrierLink } from "./carrier-link.ts";
 import { type ClaimedMessage, claimMessages } from "./claim.ts";
-import { type DispatchOutcome, settleDispatch } from "./settle.ts";
-
-/** Throttled submits of a part retried within its job before the message waits for a later run. */
-const THROTTLED_TRIES_IN_JOB = 8;
+import { type DispatchOutcome, type FetchedJob, settleBatch } from "./settle.ts";
+import { submitMessages } from "./submit-messages.ts";
 
 const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
+
+/** Waits between tries of a batch's settle transaction before each job is settled on its own. */
+const SETTLE_RETRY_MS = [100, 500, 2_000];
 
 export interface DispatcherOptions {
   operator: Operator;
@@ -27,28 +26,44 @@ export interface DispatcherOptions {
   logger: Logger;
   metrics: Metrics;
   submitIdFormat: SmscIdFormat;
+  /** Message ids per job when dispatch enqueues retries. */
   batchSize: number;
-  jobsInFlight: number;
+  /** Messages one worker submits at once for this operator, over all its batches. */
+  maxMessagesInFlight: number;
+  /** Batches in flight at once: while one settles, the next is being submitted. */
+  maxBatchesInFlight: number;
+  /** Jobs taken in one fetch, at most. */
+  maxJobsPerFetch: number;
   pollMs: number;
   lockSeconds: number;
   validityHours: number;
+  /** Where this link's receipts look for the batch that holds their segment. */
+  receipts: ReceiptRegistry;
+  /** The ordinary way for a receipt no batch takes (the receipt batcher). */
+  applyReceipt: (receipt: Receipt) => Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Takes one operator's dispatch jobs and submits their messages over the operator's link.
- * It stops taking jobs while the link is down or its breaker open — the messages wait in the
- * queue — and keeps several jobs in flight so the SMPP window stays full.
+ * Takes one operator's dispatch jobs in batches and submits their messages over the operator's
+ * link. The cost is per batch, not per job: one fetch takes many jobs, one statement claims all
+ * their messages, one transaction records every outcome and completes every job. Under load the
+ * batches grow by themselves, since jobs gather while the previous batches are in flight. It stops
+ * taking jobs while the link is down or its breaker open — the messages wait in the queue.
  */
 export class Dispatcher {
   private running = false;
   private loop: Promise<void> | null = null;
-  private readonly jobs = new Set<Promise<void>>();
+  private readonly batches = new Set<Promise<void>>();
   private readonly queue: string;
+  private messagesInFlight = 0;
+  /** Message ids per job, averaged over recent fetches: sizes the next fetch to the room left. */
+  private meanJobSize: number;
 
-  constructor(private readonly o: DispatcherOptions) {
-    this.queue = dispatchQueue(o.operator);
+  constructor(private readonly options: DispatcherOptions) {
+    this.queue = dispatchQueue(options.operator);
+    this.meanJobSize = options.batchSize;
   }
 
   start(): void {
@@ -56,81 +71,175 @@ export class Dispatcher {
     this.loop = this.run();
   }
 
-  /** Stops taking jobs and waits for those in flight to be settled. */
+  /** Stops taking jobs and waits for the batches in flight to be settled. */
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
-    await Promise.allSettled([...this.jobs]);
+    await Promise.allSettled([...this.batches]);
   }
 
   private async run(): Promise<void> {
-    const { link } = this.o;
+    const { link, pollMs } = this.options;
     while (this.running) {
       if (link.breaker.opened || link.session.state !== "bound") {
-        await sleep(this.o.pollMs);
+        await sleep(pollMs);
         continue;
       }
-      // Half-open: one job probes the carrier; closed: fill up to the in-flight bound.
-      const room = link.breaker.halfOpen
-        ? Math.min(1, 1 - this.jobs.size)
-        : this.o.jobsInFlight - this.jobs.size;
-      if (room <= 0) {
-        await Promise.race([...this.jobs, sleep(this.o.pollMs)]);
+      // Half-open: one job probes the carrier; closed: fill up to the in-flight bounds.
+      const probing = link.breaker.halfOpen;
+      const maxBatches = probing ? 1 : this.options.maxBatchesInFlight;
+      const room = this.options.maxMessagesInFlight - this.messagesInFlight;
+      if (this.batches.size >= maxBatches || room <= 0) {
+        await Promise.race([...this.batches, sleep(pollMs)]);
         continue;
       }
-      let fetched: { id: string; data: unknown }[] = [];
+      const wanted = probing
+        ? 1
+        : Math.max(1, Math.min(this.options.maxJobsPerFetch, Math.floor(room / this.meanJobSize)));
+      let jobs: { id: string; data: unknown; retryCount: number }[] = [];
       try {
-        fetched = await this.o.boss.fetch(this.queue, { batchSize: room });
+        jobs = await this.options.boss.fetch(this.queue, { batchSize: wanted });
       } catch (err) {
-        this.o.logger.error({ err, operator: this.o.operator }, "fetching dispatch jobs failed");
+        this.options.logger.error({ err, operator: this.options.operator }, "fetching dispatch jobs failed");
       }
-      if (fetched.length === 0) {
-        await sleep(this.o.pollMs);
+      if (jobs.length === 0) {
+        await sleep(pollMs);
         continue;
       }
-      for (const job of fetched) {
-        const run = this.runJob(job).finally(() => this.jobs.delete(run));
-        this.jobs.add(run);
-      }
+      const batch = this.runBatch(jobs).finally(() => this.batches.delete(batch));
+      this.batches.add(batch);
     }
   }
 
-  private async runJob(job: { id: string; data: unknown }): Promise<void> {
-    const { operator, logger } = this.o;
+  private async runBatch(fetched: { id: string; data: unknown; retryCount: number }[]): Promise<void> {
+    const { operator, logger } = this.options;
+    const jobs: { job: FetchedJob; messageIds: string[] }[] = [];
+    const malformed: FetchedJob[] = [];
+    for (const job of fetched) {
+      const parsed = jobData.safeParse(job.data);
+      if (parsed.success) jobs.push({ job, messageIds: parsed.data.messageIds });
+      else malformed.push(job);
+    }
+    if (malformed.length > 0) {
+      // Nothing could ever run them: cancelled alone, while the others in the batch go on.
+      logger.error({ operator, jobs: malformed.map((j) => j.id) }, "malformed dispatch job cancelled");
+      await this.options.boss
+        .cancel(
+          this.queue,
+          malformed.map((j) => j.id),
+        )
+        .catch(() => {});
+    }
+    const messageIds = [...new Set(jobs.flatMap((j) => j.messageIds))];
+    if (messageIds.length === 0) return;
+    const size = messageIds.length / Math.max(1, jobs.length);
+    this.meanJobSize = Math.max(1, (this.meanJobSize + size) / 2);
+
+    this.messagesInFlight += messageIds.length;
     try {
-      const { messageIds } = jobData.parse(job.data);
-      const { claimed, busy } = await withTransaction(this.o.pool, (tx) =>
-        claimMessages(tx, messageIds, {
-          lockSeconds: this.o.lockSeconds,
-          validityHours: this.o.validityHours,
-        }),
-      );
-      const outcome = await this.submitAll(claimed);
-      outcome.deferred = busy;
-      this.count(outcome, claimed);
-      await withTransaction(this.o.pool, (tx) =>
-        settleDispatch(tx, this.o.boss, operator, job, outcome, {
-          batchSize: this.o.batchSize,
-          lockSeconds: this.o.lockSeconds,
-        }),
-      );
-      // Receipts that overtook this run's submit_sm_resp (before or while the settle
-      // transaction was open) could not see its segments and went aside: match them now, once
-      // the segments are committed, rather than at the next sweep.
-      const ids = outcome.acceptedParts.map((p) => p.smscId);
-      if (ids.length > 0) {
-        const delivered = await withTransaction(this.o.pool, (tx) => applyEarlyReceipts(tx, operator, ids));
-        for (const seconds of delivered) this.o.metrics.deliveryLatency.observe({ operator }, seconds);
+      let claim: { claimed: ClaimedMessage[]; busy: string[] };
+      try {
+        claim = await withTransaction(this.options.pool, (tx) =>
+          claimMessages(tx, messageIds, {
+            lockSeconds: this.options.lockSeconds,
+            validityHours: this.options.validityHours,
+          }),
+        );
+      } catch (err) {
+        // Nothing was submitted: the jobs run again later (pg-boss retry).
+        logger.error({ err, operator, jobs: jobs.length }, "dispatch claim failed");
+        await this.options.boss
+          .fail(
+            this.queue,
+            jobs.map((j) => fenced(j.job)),
+            { error: String(err) },
+          )
+          .catch(() => {});
+        return;
       }
-    } catch (err) {
-      // The job runs again later (pg-boss retry); what was recorded stays recorded.
-      logger.error({ err, operator, job: job.id }, "dispatch job failed");
-      await this.o.boss.fail(this.queue, job.id, { error: String(err) }).catch(() => {});
+      const held = new HeldReceipts();
+      const outcome = await submitMessages(
+        {
+          operator,
+          link: this.options.link,
+          logger,
+          metrics: this.options.metrics,
+          submitIdFormat: this.options.submitIdFormat,
+          validityHours: this.options.validityHours,
+          running: () => this.running,
+          onAccepted: (smscId) => this.options.receipts.hold(smscId, held),
+        },
+        claim.claimed,
+      );
+      outcome.deferred = claim.busy;
+      this.count(outcome, claim.claimed);
+      const smscIds = outcome.acceptedParts.map((p) => p.smscId);
+      try {
+        await this.settle(jobs, outcome, held);
+      } finally {
+        this.options.receipts.forget(smscIds);
+      }
+      // Receipts that came by another bind, or while the settle was open, were kept aside as
+      // early receipts: match them now that the segments are committed, not at the next sweep.
+      if (smscIds.length > 0) {
+        await withTransaction(this.options.pool, (tx) => applyEarlyReceipts(tx, operator, smscIds)).then(
+          (delivered) => this.observeDelivered(delivered),
+          (err: unknown) =>
+            logger.error({ err, operator }, "early receipts of a batch not applied (the sweep will)"),
+        );
+      }
+    } finally {
+      this.messagesInFlight -= messageIds.length;
     }
   }
 
-  private count(outcome: DispatchOutcome, claimed: ClaimedMessage[]): void {
-    const { metrics, operator } = this.o;
+  /**
+   * The batch's settle, tried a few times: what the carrier accepted must be recorded, or it
+   * would be sent again. If it still fails, each job is settled on its own, so one job's trouble
+   * does not fail the others; a job whose settle fails is failed and runs again.
+   */
+  private async settle(
+    batch: readonly { job: FetchedJob; messageIds: readonly string[] }[],
+    outcome: DispatchOutcome,
+    held: HeldReceipts,
+  ): Promise<void> {
+    const jobs = batch.map((j) => j.job);
+    const { operator, logger, pool, boss } = this.options;
+    const receipts = held.seal();
+    const settleOptions = { batchSize: this.options.batchSize, lockSeconds: this.options.lockSeconds };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const delivered = await withTransaction(pool, (tx) =>
+          settleBatch(tx, boss, operator, jobs, outcome, receipts, settleOptions),
+        );
+        held.committed();
+        this.observeDelivered(delivered);
+        return;
+      } catch (err) {
+        const wait = SETTLE_RETRY_MS[attempt];
+        logger.error({ err, operator, attempt, jobs: jobs.length }, "dispatch settle failed");
+        if (wait === undefined || !this.running) break;
+        await sleep(wait);
+      }
+    }
+    held.handOver(this.options.applyReceipt);
+    for (const { job, part } of splitByJob(batch, outcome)) {
+      try {
+        await withTransaction(pool, (tx) => settleBatch(tx, boss, operator, [job], part, [], settleOptions));
+      } catch (err) {
+        logger.error({ err, operator, job: job.id }, "dispatch job settle failed");
+        await boss.fail(this.queue, [fenced(job)], { error: String(err) }).catch(() => {});
+      }
+    }
+  }
+
+  private observeDelivered(seconds: readonly number[]): void {
+    for (const s of seconds)
+      this.options.metrics.deliveryLatency.observe({ operator: this.options.operator }, s);
+  }
+
+  private count(outcome: DispatchOutcome, claimed: readonly ClaimedMessage[]): void {
+    const { metrics, operator } = this.options;
     metrics.messagesFinal.inc({ operator, status: "success" }, outcome.succeeded.length);
     metrics.messagesFinal.inc({ operator, status: "failed" }, outcome.failed.length);
     const receivedAt = new Map(claimed.map((m) => [m.id, m.received_at.getTime()]));
@@ -140,101 +249,26 @@ export class Dispatcher {
       if (at !== undefined) metrics.dispatchLatency.observe({ operator }, (now - at) / 1000);
     }
   }
-
-  private async submitAll(messages: ClaimedMessage[]): Promise<DispatchOutcome> {
-    const outcome: DispatchOutcome = {
-      acceptedParts: [],
-      succeeded: [],
-      failed: [],
-      retry: [],
-      deferred: [],
-    };
-    await Promise.all(messages.map((m) => this.submitMessage(m, outcome)));
-    return outcome;
-  }
-
-  private async submitMessage(m: ClaimedMessage, outcome: DispatchOutcome): Promise<void> {
-    const validitySeconds = (m.received_at.getTime() + this.o.validityHours * 3_600_000 - Date.now()) / 1000;
-    const parts = buildSubmits({ ...m, validitySeconds }, this.o.link.session.settings);
-    const todo = parts.filter((p) => !m.accepted_parts.includes(p.partNo));
-    const results = await Promise.all(
-      todo.map(async (p) => ({ partNo: p.partNo, result: await this.submitPart(p.params) })),
-    );
-
-    let accepted = m.accepted_parts.length;
-    let permanent: string | null = null;
-    let retryReason: string | null = null;
-    for (const { partNo, result } of results) {
-      const verdict = this.judge(result);
-      if (verdict.kind === "accepted") {
-        accepted++;
-        outcome.acceptedParts.push({ messageId: m.id, partNo, smscId: verdict.smscId });
-      } else if (verdict.kind === "failed") {
-        permanent ??= verdict.response;
-      } else {
-        retryReason ??= verdict.reason;
-      }
-    }
-    if (permanent)
-      outcome.failed.push({ id: m.id, response: permanent, error: `carrier refused: ${permanent}` });
-    else if (accepted === parts.length) outcome.succeeded.push({ id: m.id, response: "ESME_ROK" });
-    else outcome.retry.push({ id: m.id, error: retryReason ?? "not all segments accepted" });
-  }
-
-  /**
-   * Throttling answers are retried here at once: the session already pauses every submit while
-   * the carrier throttles, so the part goes again as soon as the carrier is ready for it.
-   */
-  private async submitPart(params: SubmitParams): Promise<LinkOutcome> {
-    let result = await this.submitCounted(params);
-    for (let tries = 1; tries < THROTTLED_TRIES_IN_JOB && this.running; tries++) {
-      if (result.kind !== "response" || actionFor(result.command_status) !== "backoff") break;
-      result = await this.submitCounted(params);
-    }
-    return result;
-  }
-
-  private async submitCounted(params: SubmitParams): Promise<LinkOutcome> {
-    const { metrics, operator } = this.o;
-    const result = await this.o.link.submit(params);
-    if (result.kind === "response") {
-      metrics.submits.inc({ operator, status: statusName(result.command_status) });
-      if (actionFor(result.command_status) === "backoff") metrics.throttled.inc({ operator });
-    } else {
-      metrics.submits.inc({ operator, status: `${result.kind}:${result.reason}` });
-    }
-    return result;
-  }
-
-  private judge(
-    result: LinkOutcome,
-  ):
-    | { kind: "accepted"; smscId: string }
-    | { kind: "failed"; response: string }
-    | { kind: "retry"; reason: string } {
-    if (result.kind === "not_sent") return { kind: "retry", reason: `not sent: ${result.reason}` };
-    // On the wire with no answer: the carrier may have accepted it. SMPP cannot settle this
-    // exactly once, so it is sent again (at least once; see the README's dispatch policy).
-    if (result.kind === "unknown") return { kind: "retry", reason: `no response: ${result.reason}` };
-    const action = actionFor(result.command_status);
-    if (action === "ok") {
-      // An id no receipt could ever match (empty, over 65 characters, not the configured
-      // number format) leaves the segment's outcome unknown, exactly as a lost answer does.
-      const id = readSubmitId(result.message_id, this.o.submitIdFormat);
-      if (!id.ok) {
-        this.o.metrics.smscIdsRefused.inc({ operator: this.o.operator, reason: id.reason });
-        this.o.logger.warn(
-          { operator: this.o.operator, message_id: result.message_id.slice(0, 80), reason: id.reason },
-          "smsc message id refused",
-        );
-        return { kind: "retry", reason: `no usable message id: ${id.reason}` };
-      }
-      return { kind: "accepted", smscId: id.id };
-    }
-    if (action === "fail") return { kind: "failed", response: statusName(result.command_status) };
-    return { kind: "retry", reason: describeStatus(result.command_status) };
-  }
 }
 
-const NAMES = new Map(Object.entries(STATUS).map(([name, code]) => [code, name]));
-const statusName = (code: number): string => NAMES.get(code) ?? `0x${code.toString(16).padStart(8, "0")}`;
+const fenced = (job: FetchedJob): FetchedJob => ({ id: job.id, retryCount: job.retryCount });
+
+/** The batch's outcome cut along its jobs: each message goes with the first job that carries it. */
+function splitByJob(
+  jobs: readonly { job: FetchedJob; messageIds: readonly string[] }[],
+  outcome: DispatchOutcome,
+): { job: FetchedJob; part: DispatchOutcome }[] {
+  const owner = new Map<string, DispatchOutcome>();
+  const parts = jobs.map(({ job, messageIds }) => {
+    const part: DispatchOutcome = { acceptedParts: [], succeeded: [], failed: [], retry: [], deferred: [] };
+    for (const id of messageIds) if (!owner.has(id)) owner.set(id, part);
+    return { job, part };
+  });
+  const of = (id: string) => owner.get(id);
+  for (const p of outcome.acceptedParts) of(p.messageId)?.acceptedParts.push(p);
+  for (const s of outcome.succeeded) of(s.id)?.succeeded.push(s);
+  for (const f of outcome.failed) of(f.id)?.failed.push(f);
+  for (const r of outcome.retry) of(r.id)?.retry.push(r);
+  for (const id of outcome.deferred) of(id)?.deferred.push(id);
+  return parts;
+}

@@ -5,6 +5,8 @@ import type { Pool } from "../db/pool.ts";
 import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { ReceiptRegistry } from "../receipts/held-receipts.ts";
+import type { Receipt } from "../receipts/read-receipt.ts";
 import { readReceipt } from "../receipts/read-receipt.ts";
 import { ReceiptBatcher } from "../receipts/receipt-batcher.ts";
 import type { DeliverSm } from "../smpp/session.ts";
@@ -95,6 +97,14 @@ export class OperatorWorker {
         if (duplicates) metrics.receiptsUnmatched.inc({ operator, reason: "duplicate" }, duplicates);
       },
     });
+    // A receipt goes first to the batch of ours that holds its segment, if any, else the ordinary
+    // way. The wait lets the submit_sm_resp that came in the same read register its id first.
+    const receipts = new ReceiptRegistry();
+    const applyReceipt = (receipt: Receipt) => batcher.add(receipt);
+    const deliverReceipt = async (receipt: Receipt) => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await (receipts.offer(receipt) ?? applyReceipt(receipt));
+    };
     const link = new CarrierLink(operator, settings, {
       logger,
       rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
@@ -126,7 +136,7 @@ export class OperatorWorker {
           return;
         }
         metrics.receipts.inc({ operator, state: read.receipt.state });
-        await batcher.add(read.receipt);
+        await deliverReceipt(read.receipt);
       },
       onStateChange: (state) => metrics.sessionBound.set({ operator }, state === "bound" ? 1 : 0),
       onBreakerChange: (state) =>
@@ -141,17 +151,15 @@ export class OperatorWorker {
       metrics,
       submitIdFormat: settings.id_format_submit,
       batchSize: config.DISPATCH_BATCH_SIZE,
-      // With a TPS limit, take no more work than a few seconds of it, so jobs stay short.
-      jobsInFlight:
+      // With a TPS limit, take no more work than a few seconds of it, so batches stay short.
+      maxMessagesInFlight:
         settings.tps_limit > 0
-          ? Math.max(
-              1,
-              Math.min(
-                config.DISPATCH_JOBS_IN_FLIGHT,
-                Math.ceil((settings.tps_limit * 5) / config.DISPATCH_BATCH_SIZE),
-              ),
-            )
-          : config.DISPATCH_JOBS_IN_FLIGHT,
+          ? Math.max(1, Math.min(config.DISPATCH_MAX_IN_FLIGHT, settings.tps_limit * 5))
+          : config.DISPATCH_MAX_IN_FLIGHT,
+      maxBatchesInFlight: config.DISPATCH_BATCHES_IN_FLIGHT,
+      maxJobsPerFetch: config.DISPATCH_FETCH_JOBS,
+      receipts,
+      applyReceipt,
       pollMs: config.DISPATCH_POLL_MS,
       lockSeconds: config.DISPATCH_LOCK_SECONDS,
       validityHours: config.MESSAGE_VALIDITY_HOURS,

@@ -1,16 +1,18 @@
 import type { PgBoss } from "pg-boss";
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
-import { capture, release } from "../ledger/ledger.ts";
+import { release } from "../ledger/ledger.ts";
 import { dispatchQueue, enqueueDispatch, inTransaction } from "../queue/boss.ts";
 import { refreshDelivery } from "../receipts/apply-receipts.ts";
+import { mostTelling } from "../receipts/held-receipts.ts";
+import { FINAL_STATES, type Receipt } from "../receipts/read-receipt.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
 
 export interface DispatchOutcome {
   /** Segments the carrier accepted in this run, with their canonical SMSC ids. */
   acceptedParts: { messageId: string; partNo: number; smscId: string }[];
-  /** Messages whose every segment is now accepted. */
-  succeeded: { id: string; response: string }[];
+  /** Messages whose every segment is now accepted; `firstRun` when none was accepted before this run. */
+  succeeded: { id: string; response: string; firstRun: boolean }[];
   /** Messages the carrier refused for good. */
   failed: { id: string; response: string; error: string }[];
   /** Messages to try again later (throttled, timed out, connection lost, breaker open). */
@@ -19,50 +21,115 @@ export interface DispatchOutcome {
   deferred: string[];
 }
 
+/** A fetched job as pg-boss fences its completion: to the attempt that was fetched. */
+export interface FetchedJob {
+  id: string;
+  retryCount: number;
+}
+
 /** Back-off before a message's next attempt: 1, 2, 4 … 60 s, with jitter so retries spread out. */
 export function retryDelaySeconds(attempts: number): number {
   const base = Math.min(60, 2 ** Math.max(0, attempts - 1));
   return Math.ceil(base / 2 + (Math.random() * base) / 2);
 }
 
-/**
- * Records one run of a dispatch job in one transaction: the accepted segments, each message's
- * new status with its money move (capture on success, release on failure, exactly once), the
- * retries as new delayed jobs, and the job's own completion — so a crash anywhere either
- * keeps all of it or none, and the job then runs again from what was recorded.
+/*
+ * processing → success, with the capture of the hold and its ledger row, in one statement. A
+ * message whose segments were all accepted in this run with a DELIVRD receipt already in hand is
+ * delivered in the same row version. `old` reads the billing before the update, so the capture
+ * happens once per message whoever settles it.
  */
-export async function settleDispatch(
+const MARK_SUCCEEDED = `
+  WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, response, delivered)),
+  old AS (SELECT m.id, m.billing FROM messages m JOIN u ON u.id = m.id
+           WHERE m.status = 'processing' FOR UPDATE OF m),
+  moved AS (
+    UPDATE messages m
+       SET status = 'success', billing = CASE WHEN old.billing = 'held' THEN 'captured' ELSE m.billing END,
+           operator_response = CASE WHEN u.delivered THEN 'DELIVRD' ELSE u.response END,
+           accepted_at = now(), delivered_at = CASE WHEN u.delivered THEN now() END,
+           locked_until = NULL, last_error = NULL, updated_at = now()
+      FROM u JOIN old ON old.id = u.id
+     WHERE m.id = u.id
+    RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, u.delivered
+  ),
+  captured AS (
+    INSERT INTO ledger_entries (account_id, kind, amount, message_id)
+    SELECT account_id, 'capture', charge, id FROM moved WHERE old_billing = 'held' AND charge > 0
+  )
+  SELECT id, delivered FROM moved`;
+
+/**
+ * Records one dispatch batch — the work of every job fetched together — in one transaction: the
+ * accepted segments (with the receipts the batch already holds for them), each message's new
+ * status with its money move (capture on success, release on failure, exactly once), the retries
+ * as new delayed jobs, and the completion of all the batch's jobs in one statement. A crash
+ * anywhere keeps all of it or none, and the jobs then run again from what was recorded.
+ * Returns the delivery latency, in seconds, of each message it delivered.
+ */
+export async function settleBatch(
   tx: Tx,
   boss: PgBoss,
   operator: Operator,
-  job: { id: string },
+  jobs: readonly FetchedJob[],
   outcome: DispatchOutcome,
-  opts: { batchSize: number; lockSeconds: number },
-): Promise<void> {
+  receipts: readonly Receipt[],
+  options: { batchSize: number; lockSeconds: number },
+): Promise<number[]> {
+  const receiptFor = mostTelling(receipts, FINAL_STATES);
   const parts = outcome.acceptedParts;
   if (parts.length > 0) {
-    await tx.query(
-      `INSERT INTO message_parts (message_id, part_no, operator, smsc_id)
-       SELECT m, p, $1, s FROM unnest($2::uuid[], $3::int[], $4::text[]) AS u(m, p, s)
-       ON CONFLICT (message_id, part_no) DO NOTHING`,
-      [operator, parts.map((p) => p.messageId), parts.map((p) => p.partNo), parts.map((p) => p.smscId)],
-    );
+    const states = parts.map((p) => receiptFor.get(p.smscId)?.state ?? null);
+    await tx.query({
+      name: "shiri_settle_parts",
+      text: `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_at)
+             SELECT m, p, $1, s, st, CASE WHEN st IS NULL THEN NULL ELSE now() END
+               FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[]) AS u(m, p, s, st)
+             ON CONFLICT (message_id, part_no) DO NOTHING`,
+      values: [
+        operator,
+        parts.map((p) => p.messageId),
+        parts.map((p) => p.partNo),
+        parts.map((p) => p.smscId),
+        states,
+      ],
+    });
   }
 
+  const delivered: number[] = [];
   if (outcome.succeeded.length > 0) {
-    const { rows } = await tx.query<{ id: string }>(
-      `UPDATE messages m SET status = 'success', operator_response = u.response, accepted_at = now(),
-                             locked_until = NULL, last_error = NULL, updated_at = now()
-         FROM unnest($1::uuid[], $2::text[]) AS u(id, response)
-        WHERE m.id = u.id AND m.status = 'processing'
-       RETURNING m.id`,
-      [outcome.succeeded.map((s) => s.id), outcome.succeeded.map((s) => s.response)],
+    const partsOf = new Map<string, string[]>();
+    for (const p of parts) {
+      const list = partsOf.get(p.messageId);
+      if (list) list.push(p.smscId);
+      else partsOf.set(p.messageId, [p.smscId]);
+    }
+    const firstRun = new Map(outcome.succeeded.map((s) => [s.id, s.firstRun]));
+    const deliveredNow = outcome.succeeded.map(
+      (s) =>
+        s.firstRun &&
+        (partsOf.get(s.id) ?? []).every((smscId) => receiptFor.get(smscId)?.state === "DELIVRD"),
     );
-    const ids = rows.map((r) => r.id);
-    await capture(tx, ids);
-    await recordMessageEvents(tx, ids, "message.success");
-    // Receipts of earlier-accepted segments may already be here (multi-part messages).
-    await refreshDelivery(tx, ids);
+    const { rows } = await tx.query<{ id: string; delivered: boolean }>({
+      name: "shiri_settle_succeeded",
+      text: MARK_SUCCEEDED,
+      values: [outcome.succeeded.map((s) => s.id), outcome.succeeded.map((s) => s.response), deliveredNow],
+    });
+    await recordMessageEvents(
+      tx,
+      rows.map((r) => r.id),
+      "message.success",
+    );
+    const deliveredIds = rows.filter((r) => r.delivered).map((r) => r.id);
+    await recordMessageEvents(tx, deliveredIds, "message.delivered");
+    for (const _ of deliveredIds) delivered.push(0);
+    // Segments with receipts from before this run, or receipts other than DELIVRD: carried up the
+    // ordinary way (delivered when every segment says so, else the final state in operator_response).
+    const reconcile = rows
+      .filter((r) => !r.delivered)
+      .map((r) => r.id)
+      .filter((id) => !firstRun.get(id) || (partsOf.get(id) ?? []).some((smscId) => receiptFor.has(smscId)));
+    delivered.push(...(await refreshDelivery(tx, reconcile)));
   }
 
   if (outcome.failed.length > 0) {
@@ -96,13 +163,22 @@ export async function settleDispatch(
       const delay = retryDelaySeconds(r.attempts);
       byDelay.set(delay, [...(byDelay.get(delay) ?? []), { id: r.id, operator }]);
     }
-    for (const [delay, messages] of byDelay) await enqueueDispatch(boss, tx, messages, opts.batchSize, delay);
+    for (const [delay, messages] of byDelay)
+      await enqueueDispatch(boss, tx, messages, options.batchSize, delay);
   }
 
   if (outcome.deferred.length > 0) {
     const messages = outcome.deferred.map((id) => ({ id, operator }));
-    await enqueueDispatch(boss, tx, messages, opts.batchSize, opts.lockSeconds);
+    await enqueueDispatch(boss, tx, messages, options.batchSize, options.lockSeconds);
   }
 
-  await boss.complete(dispatchQueue(operator), job.id, null, { db: inTransaction(tx) });
+  if (jobs.length > 0) {
+    await boss.complete(
+      dispatchQueue(operator),
+      jobs.map((j) => ({ id: j.id, retryCount: j.retryCount })),
+      null,
+      { db: inTransaction(tx) },
+    );
+  }
+  return delivered;
 }

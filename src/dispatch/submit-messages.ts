@@ -1,0 +1,137 @@
+import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
+import { readSubmitId } from "../domain/smsc-id.ts";
+import type { Logger } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
+import type { SubmitParams } from "../smpp/session.ts";
+import { buildSubmits } from "./build-submits.ts";
+import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
+import type { ClaimedMessage } from "./claim.ts";
+import type { DispatchOutcome } from "./settle.ts";
+
+/** Throttled submits of a part retried within its batch before the message waits for a later run. */
+const THROTTLED_TRIES_IN_BATCH = 8;
+
+export interface SubmitContext {
+  operator: Operator;
+  link: CarrierLink;
+  logger: Logger;
+  metrics: Metrics;
+  submitIdFormat: SmscIdFormat;
+  validityHours: number;
+  /** False once the dispatcher stops: no more throttled retries. */
+  running: () => boolean;
+  /** Called as each segment is accepted, before the batch settles (receipts may follow at once). */
+  onAccepted: (smscId: string) => void;
+}
+
+type Verdict =
+  | { kind: "accepted"; smscId: string }
+  | { kind: "failed"; response: string }
+  | { kind: "retry"; reason: string };
+
+/**
+ * Submits every segment of the claimed messages that the carrier has not accepted yet, all at once
+ * (the session's window and TPS limit pace them), and sorts each message into the outcome.
+ */
+export async function submitMessages(
+  context: SubmitContext,
+  messages: readonly ClaimedMessage[],
+): Promise<DispatchOutcome> {
+  const outcome: DispatchOutcome = { acceptedParts: [], succeeded: [], failed: [], retry: [], deferred: [] };
+  await Promise.all(messages.map((m) => submitMessage(context, m, outcome)));
+  return outcome;
+}
+
+async function submitMessage(
+  context: SubmitContext,
+  message: ClaimedMessage,
+  outcome: DispatchOutcome,
+): Promise<void> {
+  const validitySeconds =
+    (message.received_at.getTime() + context.validityHours * 3_600_000 - Date.now()) / 1000;
+  const parts = buildSubmits({ ...message, validitySeconds }, context.link.session.settings);
+  const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
+  const verdicts = await Promise.all(
+    todo.map(async (p) => {
+      const verdict = judge(context, await submitPart(context, p.params));
+      if (verdict.kind === "accepted") context.onAccepted(verdict.smscId);
+      return { partNo: p.partNo, verdict };
+    }),
+  );
+
+  let accepted = message.accepted_parts.length;
+  let permanent: string | null = null;
+  let retryReason: string | null = null;
+  for (const { partNo, verdict } of verdicts) {
+    if (verdict.kind === "accepted") {
+      accepted++;
+      outcome.acceptedParts.push({ messageId: message.id, partNo, smscId: verdict.smscId });
+    } else if (verdict.kind === "failed") {
+      permanent ??= verdict.response;
+    } else {
+      retryReason ??= verdict.reason;
+    }
+  }
+  if (permanent)
+    outcome.failed.push({ id: message.id, response: permanent, error: `carrier refused: ${permanent}` });
+  else if (accepted === parts.length)
+    outcome.succeeded.push({
+      id: message.id,
+      response: "ESME_ROK",
+      firstRun: message.accepted_parts.length === 0,
+    });
+  else outcome.retry.push({ id: message.id, error: retryReason ?? "not all segments accepted" });
+}
+
+/**
+ * Throttling answers are retried here at once: the session already pauses every submit while
+ * the carrier throttles, so the part goes again as soon as the carrier is ready for it.
+ */
+async function submitPart(context: SubmitContext, params: SubmitParams): Promise<LinkOutcome> {
+  let result = await submitCounted(context, params);
+  for (let tries = 1; tries < THROTTLED_TRIES_IN_BATCH && context.running(); tries++) {
+    if (result.kind !== "response" || actionFor(result.command_status) !== "backoff") break;
+    result = await submitCounted(context, params);
+  }
+  return result;
+}
+
+async function submitCounted(context: SubmitContext, params: SubmitParams): Promise<LinkOutcome> {
+  const { metrics, operator } = context;
+  const result = await context.link.submit(params);
+  if (result.kind === "response") {
+    metrics.submits.inc({ operator, status: statusName(result.command_status) });
+    if (actionFor(result.command_status) === "backoff") metrics.throttled.inc({ operator });
+  } else {
+    metrics.submits.inc({ operator, status: `${result.kind}:${result.reason}` });
+  }
+  return result;
+}
+
+function judge(context: SubmitContext, result: LinkOutcome): Verdict {
+  if (result.kind === "not_sent") return { kind: "retry", reason: `not sent: ${result.reason}` };
+  // On the wire with no answer: the carrier may have accepted it. SMPP cannot settle this
+  // exactly once, so it is sent again (at least once; see the README's dispatch policy).
+  if (result.kind === "unknown") return { kind: "retry", reason: `no response: ${result.reason}` };
+  const action = actionFor(result.command_status);
+  if (action === "ok") {
+    // An id no receipt could ever match (empty, over 65 characters, not the configured
+    // number format) leaves the segment's outcome unknown, exactly as a lost answer does.
+    const id = readSubmitId(result.message_id, context.submitIdFormat);
+    if (!id.ok) {
+      context.metrics.smscIdsRefused.inc({ operator: context.operator, reason: id.reason });
+      context.logger.warn(
+        { operator: context.operator, message_id: result.message_id.slice(0, 80), reason: id.reason },
+        "smsc message id refused",
+      );
+      return { kind: "retry", reason: `no usable message id: ${id.reason}` };
+    }
+    return { kind: "accepted", smscId: id.id };
+  }
+  if (action === "fail") return { kind: "failed", response: statusName(result.command_status) };
+  return { kind: "retry", reason: describeStatus(result.command_status) };
+}
+
+const NAMES = new Map(Object.entries(STATUS).map(([name, code]) => [code, name]));
+const statusName = (code: number): string => NAMES.get(code) ?? `0x${code.toString(16).padStart(8, "0")}`;

@@ -1,0 +1,72 @@
+import type { Receipt } from "./read-receipt.ts";
+
+/**
+ * Receipts for segments a dispatch batch of this process has submitted but not recorded yet.
+ * A carrier often sends the receipt right behind the submit_sm_resp, before the batch's settle
+ * transaction exists: rather than parking such a receipt in early_receipts and matching it later
+ * (two more writes and a delay), the batch takes it and records the segment with its receipt in
+ * its settle transaction. The deliver_sm is acknowledged when that transaction commits. A receipt
+ * that comes once the batch has begun to settle is not taken: it goes the ordinary way.
+ */
+export class HeldReceipts {
+  private sealed = false;
+  private readonly taken: { receipt: Receipt; resolve: () => void; reject: (err: unknown) => void }[] = [];
+
+  /** Takes the receipt into the batch, or returns null when the batch is already settling. */
+  take(receipt: Receipt): Promise<void> | null {
+    if (this.sealed) return null;
+    return new Promise((resolve, reject) => this.taken.push({ receipt, resolve, reject }));
+  }
+
+  /** No more receipts are taken; returns those taken so far, for the settle transaction. */
+  seal(): Receipt[] {
+    this.sealed = true;
+    return this.taken.map((t) => t.receipt);
+  }
+
+  /** The settle transaction committed with these receipts in it. */
+  committed(): void {
+    for (const t of this.taken) t.resolve();
+  }
+
+  /** The settle failed: each receipt goes the ordinary way, and its deliver_sm is answered by that. */
+  handOver(ordinary: (receipt: Receipt) => Promise<void>): void {
+    for (const t of this.taken) ordinary(t.receipt).then(t.resolve, t.reject);
+  }
+}
+
+/**
+ * Which batch holds each SMSC id this process has had accepted and not yet recorded: one registry
+ * per operator link, shared by its dispatcher (which registers ids as submit_sm_resp arrive) and
+ * its receipt handler (which offers each receipt to the holding batch first).
+ */
+export class ReceiptRegistry {
+  private readonly byId = new Map<string, HeldReceipts>();
+
+  hold(smscId: string, batch: HeldReceipts): void {
+    this.byId.set(smscId, batch);
+  }
+
+  forget(smscIds: Iterable<string>): void {
+    for (const id of smscIds) this.byId.delete(id);
+  }
+
+  /** The promise of the batch that took the receipt, or null when no batch of ours waits for it. */
+  offer(receipt: Receipt): Promise<void> | null {
+    return this.byId.get(receipt.smscId)?.take(receipt) ?? null;
+  }
+}
+
+/** Of several receipts for one segment, the one that says most: DELIVRD, then any final state, then the last. */
+export function mostTelling(
+  receipts: readonly Receipt[],
+  finalStates: ReadonlySet<string>,
+): Map<string, Receipt> {
+  const rank = (r: Receipt) => (r.state === "DELIVRD" ? 2 : finalStates.has(r.state) ? 1 : 0);
+  const best = new Map<string, Receipt>();
+  for (const r of receipts) {
+    const held = best.get(r.smscId);
+    if (!held || rank(r) >= rank(held)) best.set(r.smscId, r);
+  }
+  return best;
+}
