@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
+import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
@@ -112,6 +113,19 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         options: webhookDeliveryOptions(config),
       });
       stops.push(() => webhooks.stop());
+    }
+
+    // 6. Upkeep: the churned tables vacuumed by Shiri itself where the server's autovacuum is off.
+    if (role !== "api") {
+      const vacuum = keepVacuumed(pool, {
+        mode: config.SELF_VACUUM,
+        intervalMs: config.SELF_VACUUM_INTERVAL_MS,
+        onPass: (pass) => {
+          if (pass.vacuumed.length + pass.analyzed.length > 0) logger.info(pass, "tables vacuumed");
+        },
+        onError: (err) => logger.error({ err }, "vacuum pass failed"),
+      });
+      stops.push(() => vacuum.stop());
     }
 
     return {

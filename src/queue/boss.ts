@@ -49,6 +49,9 @@ export async function startQueue(
     retryBackoff: true,
     retryDelayMax: 60,
     expireInSeconds: opts.dispatchJobExpireSeconds ?? 300,
+    // A completed dispatch job says nothing the messages table does not: kept an hour, not
+    // pg-boss's default week, so the queue's table stays the size of the work in flight.
+    deleteAfterSeconds: 3_600,
   };
   for (const operator of OPERATORS) {
     const name = dispatchQueue(operator);

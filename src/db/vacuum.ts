@@ -1,0 +1,164 @@
+import type pg from "pg";
+
+/** Any constant works; it only has to be the same in every process. */
+const VACUUM_LOCK = 7_426_002;
+
+/**
+ * The tables a send, its dispatch, its receipts and its callbacks churn: every row is inserted,
+ * updated and (for the queue and the outbox) deleted within minutes. pg-boss's tables are found
+ * by schema, whatever partitions it keeps.
+ */
+const CHURNED = [
+  "messages",
+  "message_parts",
+  "early_receipts",
+  "account_balances",
+  "webhook_events",
+  "idempotency_keys",
+  "smpp_bind_slots",
+];
+
+export interface VacuumPolicy {
+  /** Dead rows (and a share of live ones) past which a table is vacuumed. */
+  deadRows: number;
+  deadShare: number;
+  /** Rows changed since the last ANALYZE past which statistics are refreshed. */
+  changedRows: number;
+  changedShare: number;
+}
+
+export const DEFAULT_VACUUM_POLICY: VacuumPolicy = {
+  deadRows: 5_000,
+  deadShare: 0.1,
+  changedRows: 2_000,
+  changedShare: 0.1,
+};
+
+interface TableStats {
+  schemaname: string;
+  relname: string;
+  n_live_tup: number;
+  n_dead_tup: number;
+  n_mod_since_analyze: number;
+}
+
+export interface VacuumPass {
+  vacuumed: string[];
+  analyzed: string[];
+}
+
+/** What each table needs now: VACUUM (with ANALYZE) for dead rows, ANALYZE alone for fresh ones. */
+export function planVacuum(stats: readonly TableStats[], policy: VacuumPolicy): VacuumPass {
+  const vacuumed: string[] = [];
+  const analyzed: string[] = [];
+  for (const t of stats) {
+    const name = `${t.schemaname}.${t.relname}`;
+    if (t.n_dead_tup >= Math.max(policy.deadRows, policy.deadShare * t.n_live_tup)) vacuumed.push(name);
+    else if (t.n_mod_since_analyze >= Math.max(policy.changedRows, policy.changedShare * t.n_live_tup))
+      analyzed.push(name);
+  }
+  return { vacuumed, analyzed };
+}
+
+/** Whether the server vacuums by itself (autovacuum on); if not, Shiri keeps its own tables. */
+export async function autovacuumIsOn(pool: pg.Pool): Promise<boolean> {
+  const { rows } = await pool.query<{ autovacuum: string }>("SHOW autovacuum");
+  return rows[0]?.autovacuum === "on";
+}
+
+/**
+ * One pass of Shiri's own vacuuming, for servers that run with autovacuum off: the churned tables
+ * whose dead rows or changes passed the policy are vacuumed or analysed, one at a time, by one
+ * process at a time across all of Shiri's processes (an advisory lock; a process that finds it
+ * taken skips the pass). VACUUM runs outside any transaction on a connection of its own with no
+ * statement timeout, which is then closed rather than returned to the pool.
+ */
+export async function vacuumChurnedTables(pool: pg.Pool, policy: VacuumPolicy): Promise<VacuumPass> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken ??= err;
+  };
+  client.on("error", onError);
+  let locked = false;
+  let timeoutLifted = false;
+  try {
+    locked =
+      (await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [VACUUM_LOCK]))
+        .rows[0]?.locked === true;
+    if (!locked) return { vacuumed: [], analyzed: [] };
+    const { rows } = await client.query<TableStats>(
+      `SELECT schemaname, relname, n_live_tup::float8 AS n_live_tup, n_dead_tup::float8 AS n_dead_tup,
+              n_mod_since_analyze::float8 AS n_mod_since_analyze
+         FROM pg_stat_user_tables
+        WHERE (schemaname = current_schema() AND relname = ANY($1::text[])) OR schemaname = 'pgboss'`,
+      [CHURNED],
+    );
+    const pass = planVacuum(rows, policy);
+    if (pass.vacuumed.length + pass.analyzed.length === 0) return pass;
+    await client.query("SET statement_timeout = 0");
+    timeoutLifted = true;
+    // Identifiers cannot be parameters: each name is quoted by the server from the catalogue's own.
+    for (const [command, names] of [
+      ["VACUUM (ANALYZE)", pass.vacuumed],
+      ["ANALYZE", pass.analyzed],
+    ] as const) {
+      for (const name of names) {
+        const [schema, table] = name.split(".");
+        const quoted = await client.query<{ name: string }>(
+          "SELECT format('%I.%I', $1::text, $2::text) AS name",
+          [schema, table],
+        );
+        await client.query(`${command} ${quoted.rows[0]?.name}`);
+      }
+    }
+    return pass;
+  } finally {
+    if (locked) await client.query("SELECT pg_advisory_unlock($1)", [VACUUM_LOCK]).catch(() => {});
+    client.removeListener("error", onError);
+    // A session whose timeout was lifted is closed, not handed back to the pool.
+    client.release(broken ?? timeoutLifted);
+  }
+}
+
+/**
+ * Runs vacuumChurnedTables every intervalMs while the mode says so ("auto": only when the server's
+ * autovacuum is off). A failed pass is reported and the next one tries again.
+ */
+export function keepVacuumed(
+  pool: pg.Pool,
+  options: {
+    mode: "auto" | "on" | "off";
+    intervalMs: number;
+    policy?: VacuumPolicy;
+    onPass: (pass: VacuumPass) => void;
+    onError: (err: unknown) => void;
+  },
+): { stop(): Promise<void> } {
+  if (options.mode === "off") return { stop: async () => {} };
+  let running: Promise<unknown> | null = null;
+  let wanted: Promise<boolean> | null = null;
+  const timer = setInterval(() => {
+    if (running) return; // the last pass is still going
+    wanted ??= options.mode === "on" ? Promise.resolve(true) : autovacuumIsOn(pool).then((on) => !on);
+    running = wanted
+      .then((vacuum) => (vacuum ? vacuumChurnedTables(pool, options.policy ?? DEFAULT_VACUUM_POLICY) : null))
+      .then(
+        (pass) => pass && options.onPass(pass),
+        (err: unknown) => {
+          wanted = null;
+          options.onError(err);
+        },
+      )
+      .finally(() => {
+        running = null;
+      });
+  }, options.intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
