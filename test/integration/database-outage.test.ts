@@ -197,7 +197,8 @@ describe("database outage", () => {
       host: "127.0.0.1",
       perOperator: { econet: { port: 0 }, netone: { port: 0 }, telecel: { port: 0 } },
     });
-    const env = smppEnv(sims.ports, {
+    // The launcher picks the metrics port it checks for readiness: the harness's "0" must not win.
+    const { METRICS_PORT: _ephemeral, ...env } = smppEnv(sims.ports, {
       // Work cut off mid-flight is taken up again in seconds, not the production five minutes.
       DISPATCH_LOCK_SECONDS: "3",
       DISPATCH_JOB_EXPIRE_SECONDS: "3",
