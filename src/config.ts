@@ -44,6 +44,9 @@ const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: intFromEnv(24),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
   KEY_LAST_USED_PRECISION_SECONDS: intFromEnv(60),
+  /** Group commit: one account's sends written together, at most this many sends and messages. */
+  SEND_COMMIT_MAX_SENDS: z.coerce.number().int().positive().default(200),
+  SEND_COMMIT_MAX_MESSAGES: z.coerce.number().int().positive().default(2_000),
   /** Jobs carry this many message ids each, so a 10,000-recipient send is a few hundred jobs. */
   DISPATCH_BATCH_SIZE: intFromEnv(50),
   MESSAGE_VALIDITY_HOURS: intFromEnv(24),

@@ -15,6 +15,7 @@ import type { Logger } from "./logger.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
 import { startSamplers } from "./observability/samplers.ts";
 import { startQueue } from "./queue/boss.ts";
+import { SendCommitter } from "./sending/send-committer.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
 
 export type Role = "api" | "worker" | "all";
@@ -79,7 +80,20 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     let port: number | null = null;
     if (role !== "worker") {
       const server = await listen(
-        createApp({ pool, boss, config, logger, metrics }),
+        createApp({
+          pool,
+          boss,
+          config,
+          logger,
+          metrics,
+          sends: new SendCommitter(pool, boss, {
+            maxSends: config.SEND_COMMIT_MAX_SENDS,
+            maxMessages: config.SEND_COMMIT_MAX_MESSAGES,
+            // Leaves connections for authentication and reads while sends commit.
+            maxOpen: Math.max(1, config.PG_POOL_MAX - 2),
+            dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
+          }),
+        }),
         config.HOST,
         config.PORT,
         config.HTTP_KEEP_ALIVE_TIMEOUT_MS,

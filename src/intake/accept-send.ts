@@ -1,7 +1,7 @@
 import { withTransaction } from "../db/pool.ts";
 import { InsufficientBalanceError } from "../ledger/ledger.ts";
 import { type PreparedSend, prepareSend } from "../sending/prepare-send.ts";
-import { recordSend, UnapprovedSenderError } from "../sending/record-send.ts";
+import { recordSends, UnapprovedSenderError } from "../sending/record-send.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
@@ -63,15 +63,18 @@ export async function accept(
     bulk: input.send.bulk,
   });
   const body = input.render(prepared);
+  const toRecord = { send: prepared, accountWebhookEvents: input.locals.webhookEvents };
+  const { idempotencyKey } = input;
   try {
-    const response = await withTransaction(
-      deps.pool,
-      async (tx): Promise<SendResponse & { replay: boolean }> => {
-        if (input.idempotencyKey) {
+    // Without a key, the send joins the account's next group commit; with one, the key's row is
+    // claimed in the send's own transaction, so a replay never writes twice.
+    const response: SendResponse & { replay: boolean } = !idempotencyKey
+      ? await deps.sends.commit(toRecord).then(() => ({ statusCode: 202, body, replay: false }))
+      : await withTransaction(deps.pool, async (tx) => {
           const claim = await claimIdempotencyKey(tx, {
             accountId: prepared.accountId,
             endpoint: input.endpoint,
-            key: input.idempotencyKey,
+            key: idempotencyKey,
             requestHash: requestHash(input.rawBody),
             statusCode: 202,
             response: body,
@@ -80,14 +83,12 @@ export async function accept(
           if (claim.kind === "conflict") throw new ApiError("idempotencyConflict");
           if (claim.kind === "replay")
             return { statusCode: claim.statusCode, body: claim.response, replay: true };
-        }
-        await recordSend(tx, deps.boss, prepared, {
-          dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE,
-          accountWebhookEvents: input.locals.webhookEvents,
+          const { refused } = await recordSends(tx, deps.boss, prepared.accountId, [toRecord], {
+            dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE,
+          });
+          if (refused.size > 0) throw new UnapprovedSenderError();
+          return { statusCode: 202, body, replay: false };
         });
-        return { statusCode: 202, body, replay: false };
-      },
-    );
     if (!response.replay) countAccepted(deps, prepared);
     return { statusCode: response.statusCode, body: response.body };
   } catch (err) {

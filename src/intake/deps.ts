@@ -3,6 +3,7 @@ import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { SendCommitter } from "../sending/send-committer.ts";
 
 /** What the HTTP intake needs from the rest of the service. */
 export interface IntakeDeps {
@@ -11,4 +12,6 @@ export interface IntakeDeps {
   config: Config;
   logger: Logger;
   metrics: Metrics;
+  /** Group commit of sends (one per process). */
+  sends: SendCommitter;
 }

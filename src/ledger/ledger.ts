@@ -21,30 +21,42 @@ export async function topUp(tx: Tx, accountId: string, amount: number): Promise<
   return rows[0].balance;
 }
 
+/*
+ * The holds, one ledger row per send, and the one debit of the account's balance that covers them.
+ */
+const HOLD = `
+  WITH h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::uuid[]) AS h(amount, message_id, bulk_id)),
+  debited AS (
+    UPDATE account_balances SET balance = balance - (SELECT sum(amount) FROM h) WHERE account_id = $1
+    RETURNING account_id
+  )
+  INSERT INTO ledger_entries (account_id, kind, amount, message_id, bulk_id)
+  SELECT d.account_id, 'hold', h.amount, h.message_id, h.bulk_id FROM h, debited d`;
+
 /**
- * Holds `amount` for a send and commits the send's transaction with it. The balance row's lock
- * is what serialises one account's sends, so the debit is the last statement and travels with
- * the COMMIT: the lock is held for one round trip. A balance that does not cover the amount
- * trips the CHECK constraint: nothing of the send is written and InsufficientBalanceError is
+ * Holds each send's amount and commits the sends' transaction with them. The balance row's lock
+ * is what serialises one account's sends, so the debit — one for all the holds — is the last
+ * statement and travels with the COMMIT: the lock is held for one round trip. A balance that does
+ * not cover them trips the CHECK constraint: nothing is written and InsufficientBalanceError is
  * thrown.
  */
 export async function holdAndCommit(
   tx: Tx,
   accountId: string,
-  amount: number,
-  ref: { messageId?: string; bulkId?: string },
+  holds: readonly { amount: number; messageId: string | null; bulkId: string | null }[],
 ): Promise<void> {
   try {
     const { rowCount } = await commitWith(tx, {
       name: "shiri_hold",
-      text: `WITH debited AS (
-         UPDATE account_balances SET balance = balance - $2 WHERE account_id = $1 RETURNING account_id
-       )
-       INSERT INTO ledger_entries (account_id, kind, amount, message_id, bulk_id)
-       SELECT account_id, 'hold', $2, $3, $4 FROM debited`,
-      values: [accountId, amount, ref.messageId ?? null, ref.bulkId ?? null],
+      text: HOLD,
+      values: [
+        accountId,
+        holds.map((h) => h.amount),
+        holds.map((h) => h.messageId),
+        holds.map((h) => h.bulkId),
+      ],
     });
-    if (rowCount !== 1) throw new Error(`no balance row for account ${accountId}`);
+    if (rowCount !== holds.length) throw new Error(`no balance row for account ${accountId}`);
   } catch (err) {
     if (sqlState(err) === "23514") throw new InsufficientBalanceError();
     throw err;

@@ -8,93 +8,172 @@ import type { PreparedSend } from "./prepare-send.ts";
 
 export class UnapprovedSenderError extends Error {}
 
-/**
- * Writes a prepared send and commits it, in set-based statements whatever the number of
- * recipients: the bulk row and the messages (one statement, which also checks the sender id),
- * their dispatch jobs, the callback events their webhook wants, then the hold on the balance
- * together with the COMMIT. Throws, leaving nothing written, when the sender id is not approved
- * (UnapprovedSenderError) or the balance does not cover the whole send (InsufficientBalanceError).
+/** A prepared send with where its callbacks go when it names no webhook of its own. */
+export interface SendToRecord {
+  send: PreparedSend;
+  accountWebhookEvents: readonly MessageEventType[];
+}
+
+/*
+ * One statement for the sends' bulk rows and all their messages, each send's sender id checked
+ * in it: a send whose sender is not approved for its account writes nothing. Returns the sends
+ * that were written, by their position.
  */
-export async function recordSend(
+const INSERT_SENDS = `
+  WITH s AS (
+    SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
+                         $8::text[], $9::text[], $10::timestamptz[], $11::int[], $12::bigint[])
+             AS s(send_no, bulk_id, sender, body, encoding, segments, currency, webhook_url, webhook_events,
+                  received_at, total, charge)
+  ), approved AS (
+    SELECT s.* FROM s
+     WHERE EXISTS (SELECT 1 FROM sender_ids si
+                    WHERE si.account_id = $13 AND si.address = s.sender AND si.verification_status = 'verified')
+  ), bulk AS (
+    INSERT INTO bulk_sends (id, account_id, sender_id, total, charge, currency, webhook_url, created_at)
+    SELECT a.bulk_id, $13, a.sender, a.total, a.charge, a.currency, a.webhook_url, a.received_at
+      FROM approved a WHERE a.bulk_id IS NOT NULL
+  ), messages AS (
+    INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
+                          charge, charge_currency, operator_response, status, billing, webhook_url,
+                          webhook_events, received_at, created_at)
+    SELECT m.id, $13, a.bulk_id, m.to, a.body, a.sender, m.operator, a.encoding, a.segments, m.charge, a.currency,
+           m.response, m.status, 'held', a.webhook_url,
+           CASE WHEN a.webhook_events IS NULL THEN NULL
+                ELSE ARRAY(SELECT json_array_elements_text(a.webhook_events::json)) END,
+           a.received_at, a.received_at
+      FROM unnest($14::int[], $15::uuid[], $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[])
+           AS m(send_no, id, "to", operator, charge, status, response)
+      JOIN approved a ON a.send_no = m.send_no
+    RETURNING 1
+  )
+  SELECT send_no FROM approved`;
+
+/**
+ * Writes the sends of one account and commits them, in a fixed number of set-based statements
+ * whatever the number of sends and recipients: the bulk rows and messages (which check each
+ * send's sender id), their dispatch jobs, the callback events their webhooks want, then the holds
+ * with one debit of the balance together with the COMMIT. Sends whose sender id is not approved
+ * write nothing and come back in `refused`. Throws InsufficientBalanceError, leaving nothing
+ * written, when the balance does not cover them all.
+ */
+export async function recordSends(
   tx: Tx,
   boss: PgBoss,
-  send: PreparedSend,
-  opts: { dispatchBatchSize: number; accountWebhookEvents: readonly MessageEventType[] },
-): Promise<void> {
-  const ids: string[] = [];
-  const tos: string[] = [];
-  const operators: string[] = [];
-  const charges: number[] = [];
-  const statuses: string[] = [];
-  const responses: string[] = [];
-  const routable: { id: string; operator: Operator }[] = [];
-  const unroutable: string[] = [];
-  for (const m of send.messages) {
-    ids.push(m.id);
-    tos.push(m.to);
-    operators.push(m.operator ?? "");
-    charges.push(m.charge);
-    statuses.push(m.status);
-    responses.push(m.operator_response);
-    if (m.operator) routable.push({ id: m.id, operator: m.operator });
-    else unroutable.push(m.id);
-  }
-  const { rows } = await tx.query<{ inserted: number }>({
+  accountId: string,
+  sends: readonly SendToRecord[],
+  options: { dispatchBatchSize: number },
+): Promise<{ refused: ReadonlySet<number> }> {
+  const perSend = {
+    no: [] as number[],
+    bulkId: [] as (string | null)[],
+    sender: [] as string[],
+    body: [] as string[],
+    encoding: [] as string[],
+    segments: [] as number[],
+    currency: [] as string[],
+    webhookUrl: [] as (string | null)[],
+    webhookEvents: [] as (string | null)[],
+    receivedAt: [] as Date[],
+    total: [] as number[],
+    charge: [] as number[],
+  };
+  const perMessage = {
+    no: [] as number[],
+    id: [] as string[],
+    to: [] as string[],
+    operator: [] as string[],
+    charge: [] as number[],
+    status: [] as string[],
+    response: [] as string[],
+  };
+  sends.forEach(({ send }, no) => {
+    if (send.accountId !== accountId) throw new Error("recordSends takes the sends of one account");
+    perSend.no.push(no);
+    perSend.bulkId.push(send.bulkId);
+    perSend.sender.push(send.from);
+    perSend.body.push(send.body);
+    perSend.encoding.push(send.encoding);
+    perSend.segments.push(send.segments);
+    perSend.currency.push(send.currency);
+    perSend.webhookUrl.push(send.webhookUrl);
+    perSend.webhookEvents.push(send.webhookEvents ? JSON.stringify(send.webhookEvents) : null);
+    perSend.receivedAt.push(send.receivedAt);
+    perSend.total.push(send.messages.length);
+    perSend.charge.push(send.total);
+    for (const m of send.messages) {
+      perMessage.no.push(no);
+      perMessage.id.push(m.id);
+      perMessage.to.push(m.to);
+      perMessage.operator.push(m.operator ?? "");
+      perMessage.charge.push(m.charge);
+      perMessage.status.push(m.status);
+      perMessage.response.push(m.operator_response);
+    }
+  });
+  const { rows } = await tx.query<{ send_no: number }>({
     // Named: prepared once per connection, since every send runs it.
-    name: "shiri_insert_send",
-    text: `WITH sender AS (
-       SELECT 1 FROM sender_ids WHERE account_id = $7 AND address = $10 AND verification_status = 'verified'
-     ), bulk AS (
-       INSERT INTO bulk_sends (id, account_id, sender_id, total, charge, currency, webhook_url, created_at)
-       SELECT $8, $7, $10, $16, $17, $13, $14, $15 FROM sender WHERE $8::uuid IS NOT NULL
-     ), inserted AS (
-       INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
-                             charge, charge_currency, operator_response, status, billing, webhook_url,
-                             webhook_events, received_at, created_at)
-       SELECT m.id, $7, $8, m.to, $9, $10, m.operator, $11, $12, m.charge, $13, m.response, m.status, 'held',
-              $14, $18::text[], $15, $15
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
-              AS m(id, "to", operator, charge, status, response)
-        WHERE EXISTS (SELECT 1 FROM sender)
-       RETURNING 1
-     )
-     SELECT count(*)::int AS inserted FROM inserted`,
+    name: "shiri_insert_sends",
+    text: INSERT_SENDS,
     values: [
-      ids,
-      tos,
-      operators,
-      charges,
-      statuses,
-      responses,
-      send.accountId,
-      send.bulkId,
-      send.body,
-      send.from,
-      send.encoding,
-      send.segments,
-      send.currency,
-      send.webhookUrl,
-      send.receivedAt,
-      send.messages.length,
-      send.total,
-      send.webhookEvents,
+      perSend.no,
+      perSend.bulkId,
+      perSend.sender,
+      perSend.body,
+      perSend.encoding,
+      perSend.segments,
+      perSend.currency,
+      perSend.webhookUrl,
+      perSend.webhookEvents,
+      perSend.receivedAt,
+      perSend.total,
+      perSend.charge,
+      accountId,
+      perMessage.no,
+      perMessage.id,
+      perMessage.to,
+      perMessage.operator,
+      perMessage.charge,
+      perMessage.status,
+      perMessage.response,
     ],
   });
-  if ((rows[0]?.inserted ?? 0) === 0) throw new UnapprovedSenderError();
-  if (routable.length > 0) await enqueueDispatch(boss, tx, routable, opts.dispatchBatchSize);
-  // Only the types the destination wants (the principal knows the account webhook's): a send
-  // whose callbacks ask for delivery alone writes no event row here.
-  const wanted = eventTypesWanted(send, opts.accountWebhookEvents);
-  if (wanted.has("message.enqueued"))
-    await recordMessageEvents(
-      tx,
-      routable.map((m) => m.id),
-      "message.enqueued",
-    );
-  if (wanted.has("message.failed")) await recordMessageEvents(tx, unroutable, "message.failed");
+  const written = new Set(rows.map((r) => r.send_no));
+  const refused = new Set(perSend.no.filter((no) => !written.has(no)));
+  const accepted = sends.filter((_, no) => written.has(no));
+  if (accepted.length === 0) return { refused };
+
+  const routable: { id: string; operator: Operator }[] = [];
+  const unroutable: string[] = [];
+  const events = { enqueued: [] as string[], failed: [] as string[] };
+  for (const { send, accountWebhookEvents } of accepted) {
+    // Only the types the destination wants (the principal knows the account webhook's): a send
+    // whose callbacks ask for delivery alone writes no event row here.
+    const wanted = eventTypesWanted(send, accountWebhookEvents);
+    for (const m of send.messages) {
+      if (m.operator) {
+        routable.push({ id: m.id, operator: m.operator });
+        if (wanted.has("message.enqueued")) events.enqueued.push(m.id);
+      } else {
+        unroutable.push(m.id);
+        if (wanted.has("message.failed")) events.failed.push(m.id);
+      }
+    }
+  }
+  if (routable.length > 0) await enqueueDispatch(boss, tx, routable, options.dispatchBatchSize);
+  await recordMessageEvents(tx, events.enqueued, "message.enqueued");
+  await recordMessageEvents(tx, events.failed, "message.failed");
   // An unroutable number is billed as it is accepted: its share of the hold is a charge at once.
   if (unroutable.length > 0) await capture(tx, unroutable);
-  // Last, with the COMMIT: the hold takes the balance row lock, which one account's sends share.
-  const ref = send.bulkId ? { bulkId: send.bulkId } : { messageId: send.messages[0]?.id };
-  await holdAndCommit(tx, send.accountId, send.total, ref);
+  // Last, with the COMMIT: the debit takes the balance row lock, which the account's sends share.
+  await holdAndCommit(
+    tx,
+    accountId,
+    accepted.map(({ send }) => ({
+      amount: send.total,
+      messageId: send.bulkId ? null : (send.messages[0]?.id ?? null),
+      bulkId: send.bulkId,
+    })),
+  );
+  return { refused };
 }
