@@ -106,7 +106,12 @@ export class Dispatcher {
         await sleep(pollMs);
         continue;
       }
-      const batch = this.runBatch(jobs).finally(() => this.batches.delete(batch));
+      const batch = this.runBatch(jobs)
+        .catch((err: unknown) =>
+          // What was submitted and not recorded goes again once the messages' locks run out.
+          this.options.logger.error({ err, operator: this.options.operator }, "dispatch batch failed"),
+        )
+        .finally(() => this.batches.delete(batch));
       this.batches.add(batch);
     }
   }
@@ -158,19 +163,25 @@ export class Dispatcher {
         return;
       }
       const held = new HeldReceipts();
-      const outcome = await submitMessages(
-        {
-          operator,
-          link: this.options.link,
-          logger,
-          metrics: this.options.metrics,
-          submitIdFormat: this.options.submitIdFormat,
-          validityHours: this.options.validityHours,
-          running: () => this.running,
-          onAccepted: (smscId) => this.options.receipts.hold(smscId, held),
-        },
-        claim.claimed,
-      );
+      let outcome: DispatchOutcome;
+      try {
+        outcome = await submitMessages(
+          {
+            operator,
+            link: this.options.link,
+            logger,
+            metrics: this.options.metrics,
+            submitIdFormat: this.options.submitIdFormat,
+            validityHours: this.options.validityHours,
+            running: () => this.running,
+            onAccepted: (smscId) => this.options.receipts.hold(smscId, held),
+          },
+          claim.claimed,
+        );
+      } catch (err) {
+        held.handOver(this.options.applyReceipt); // no receipt waits on a batch that will not settle
+        throw err;
+      }
       outcome.deferred = claim.busy;
       this.count(outcome, claim.claimed);
       const smscIds = outcome.acceptedParts.map((p) => p.smscId);

@@ -103,7 +103,7 @@ export class OperatorWorker {
     const applyReceipt = (receipt: Receipt) => batcher.add(receipt);
     const deliverReceipt = async (receipt: Receipt) => {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      await (receipts.offer(receipt) ?? applyReceipt(receipt));
+      await receipts.deliver(receipt, applyReceipt);
     };
     const link = new CarrierLink(operator, settings, {
       logger,

@@ -6,15 +6,27 @@ import type { Receipt } from "./read-receipt.ts";
  * transaction exists: rather than parking such a receipt in early_receipts and matching it later
  * (two more writes and a delay), the batch takes it and records the segment with its receipt in
  * its settle transaction. The deliver_sm is acknowledged when that transaction commits. A receipt
- * that comes once the batch has begun to settle is not taken: it goes the ordinary way.
+ * that comes once the batch has begun to settle goes the ordinary way once the settle is over.
  */
 export class HeldReceipts {
   private sealed = false;
   private readonly taken: { receipt: Receipt; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private readonly settled: Promise<void>;
+  private settle: () => void = () => {};
 
-  /** Takes the receipt into the batch, or returns null when the batch is already settling. */
-  take(receipt: Receipt): Promise<void> | null {
-    if (this.sealed) return null;
+  constructor() {
+    this.settled = new Promise((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  /**
+   * Takes the receipt into the batch while it has not begun to settle. Once it has, the receipt
+   * waits for the settle to end and then goes the ordinary way (`ordinary`), which then finds its
+   * segment recorded instead of parking the receipt as early.
+   */
+  take(receipt: Receipt, ordinary: (receipt: Receipt) => Promise<void>): Promise<void> {
+    if (this.sealed) return this.settled.then(() => ordinary(receipt));
     return new Promise((resolve, reject) => this.taken.push({ receipt, resolve, reject }));
   }
 
@@ -24,14 +36,16 @@ export class HeldReceipts {
     return this.taken.map((t) => t.receipt);
   }
 
-  /** The settle transaction committed with these receipts in it. */
+  /** The settle transaction committed with the taken receipts in it. */
   committed(): void {
     for (const t of this.taken) t.resolve();
+    this.settle();
   }
 
   /** The settle failed: each receipt goes the ordinary way, and its deliver_sm is answered by that. */
   handOver(ordinary: (receipt: Receipt) => Promise<void>): void {
     for (const t of this.taken) ordinary(t.receipt).then(t.resolve, t.reject);
+    this.settle();
   }
 }
 
@@ -51,9 +65,9 @@ export class ReceiptRegistry {
     for (const id of smscIds) this.byId.delete(id);
   }
 
-  /** The promise of the batch that took the receipt, or null when no batch of ours waits for it. */
-  offer(receipt: Receipt): Promise<void> | null {
-    return this.byId.get(receipt.smscId)?.take(receipt) ?? null;
+  /** Hands the receipt to the batch that holds its segment, else the ordinary way at once. */
+  deliver(receipt: Receipt, ordinary: (receipt: Receipt) => Promise<void>): Promise<void> {
+    return this.byId.get(receipt.smscId)?.take(receipt, ordinary) ?? ordinary(receipt);
   }
 }
 
