@@ -5,9 +5,11 @@
  * message.delivered callbacks. Measures intake, end to end, callback latency and CPU per message,
  * and checks that every destination was submitted once and every callback received once.
  */
+import { fileURLToPath } from "node:url";
 import { OPERATORS } from "../../carriers/index.ts";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
 import { SENDER } from "../dispatch-lib/harness.ts";
+import { startPgSampler } from "../dispatch-lib/pg-sampler.ts";
 import { percentile } from "../dispatch-lib/stats.ts";
 import { knob } from "../lib/knob.ts";
 import { round } from "../lib/report.ts";
@@ -59,6 +61,18 @@ export async function runPipeline(
   options: RunOptions,
 ): Promise<ScenarioResult> {
   const timeoutSeconds = knob("BENCH_PIPELINE_TIMEOUT_SECONDS", 600, 10, 3_600);
+  // Off by default: polling pg_stat_activity every 20 ms costs the server CPU the run measures.
+  const sampleDatabase = knob("BENCH_PIPELINE_PG_SAMPLE", 0, 0, 1) === 1;
+  // V8 profiles of the api and the worker (bench/dispatch-lib/profile-summary.ts reads them).
+  const profile = knob("BENCH_PIPELINE_CPU_PROF", 0, 0, 1) === 1;
+  const profileFlags = (role: string) =>
+    profile
+      ? [
+          "--cpu-prof",
+          "--cpu-prof-dir",
+          fileURLToPath(new URL(`../.data/prof-pipeline/${plan.name}-${role}`, import.meta.url)),
+        ]
+      : [];
   const planned = options.quick ? plan.messages.quick : plan.messages.full;
   const requests = Math.ceil(planned / plan.perRequest);
   const cleanup = new Cleanup();
@@ -68,7 +82,7 @@ export async function runPipeline(
     // The service: its own database, the API (started by startEnv) and a worker, both allowed
     // to call back to loopback.
     const serviceEnv = { WEBHOOK_ALLOW_PRIVATE: "true" };
-    const env = await startEnv(cleanup, serviceEnv);
+    const env = await startEnv(cleanup, serviceEnv, profileFlags("api"));
     const sink = await startSinkPeer(cleanup);
     const smpp: Record<string, string> = {};
     // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
@@ -85,6 +99,7 @@ export async function runPipeline(
       role: "worker",
       databaseUrl: env.db.url,
       env: { ...serviceEnv, ...smpp },
+      nodeFlags: profileFlags("worker"),
     });
     cleanup.add(worker.stop);
     await sink.waitForBinds(OPERATORS.length, 30_000);
@@ -114,6 +129,7 @@ export async function runPipeline(
     const server = await ServerCpu.find(env.pool, env.db.url);
     server?.sample();
     const ownBefore = server ? await ownServerPids(env.pool) : new Set<number>();
+    const sampler = sampleDatabase ? startPgSampler(env.pool) : null;
 
     const loadPlan: LoadPlan = {
       base: env.base,
@@ -192,6 +208,7 @@ export async function runPipeline(
     const ownPids = server ? new Set([...ownBefore, ...(await ownServerPids(env.pool))]) : null;
     const postgresUsed = server ? server.used() : null;
     const postgresOwnUsed = server && ownPids ? server.used(ownPids) : null;
+    const pgBusy = await sampler?.stop();
     await bigSending;
     const loadDone = state.load;
     if (!loadDone)
@@ -317,6 +334,11 @@ export async function runPipeline(
       },
       measures,
       completeness: { ...check.details, ...(timedOut ? { timed_out_s: timeoutSeconds } : {}) },
+      ...(pgBusy
+        ? {
+            pg_busy: pgBusy.map(({ statement, wait, busy_backends }) => ({ statement, wait, busy_backends })),
+          }
+        : {}),
     };
   } finally {
     await cleanup.run();

@@ -38,7 +38,11 @@ export interface StartedEnv extends HttpEnv {
  * with an account, and the API in a child process (`shiri start --role api`) so autocannon never
  * shares its event loop. Everything it starts is registered with `cleanup`.
  */
-export async function startEnv(cleanup: Cleanup, apiEnv: Record<string, string> = {}): Promise<StartedEnv> {
+export async function startEnv(
+  cleanup: Cleanup,
+  apiEnv: Record<string, string> = {},
+  apiNodeFlags: string[] = [],
+): Promise<StartedEnv> {
   const db = await provisionBenchDatabase();
   cleanup.add(db.drop);
   // The bench's own connections are told apart from the service's in pg_stat_activity (the
@@ -49,7 +53,12 @@ export async function startEnv(cleanup: Cleanup, apiEnv: Record<string, string> 
   cleanup.add(() => pool.end());
   await migrate(pool);
   const account = await setUpAccount(pool);
-  const api = await startShiriProcess({ role: "api", databaseUrl: db.url, env: apiEnv });
+  const api = await startShiriProcess({
+    role: "api",
+    databaseUrl: db.url,
+    env: apiEnv,
+    nodeFlags: apiNodeFlags,
+  });
   cleanup.add(api.stop);
   return { db, pool, api, base: api.base, key: account.key, accountId: account.accountId };
 }

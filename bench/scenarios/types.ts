@@ -22,6 +22,8 @@ export interface ScenarioResult {
   measures?: Record<string, Measure>;
   /** What was checked for completeness and how many fell short (each counted in errors). */
   completeness?: Record<string, number | string>;
+  /** Where the database's time went (BENCH_PIPELINE_PG_SAMPLE=1): statements by sampled busy backends. */
+  pg_busy?: Array<{ statement: string; wait: string; busy_backends: number }>;
 }
 
 export interface Measure {
