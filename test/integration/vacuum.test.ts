@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, type Pool } from "../../src/db/pool.ts";
+import { planVacuum, vacuumChurnedTables } from "../../src/db/vacuum.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+
+/** Shiri's own vacuum pass, for servers that run with autovacuum off. */
+let database: TestDatabase;
+let pool: Pool;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  pool = createPool(database.url, 3);
+});
+afterAll(async () => {
+  await pool?.end();
+  await database?.drop();
+});
+
+const policy = { deadRows: 200, deadShare: 0.1, changedRows: 100_000, changedShare: 1 };
+
+async function deadRows(table: string): Promise<number> {
+  // Statistics reach pg_stat_user_tables when a backend flushes them: force it for this one.
+  await pool.query("SELECT pg_stat_force_next_flush()");
+  const { rows } = await pool.query<{ n: number }>(
+    "SELECT n_dead_tup::int AS n FROM pg_stat_user_tables WHERE relname = $1 AND schemaname = current_schema()",
+    [table],
+  );
+  return rows[0]?.n ?? -1;
+}
+
+describe("vacuuming the churned tables", () => {
+  it("plans VACUUM for dead rows past the policy, ANALYZE for changed ones, nothing for quiet tables", () => {
+    const stats = [
+      {
+        schemaname: "public",
+        relname: "messages",
+        n_live_tup: 1_000,
+        n_dead_tup: 500,
+        n_mod_since_analyze: 0,
+      },
+      {
+        schemaname: "public",
+        relname: "message_parts",
+        n_live_tup: 10_000,
+        n_dead_tup: 500,
+        n_mod_since_analyze: 0,
+      },
+      {
+        schemaname: "pgboss",
+        relname: "job_common",
+        n_live_tup: 10,
+        n_dead_tup: 0,
+        n_mod_since_analyze: 300,
+      },
+    ];
+    expect(planVacuum(stats, { ...policy, changedRows: 200 })).toEqual({
+      vacuumed: ["public.messages"],
+      analyzed: ["pgboss.job_common"],
+    });
+  });
+
+  it("vacuums a table whose dead rows passed the threshold, and its dead rows are gone", async () => {
+    const client = await pool.connect();
+    try {
+      await client.query(
+        `INSERT INTO early_receipts (operator, smsc_id, state)
+         SELECT 'econet', 'id-' || g, 'DELIVRD' FROM generate_series(1, 1000) g`,
+      );
+      await client.query("DELETE FROM early_receipts");
+      await client.query("SELECT pg_stat_force_next_flush()");
+    } finally {
+      client.release();
+    }
+    await expect.poll(() => deadRows("early_receipts")).toBeGreaterThanOrEqual(1000);
+
+    const pass = await vacuumChurnedTables(pool, policy);
+    expect(pass.vacuumed).toContain("public.early_receipts");
+    await expect.poll(() => deadRows("early_receipts")).toBe(0);
+  });
+
+  it("skips the pass while another process holds the vacuum lock", async () => {
+    const other = await pool.connect();
+    try {
+      await other.query("SELECT pg_advisory_lock(7426002)");
+      const pass = await vacuumChurnedTables(pool, { ...policy, deadRows: 0, deadShare: 0 });
+      expect(pass).toEqual({ vacuumed: [], analyzed: [] });
+    } finally {
+      await other.query("SELECT pg_advisory_unlock(7426002)");
+      other.release();
+    }
+  });
+});
