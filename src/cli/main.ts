@@ -105,8 +105,13 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof UsageError || err instanceof ConfigError) {
+  if (err instanceof UsageError) {
     process.stderr.write(`shiri: ${err.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  // The environment, not the command line, is wrong: the usage would not help.
+  if (err instanceof ConfigError) {
+    process.stderr.write(`shiri: ${err.message}\n`);
     process.exit(2);
   }
   process.stderr.write(`shiri: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -67,6 +67,8 @@ function runningPid(dataDir: string): number | null {
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
+  // A server going away mid-query rejects the query; the event must not end the process too.
+  client.on("error", () => {});
   await client.connect();
   try {
     const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
