@@ -9,8 +9,10 @@ import { waitFor } from "../support/wait-for.ts";
  * of one job at a time (exactly one submit per segment, money moved once, jobs completed).
  */
 let h: DispatchHarness;
+/** A small window, so that a batch of 150 messages has to respect it. */
+const WINDOW = 8;
 beforeAll(async () => {
-  h = await startDispatchHarness();
+  h = await startDispatchHarness({ env: { SMPP_ECONET_WINDOW_SIZE: String(WINDOW) } });
 });
 afterAll(async () => {
   await h?.stop();
@@ -47,9 +49,12 @@ describe("dispatch in batches", () => {
     const singles: string[] = [];
     for (const to of numbers("77", 30, 0)) singles.push(await h.send(to, "one of thirty single sends"));
     const bulk = await h.bulk(numbers("77", 120, 100), "a bulk send of four jobs");
+    // Answers that take a while, so that submits pile up to the window.
+    h.sims.get("econet").setBehaviour({ submitLatencyMs: 20 });
     worker().start();
     const ids = [...singles, ...bulk];
     await h.waitUntilSettled(ids, { delivered: true, timeoutMs: 20_000 });
+    h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
 
     const states = await h.statusOf(ids);
     for (const id of ids) expect(states.get(id)).toMatchObject({ status: "success", delivered: true });
@@ -70,6 +75,8 @@ describe("dispatch in batches", () => {
         submits.set(a.destination_addr, (submits.get(a.destination_addr) ?? 0) + 1);
     expect(submits.size).toBe(150);
     expect([...submits.values()].every((n) => n === 1)).toBe(true);
+    // The batch filled the window and never went past it.
+    expect(h.sims.get("econet").stats.maxOutstanding).toBe(WINDOW);
     await ledgerBalanced();
   });
 
