@@ -237,10 +237,13 @@ export async function runPipeline(
       .filter(([id]) => firstCallback.has(id))
       .map(([id, , at]) => (firstCallback.get(id) as number) - at)
       .sort((a, b) => a - b);
-    const lastCallback = Math.max(...firstCallback.values());
-    const spanSeconds = (lastCallback - loadDone.startedAtMs) / 1_000;
-    const loadSeconds = (loadDone.finishedAtMs - loadDone.startedAtMs) / 1_000;
     const delivered = firstCallback.size;
+    let lastCallback = loadDone.startedAtMs;
+    for (const t of firstCallback.values()) lastCallback = Math.max(lastCallback, t);
+    const spanSeconds = (lastCallback - loadDone.startedAtMs) / 1_000;
+    // No callback at all: nothing went through end to end (and the run is incomplete).
+    const endToEnd = delivered > 0 && spanSeconds > 0 ? round(delivered / spanSeconds, 0) : 0;
+    const loadSeconds = (loadDone.finishedAtMs - loadDone.startedAtMs) / 1_000;
     const perMessage = (seconds: number | null) =>
       seconds === null || !Number.isFinite(seconds) || accepted.length === 0
         ? null
@@ -261,11 +264,7 @@ export async function runPipeline(
       ),
       accept_p50_ms: measure("accept latency p50", loadDone.latencyMs.p50, "ms"),
       accept_p99_ms: measure("accept latency p99", loadDone.latencyMs.p99, "ms"),
-      e2e_msg_per_s: measure(
-        "end to end, first request → last delivery callback",
-        round(delivered / spanSeconds, 0),
-        "msg/s",
-      ),
+      e2e_msg_per_s: measure("end to end, first request → last delivery callback", endToEnd, "msg/s"),
       callback_p50_ms: measure("callback latency p50", round(percentile(latencies, 50), 0), "ms"),
       callback_p99_ms: measure("callback latency p99", round(percentile(latencies, 99), 0), "ms"),
       cpu_shiri_ms_per_msg: measure("CPU per message, Shiri (api + worker)", cpuShiri, "ms"),
@@ -297,7 +296,7 @@ export async function runPipeline(
     return {
       name: plan.name,
       title: plan.title,
-      throughput: round(delivered / spanSeconds, 0),
+      throughput: endToEnd,
       throughput_unit: "msg/s",
       latency_ms: {
         p50: round(percentile(latencies, 50), 0),
