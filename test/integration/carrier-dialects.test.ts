@@ -136,7 +136,7 @@ describe("simulator presets", () => {
       const { t, sims, acct, operators } = await startWithPresets(presets);
       const ids = await sendEverything(t, acct, operators);
       await waitFor(async () => (await rows(t, ids)).every((r) => r.delivered), {
-        timeoutMs: 30_000,
+        timeoutMs: 60_000,
         intervalMs: 100,
         what: `${ids.length} messages delivered (${names})`,
       });
@@ -153,7 +153,7 @@ describe("simulator presets", () => {
         expect(sims.get(op).rejections).toEqual([]);
       }
       await expectLedgerBalanced(t, acct);
-    });
+    }, 90_000);
   }
 
   it("keeps the carrier's err code in operator_response for a receipt that is not DELIVRD", async () => {
