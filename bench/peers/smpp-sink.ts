@@ -201,6 +201,7 @@ export async function startSink(opts: {
     counts: () => report(),
     async stop() {
       for (const s of server.sessions ?? []) s.destroy();
+      control.closeAllConnections();
       await Promise.all([
         new Promise<void>((resolve) => server.close(() => resolve())),
         new Promise<void>((resolve) => control.close(() => resolve())),
