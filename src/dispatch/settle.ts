@@ -3,7 +3,7 @@ import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { release } from "../ledger/ledger.ts";
 import { dispatchQueue, enqueueDispatch, inTransaction } from "../queue/boss.ts";
-import { refreshDelivery } from "../receipts/apply-receipts.ts";
+import { applyReceipts, refreshDelivery } from "../receipts/apply-receipts.ts";
 import { mostTelling } from "../receipts/held-receipts.ts";
 import { FINAL_STATES, type Receipt } from "../receipts/read-receipt.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
@@ -76,22 +76,29 @@ export async function settleBatch(
   receipts: readonly Receipt[],
   options: { batchSize: number; lockSeconds: number },
 ): Promise<number[]> {
-  const receiptFor = mostTelling(receipts, FINAL_STATES);
+  // A receipt for one segment is written with the segment; one that stands for the whole message
+  // (a carrier that sends one per message) goes the ordinary way once every segment is recorded.
+  const receiptFor = mostTelling(
+    receipts.filter((r) => r.scope !== "message"),
+    FINAL_STATES,
+  );
+  const wholeMessage = receipts.filter((r) => r.scope === "message");
   const parts = outcome.acceptedParts;
   if (parts.length > 0) {
-    const states = parts.map((p) => receiptFor.get(p.smscId)?.state ?? null);
+    const held = parts.map((p) => receiptFor.get(p.smscId));
     await tx.query({
       name: "shiri_settle_parts",
-      text: `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_at)
-             SELECT m, p, $1, s, st, CASE WHEN st IS NULL THEN NULL ELSE now() END
-               FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[]) AS u(m, p, s, st)
+      text: `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_err, receipt_at)
+             SELECT m, p, $1, s, st, e, CASE WHEN st IS NULL THEN NULL ELSE now() END
+               FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[]) AS u(m, p, s, st, e)
              ON CONFLICT (message_id, part_no) DO NOTHING`,
       values: [
         operator,
         parts.map((p) => p.messageId),
         parts.map((p) => p.partNo),
         parts.map((p) => p.smscId),
-        states,
+        held.map((r) => r?.state ?? null),
+        held.map((r) => r?.err ?? null),
       ],
     });
   }
@@ -131,6 +138,7 @@ export async function settleBatch(
       .filter((id) => !firstRun.get(id) || (partsOf.get(id) ?? []).some((smscId) => receiptFor.has(smscId)));
     delivered.push(...(await refreshDelivery(tx, reconcile)));
   }
+  if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, operator, wholeMessage)).delivered);
 
   if (outcome.failed.length > 0) {
     const { rows } = await tx.query<{ id: string }>(

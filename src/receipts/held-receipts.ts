@@ -71,16 +71,26 @@ export class ReceiptRegistry {
   }
 }
 
-/** Of several receipts for one segment, the one that says most: DELIVRD, then any final state, then the last. */
+/**
+ * Of several receipts for one segment, the one that says most: DELIVRD, then any final state, then
+ * an intermediate one; ties go by content (state, then an err code over none), never by arrival,
+ * as applyReceipts decides them.
+ */
 export function mostTelling(
   receipts: readonly Receipt[],
   finalStates: ReadonlySet<string>,
 ): Map<string, Receipt> {
-  const rank = (r: Receipt) => (r.state === "DELIVRD" ? 2 : finalStates.has(r.state) ? 1 : 0);
+  const rank = (r: Receipt) => (r.state === "DELIVRD" ? 0 : finalStates.has(r.state) ? 1 : 2);
+  const better = (a: Receipt, b: Receipt) =>
+    rank(a) !== rank(b)
+      ? rank(a) < rank(b)
+      : a.state !== b.state
+        ? a.state < b.state
+        : (a.err ?? null) !== null && (b.err ?? null) === null;
   const best = new Map<string, Receipt>();
   for (const r of receipts) {
     const held = best.get(r.smscId);
-    if (!held || rank(r) >= rank(held)) best.set(r.smscId, r);
+    if (!held || better(r, held)) best.set(r.smscId, r);
   }
   return best;
 }

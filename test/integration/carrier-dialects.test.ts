@@ -109,7 +109,9 @@ async function startWithPresets(
     host: "127.0.0.1",
     operators,
     perOperator: Object.fromEntries(
-      operators.map((op) => [op, { port: 0, preset: presets[op], behaviour: { receiptDelayMs: 20 } }]),
+      // Receipts right behind each answer: most reach Shiri while the batch that submitted their
+      // segment is still open, and are recorded in its settle (src/receipts/held-receipts.ts).
+      operators.map((op) => [op, { port: 0, preset: presets[op], behaviour: { receiptDelayMs: 0 } }]),
     ),
   });
   stops.push(() => sims.stop());
@@ -161,7 +163,7 @@ describe("simulator presets", () => {
       host: "127.0.0.1",
       operators: ["econet"],
       perOperator: {
-        econet: { port: 0, preset: "text-only", behaviour: { receiptDelayMs: 20, outcomes: { UNDELIV: 1 } } },
+        econet: { port: 0, preset: "text-only", behaviour: { receiptDelayMs: 0, outcomes: { UNDELIV: 1 } } },
       },
     });
     stops.push(() => sims.stop());

@@ -80,6 +80,30 @@ describe("dispatch in batches", () => {
     await ledgerBalanced();
   });
 
+  it("receipts that come while their batch is still submitting are recorded in its settle, err codes kept", async () => {
+    // Receipts right behind each answer, answers 10 ms apart in a window of 8: most receipts reach
+    // Shiri while later messages of the same batch are still on the wire.
+    h.sims.get("econet").setBehaviour({ receiptDelayMs: 0, submitLatencyMs: 10, outcomes: { UNDELIV: 1 } });
+    try {
+      const ids = await h.bulk(numbers("77", 40, 900), "held receipts");
+      await h.waitUntilSettled(ids, { delivered: true });
+      const { rows } = await h.pool.query<{ response: string; held: boolean }>(
+        `SELECT m.operator_response AS response, p.receipt_at = p.accepted_at AS held
+           FROM messages m JOIN message_parts p ON p.message_id = m.id WHERE m.id = ANY($1)`,
+        [ids],
+      );
+      expect(rows).toHaveLength(40);
+      for (const r of rows) expect(r.response).toMatch(/^UNDELIV err:\d+$/);
+      // Recorded in the settle transaction itself (now() is the transaction's start).
+      expect(rows.filter((r) => r.held).length).toBeGreaterThan(20);
+      await ledgerBalanced();
+    } finally {
+      h.sims
+        .get("econet")
+        .setBehaviour({ receiptDelayMs: 200, submitLatencyMs: 0, outcomes: { DELIVRD: 1 } });
+    }
+  });
+
   it("a malformed job in the batch is cancelled alone; the others are delivered", async () => {
     await worker().stop();
     const ids = await h.bulk(numbers("78", 10), "beside a malformed job");
