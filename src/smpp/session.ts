@@ -108,6 +108,26 @@ interface Connection {
   closed: boolean;
   whenClosed: Promise<void>;
   enquireOutstanding: boolean;
+  /** The socket is corked until the end of this tick (see write). */
+  corked: boolean;
+}
+
+/**
+ * Sends a PDU, gathering every PDU written in the same tick into one socket write: a batch of
+ * submits (or the deliver_sm_resps of a burst of receipts) leaves in a few packets instead of one
+ * write call and one packet each. Nagle stays off, so nothing waits past the tick.
+ */
+function write(conn: Connection, pdu: PDU, sent?: () => void): boolean {
+  const socket = conn.session.socket;
+  if (!conn.corked && socket.writable) {
+    conn.corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      conn.corked = false;
+      socket.uncork();
+    });
+  }
+  return conn.session.send(pdu, sent);
 }
 
 const INTERFACE_VERSION_3_4 = 0x34;
@@ -359,6 +379,7 @@ export class SmppSession {
         markClosed = resolve;
       }),
       enquireOutstanding: false,
+      corked: false,
     };
     this.conn = conn;
     // A blackholed host never answers the TCP handshake; node-smpp sets no timeout of its own.
@@ -430,7 +451,7 @@ export class SmppSession {
 
   /** Sends a request; resolves with its response, "timeout" or "closed". Null if nothing was written. */
   private request(conn: Connection, pdu: PDU): Promise<Reply> | null {
-    if (conn.closed || !conn.session.send(pdu)) return null;
+    if (conn.closed || !write(conn, pdu)) return null;
     const seq = pdu.sequence_number;
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle("timeout"), this.settings.response_timeout_ms);
@@ -464,21 +485,21 @@ export class SmppSession {
     }
     switch (pdu.command) {
       case "enquire_link":
-        conn.session.send(pdu.response());
+        write(conn, pdu.response());
         return;
       case "unbind":
         // Answered, then the connection is closed; onClosed binds again (promptly) unless we stop.
         this.log.info({ host: this.settings.host, port: this.settings.port }, "peer unbound");
         if (this.stateNow === "bound") this.setState(this.stopping ? "closing" : "disconnected");
         this.reconnectAttempt = 0;
-        conn.session.send(pdu.response(), () => conn.session.close());
+        write(conn, pdu.response(), () => conn.session.close());
         return;
       case "deliver_sm":
         void this.handleDeliverSm(conn, pdu);
         return;
       default:
         if (!NO_RESPONSE.has(pdu.command))
-          conn.session.send(pdu.response({ command_status: STATUS.ESME_RINVCMDID }));
+          write(conn, pdu.response({ command_status: STATUS.ESME_RINVCMDID }));
     }
   }
 
@@ -494,7 +515,7 @@ export class SmppSession {
         "deliver_sm handler failed",
       );
     }
-    if (!conn.closed) conn.session.send(pdu.response({ command_status }));
+    if (!conn.closed) write(conn, pdu.response({ command_status }));
   }
 
   private async enquireLink(conn: Connection): Promise<void> {
