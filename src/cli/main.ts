@@ -4,7 +4,7 @@ import { migrate } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
 import { formatAmount } from "../domain/money.ts";
 import { createLogger } from "../logger.ts";
-import { type Role, startService } from "../service.ts";
+import { databaseTimeouts, type Role, startService } from "../service.ts";
 import { ADMIN_COMMANDS } from "./admin.ts";
 import { parseOptions, UsageError } from "./args.ts";
 
@@ -73,7 +73,7 @@ async function withDatabase(
 ): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config);
-  const pool = createPool(database.url, 2);
+  const pool = createPool(database.url, 2, databaseTimeouts(config));
   try {
     if (opts.migrateFirst) await migrate(pool);
     const result = await run(pool);
