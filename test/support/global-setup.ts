@@ -43,7 +43,12 @@ async function provisionServer(): Promise<{ url: string; stop: () => Promise<voi
   // (else the data would move to a folder of its own, removed below all the same).
   await chmod(dir, 0o755);
   const port = 55_000 + Math.floor(Math.random() * 5_000);
-  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), port, database: "postgres" });
+  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), port, database: "postgres" }).catch(
+    async (err: unknown) => {
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    },
+  );
   return {
     url: db.url,
     stop: async () => {
