@@ -2,7 +2,8 @@
 import { z } from "zod";
 
 export const loadPlanSchema = z.object({
-  base: z.string().url(),
+  /** The API processes' base URLs: the requests and the connections are shared out over them. */
+  bases: z.array(z.string().url()).min(1),
   key: z.string().min(1),
   from: z.string().min(1),
   message: z.string().min(1),

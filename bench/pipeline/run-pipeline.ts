@@ -13,7 +13,7 @@ import { startPgSampler } from "../dispatch-lib/pg-sampler.ts";
 import { percentile } from "../dispatch-lib/stats.ts";
 import { knob } from "../lib/knob.ts";
 import { round } from "../lib/report.ts";
-import { startShiriProcess } from "../lib/shiri-process.ts";
+import { type ShiriProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import {
   type LoadPlan,
   type LoadResult,
@@ -42,6 +42,9 @@ export interface PipelinePlan {
   inFlight: number;
   /** Recipients of one bulk request fired in the middle of the run, while dispatch runs (0: none). */
   bigRequest: number;
+  /** API and worker processes (scale-out: the carrier then allows one bind per worker). */
+  apis: number;
+  workers: number;
 }
 
 const MESSAGE = "Shiri bench: the whole pipeline.";
@@ -95,14 +98,26 @@ export async function runPipeline(
       smpp[`${prefix}ID_FORMAT_SUBMIT`] = "hex";
       smpp[`${prefix}ID_FORMAT_RECEIPT`] = "decimal";
     }
-    const worker = await startShiriProcess({
-      role: "worker",
-      databaseUrl: env.db.url,
-      env: { ...serviceEnv, ...smpp },
-      nodeFlags: profileFlags("worker"),
-    });
-    cleanup.add(worker.stop);
-    await sink.waitForBinds(OPERATORS.length, 30_000);
+    for (const op of OPERATORS) smpp[`SMPP_${op.toUpperCase()}_MAX_BINDS`] = String(plan.workers);
+    const workers: ShiriProcess[] = [];
+    for (let i = 0; i < plan.workers; i++) {
+      const started = await startShiriProcess({
+        role: "worker",
+        databaseUrl: env.db.url,
+        env: { ...serviceEnv, ...smpp },
+        nodeFlags: profileFlags(`worker${i === 0 ? "" : i + 1}`),
+      });
+      cleanup.add(started.stop);
+      workers.push(started);
+    }
+    const worker = workers[0] as ShiriProcess;
+    const apis = [env.api];
+    for (let i = 1; i < plan.apis; i++) {
+      const started = await startShiriProcess({ role: "api", databaseUrl: env.db.url, env: serviceEnv });
+      cleanup.add(started.stop);
+      apis.push(started);
+    }
+    await sink.waitForBinds(OPERATORS.length * plan.workers, 30_000);
     const receiver = await startWebhookReceiver();
     cleanup.add(() => receiver.stop());
     const webhook = await registerWebhook(env.base, env.key, receiver.url);
@@ -115,15 +130,15 @@ export async function runPipeline(
 
     const alive = () => {
       for (const [name, p] of [
-        ["API", env.api],
-        ["worker", worker],
-      ] as const)
+        ...apis.map((a) => ["API", a] as const),
+        ...workers.map((w) => ["worker", w] as const),
+      ])
         if (p.exited()) throw new Error(`the ${name} process exited:\n${p.output()}`);
       if (sink.process.exited()) throw new Error(`the SMPP sink exited:\n${sink.process.output()}`);
     };
 
     // Measured from here.
-    const shiriPids = [env.api.pid, worker.pid];
+    const shiriPids = [...apis, ...workers].map((p) => p.pid);
     const shiriBefore = shiriPids.map((pid) => cpuSeconds(pid) ?? Number.NaN);
     const sinkBefore = cpuSeconds(sink.process.pid) ?? Number.NaN;
     const server = await ServerCpu.find(env.pool, env.db.url);
@@ -132,7 +147,7 @@ export async function runPipeline(
     const sampler = sampleDatabase ? startPgSampler(env.pool) : null;
 
     const loadPlan: LoadPlan = {
-      base: env.base,
+      bases: apis.map((a) => a.base),
       key: env.key,
       from: SENDER,
       message: MESSAGE,
@@ -321,7 +336,7 @@ export async function runPipeline(
             }
           : {}),
         postgres: `${env.db.version} (${env.db.source})`,
-        processes: "api, worker, SMPP sink, load generator (autocannon); webhook receiver in the bench",
+        processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver in the bench`,
         webhook_events: webhook.events,
         receipted_message_id: probe.mode,
         postgres_cpu: server

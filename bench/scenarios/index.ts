@@ -1,6 +1,6 @@
 import { bulk } from "./bulk.ts";
 import { e2e } from "./e2e.ts";
-import { pipelineBulk, pipelineSingle } from "./pipeline.ts";
+import { pipelineBulk, pipelineSingle, pipelineSingleScaled } from "./pipeline.ts";
 import { retrieve } from "./retrieve.ts";
 import { single } from "./single.ts";
 import type { Scenario } from "./types.ts";
@@ -14,5 +14,6 @@ export const SCENARIOS: readonly Scenario[] = [
   retrieve,
   e2e,
   pipelineSingle,
+  pipelineSingleScaled,
   pipelineBulk,
 ];

@@ -23,6 +23,21 @@ export const pipelineSingle = pipeline({
   perRequest: 1,
   inFlight: 50,
   bigRequest: 0,
+  apis: 1,
+  workers: 1,
+});
+
+/** The same with two API and two worker processes on the one database (two binds allowed). */
+export const pipelineSingleScaled = pipeline({
+  name: "pipeline-single-2x",
+  title: "whole pipeline, single sends, two api and two worker processes (two binds)",
+  mode: "single",
+  messages: { full: 20_000, quick: 3_000 },
+  perRequest: 1,
+  inFlight: 50,
+  bigRequest: 0,
+  apis: 2,
+  workers: 2,
 });
 
 export const pipelineBulk = pipeline({
@@ -34,4 +49,6 @@ export const pipelineBulk = pipeline({
   perRequest: 100,
   inFlight: 10,
   bigRequest: 10_000,
+  apis: 1,
+  workers: 1,
 });
