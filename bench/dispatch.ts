@@ -19,7 +19,7 @@
  * Other knobs: BENCH_RECEIPT_DELAY_MS (50), BENCH_TIMEOUT_SECONDS (300 per scenario),
  * BENCH_CPU_PROF=1 (profile the worker into bench/.data/prof-dispatch), BENCH_PG_SAMPLE=1
  * (sample pg_stat_activity during the unlimited run). The service's own settings pass through
- * from the environment: DISPATCH_BATCH_SIZE, DISPATCH_JOBS_IN_FLIGHT, SMPP_<OP>_WINDOW_SIZE,
+ * from the environment: DISPATCH_BATCH_SIZE, DISPATCH_MAX_IN_FLIGHT, SMPP_<OP>_WINDOW_SIZE,
  * PG_POOL_MAX, DISPATCH_POLL_MS …
  */
 import { mkdir, writeFile } from "node:fs/promises";
