@@ -15,6 +15,9 @@ import { submitMessages } from "./submit-messages.ts";
 
 const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
 
+/** How far past the room left one fetch may go when its jobs turn out larger than the mean. */
+const OVERSHOOT = 4;
+
 /** Waits between tries of a batch's settle transaction before each job is settled on its own. */
 const SETTLE_RETRY_MS = [100, 500, 2_000];
 
@@ -95,7 +98,12 @@ export class Dispatcher {
       }
       const wanted = probing
         ? 1
-        : Math.max(1, Math.min(this.options.maxJobsPerFetch, Math.floor(room / this.meanJobSize)));
+        : jobsToFetch({
+            room,
+            meanJobSize: this.meanJobSize,
+            largestJobSize: this.options.batchSize,
+            maxJobsPerFetch: this.options.maxJobsPerFetch,
+          });
       let jobs: { id: string; data: unknown; retryCount: number }[] = [];
       try {
         jobs = await this.options.boss.fetch(this.queue, { batchSize: wanted });
@@ -260,6 +268,22 @@ export class Dispatcher {
       if (at !== undefined) metrics.dispatchLatency.observe({ operator }, (now - at) / 1000);
     }
   }
+}
+
+/**
+ * Jobs to take in one fetch: enough to fill the room left at the mean job size seen so far, but
+ * never so many that jobs of the largest size (a bulk send's) would put more than OVERSHOOT times
+ * the room in one batch — its messages are locked and its receipts wait until it settles.
+ */
+export function jobsToFetch(input: {
+  room: number;
+  meanJobSize: number;
+  largestJobSize: number;
+  maxJobsPerFetch: number;
+}): number {
+  const atMean = Math.floor(input.room / input.meanJobSize);
+  const ceiling = Math.floor((OVERSHOOT * input.room) / input.largestJobSize);
+  return Math.max(1, Math.min(input.maxJobsPerFetch, ceiling, atMean));
 }
 
 const fenced = (job: FetchedJob): FetchedJob => ({ id: job.id, retryCount: job.retryCount });

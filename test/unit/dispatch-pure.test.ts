@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SmscIdFormat } from "../../carriers/index.ts";
 import { buildSubmits } from "../../src/dispatch/build-submits.ts";
+import { jobsToFetch } from "../../src/dispatch/dispatcher.ts";
 import { SlidingWindowLimiter } from "../../src/dispatch/rate-limiter.ts";
 import { retryDelaySeconds } from "../../src/dispatch/settle.ts";
 import { decodeUcs2 } from "../../src/domain/segments.ts";
@@ -185,5 +186,22 @@ describe("readReceipt", () => {
       kind: "unreadable",
       reason: "no_state",
     });
+  });
+});
+
+describe("jobsToFetch", () => {
+  const base = { room: 2_000, largestJobSize: 50, maxJobsPerFetch: 500 };
+  it("fills the room at the mean job size", () => {
+    expect(jobsToFetch({ ...base, meanJobSize: 50 })).toBe(40);
+    expect(jobsToFetch({ ...base, meanJobSize: 10 })).toBe(160);
+  });
+  it("never lets jobs of the largest size put more than four times the room in one batch", () => {
+    // Single sends (one message a job) would ask for 2,000 jobs: 160 bulk jobs at most (8,000 messages).
+    expect(jobsToFetch({ ...base, meanJobSize: 1 })).toBe(160);
+    expect(jobsToFetch({ ...base, room: 500, meanJobSize: 1 })).toBe(40);
+  });
+  it("takes at least one job and at most maxJobsPerFetch", () => {
+    expect(jobsToFetch({ ...base, room: 10, meanJobSize: 50 })).toBe(1);
+    expect(jobsToFetch({ ...base, room: 100_000, meanJobSize: 1 })).toBe(500);
   });
 });
