@@ -83,11 +83,11 @@ const envSchema = z.object({
   /** Each callback request, from connecting to the status line. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   /** Callback requests in flight per destination host, across all workers. */
-  WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(10),
+  WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(64),
   /** Callback requests in flight per worker process, all hosts together. */
-  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(100),
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(256),
   /** Events per delivery job, all for one host, sent one after another. */
-  WEBHOOK_BATCH_SIZE: z.coerce.number().int().positive().default(25),
+  WEBHOOK_BATCH_SIZE: z.coerce.number().int().positive().default(100),
   /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
