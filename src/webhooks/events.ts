@@ -82,8 +82,8 @@ const RECORD_EVENTS = `
 /**
  * Records one event per message id, snapshotting the Message as GET /api/v1/sms/{id} shows it
  * now, for messages whose destination (the send's webhook_url, else the account webhook) wants
- * this type; a no-op for the others. Call it in the transaction of the status change, after the change. Set-based: one
- * statement whatever the count. Delivery happens later, off this path (see delivery.ts).
+ * this type; a no-op for the others. Call it in the transaction of the status change, after the
+ * change. Set-based: one statement whatever the count. Delivery happens later, off this path (see delivery.ts).
  */
 export async function recordMessageEvents(
   tx: Queryable,

@@ -25,7 +25,7 @@ export const putWebhookBody = z
 
 const ONCE = "save the signing secret now, it is returned only once";
 
-/** GET /api/v1/webhook — the registered URL (or null), its event types, whether a signing secret exists. */
+/** GET /api/v1/webhook — the registered URL (or null), its event types, whether a secret exists. */
 export function getWebhook(deps: IntakeDeps): RequestHandler {
   return async (_req, res) => {
     const webhook = await getAccountWebhook(deps.pool, res.locals.accountId);
@@ -33,7 +33,7 @@ export function getWebhook(deps: IntakeDeps): RequestHandler {
   };
 }
 
-/** PUT /api/v1/webhook — registers or replaces the URL and its events; the first answer carries the secret. */
+/** PUT /api/v1/webhook — registers or replaces URL and events; the first answer carries the secret. */
 export function putWebhook(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const { url, events } = parseBody(putWebhookBody, req.body);
