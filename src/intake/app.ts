@@ -1,10 +1,10 @@
 import { isUtf8 } from "node:buffer";
-import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
-import { pinoHttp } from "pino-http";
 import { isDatabaseUnavailable } from "../db/pool.ts";
+import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
+import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
@@ -22,6 +22,8 @@ declare global {
       accountId: string;
       keyId: string;
       currency: string;
+      /** The request's id, as logged and answered in X-Request-Id. */
+      requestId: string;
       /** The event types the account webhook wants; none without one (see authenticate). */
       webhookEvents: readonly MessageEventType[];
     }
@@ -36,34 +38,12 @@ const shape =
     next();
   };
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
 export function createApp(deps: IntakeDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
 
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req, res) => {
-        const given = req.headers["x-request-id"];
-        const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader("X-Request-Id", id);
-        return id;
-      },
-      customProps: (_req, res) => ({ account_id: (res as express.Response).locals?.accountId }),
-      // One line per request, with what an operator needs and nothing that could hold a secret.
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(accessLog(deps.logger));
 
   app.use(countRequests(deps.metrics));
   app.use(undecodableSegmentsToInvalid);
@@ -87,7 +67,7 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.post("/api/v1/webhook/secret", kit, auth, rotateWebhookSecret(deps));
 
   app.use((_req, res) => sendError(res, "notFound"));
-  app.use(errorHandler());
+  app.use(errorHandler(deps.logger));
   return app;
 }
 
@@ -175,8 +155,8 @@ const undecodableSegmentsToInvalid: RequestHandler = (req, _res, next) => {
   next();
 };
 
-function errorHandler(): ErrorRequestHandler {
-  return (err, req, res, _next) => {
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
     if (res.headersSent) return;
     if (err instanceof ApiError) return sendError(res, err.errorName, err.validationErrors);
     const parserError = bodyError(err);
@@ -186,10 +166,10 @@ function errorHandler(): ErrorRequestHandler {
     // The database lost, refused, overloaded or timed out: the request was fine, so the client is
     // told to come back (503 with Retry-After), not that something broke (500).
     if (isDatabaseUnavailable(err)) {
-      req.log.warn({ err }, "database unavailable");
+      logger.warn({ err, req: { id: res.locals.requestId } }, "database unavailable");
       return sendError(res, "unavailable");
     }
-    req.log.error({ err }, "unhandled error");
+    logger.error({ err, req: { id: res.locals.requestId } }, "unhandled error");
     sendError(res, "internal");
   };
 }

@@ -123,6 +123,31 @@ describe("log hygiene", () => {
     expect(leaks).toEqual([]);
   });
 
+  it("one access line per request, with its id, and the id echoed in X-Request-Id", async () => {
+    const traced = await fetch(`${base}/api/v1/balance`, {
+      headers: { ...headers, "x-request-id": "trace-4417" },
+    });
+    expect(traced.status).toBe(200);
+    expect(traced.headers.get("x-request-id")).toBe("trace-4417");
+    const made = await fetch(`${base}/api/v1/balance`, {
+      headers: { ...headers, "x-request-id": "not a token!" },
+    });
+    const id = made.headers.get("x-request-id") ?? "";
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    await waitFor(async () => lines.some((l) => l.includes(id)), { what: "the second access line" });
+    const access = lines
+      .map((l) => JSON.parse(l) as { msg: string; req?: { id: string } })
+      .filter((l) => l.msg === "request completed" && (l.req?.id === "trace-4417" || l.req?.id === id));
+    expect(access).toHaveLength(2);
+    expect(access[0]).toMatchObject({
+      req: { id: "trace-4417", method: "GET", url: "/api/v1/balance" },
+      res: { statusCode: 200 },
+      account_id: expect.any(String),
+      responseTime: expect.any(Number),
+    });
+    expect(lines.some((l) => l.includes(headers.authorization?.slice(7) ?? "no key"))).toBe(false);
+  });
+
   it("a Postgres error's detail (which can quote a row) is redacted", () => {
     const err = Object.assign(new Error("new row violates check constraint"), {
       code: "23514",
