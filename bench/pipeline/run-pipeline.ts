@@ -220,10 +220,11 @@ export async function runPipeline(
       await sleep(50);
     }
     // CPU up to the last callback; then a grace period in which duplicates may still show.
-    const shiriUsed = shiriPids.reduce(
-      (sum, pid, i) => sum + ((cpuSeconds(pid) ?? Number.NaN) - (shiriBefore[i] ?? Number.NaN)),
-      0,
+    const usedBy = shiriPids.map(
+      (pid, i) => (cpuSeconds(pid) ?? Number.NaN) - (shiriBefore[i] ?? Number.NaN),
     );
+    const shiriUsed = usedBy.reduce((sum, used) => sum + used, 0);
+    const apiUsed = usedBy.slice(0, apis.length).reduce((sum, used) => sum + used, 0);
     const sinkUsed = (cpuSeconds(sink.process.pid) ?? Number.NaN) - sinkBefore;
     server?.sample();
     const ownPids = server ? new Set([...ownBefore, ...(await ownServerPids(env.pool))]) : null;
@@ -289,6 +290,12 @@ export async function runPipeline(
       callback_p50_ms: measure("callback latency p50", round(percentile(latencies, 50), 0), "ms"),
       callback_p99_ms: measure("callback latency p99", round(percentile(latencies, 99), 0), "ms"),
       cpu_shiri_ms_per_msg: measure("CPU per message, Shiri (api + worker)", cpuShiri, "ms"),
+      cpu_api_ms_per_msg: measure("CPU per message, Shiri's api processes", perMessage(apiUsed), "ms"),
+      cpu_worker_ms_per_msg: measure(
+        "CPU per message, Shiri's worker processes",
+        perMessage(shiriUsed - apiUsed),
+        "ms",
+      ),
       cpu_postgres_ms_per_msg: measure("CPU per message, Postgres (all its processes)", cpuPostgres, "ms"),
       cpu_ms_per_msg: measure(
         "CPU per message, Shiri + Postgres",
