@@ -66,3 +66,14 @@ export function percentile(sorted: readonly number[], p: number): number {
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank] as number;
 }
+
+/** A scenario's latency summary from sorted milliseconds, rounded to whole ms. */
+export function latencySummary(sorted: readonly number[]): {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+} {
+  const at = (p: number) => Math.round(percentile(sorted, p));
+  return { p50: at(50), p90: at(90), p99: at(99), max: Math.round(sorted[sorted.length - 1] ?? Number.NaN) };
+}

@@ -33,7 +33,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+/** Whether the child exited within timeoutMs. */
+export function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), timeoutMs);

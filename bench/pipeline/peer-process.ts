@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { waitExit } from "../lib/shiri-process.ts";
 
 /**
  * A bench peer (the SMPP sink, the load generator) in a node process of its own, run through tsx
@@ -17,17 +18,6 @@ export interface PeerProcess {
   /** The first line it writes on stdout, parsed as JSON (peers announce their ports this way). */
   firstLine(timeoutMs: number): Promise<unknown>;
   stop(): Promise<void>;
-}
-
-function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
 }
 
 export function startPeer(name: string, script: string, args: readonly string[]): PeerProcess {

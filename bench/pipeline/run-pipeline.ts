@@ -10,7 +10,7 @@ import { OPERATORS } from "../../carriers/index.ts";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
 import { SENDER } from "../dispatch-lib/harness.ts";
 import { startPgSampler } from "../dispatch-lib/pg-sampler.ts";
-import { percentile } from "../dispatch-lib/stats.ts";
+import { latencySummary, percentile } from "../dispatch-lib/stats.ts";
 import { knob } from "../lib/knob.ts";
 import { round } from "../lib/report.ts";
 import { type ShiriProcess, startShiriProcess } from "../lib/shiri-process.ts";
@@ -326,12 +326,7 @@ export async function runPipeline(
       title: plan.title,
       throughput: endToEnd,
       throughput_unit: "msg/s",
-      latency_ms: {
-        p50: round(percentile(latencies, 50), 0),
-        p90: round(percentile(latencies, 90), 0),
-        p99: round(percentile(latencies, 99), 0),
-        max: round(latencies[latencies.length - 1] ?? Number.NaN, 0),
-      },
+      latency_ms: latencySummary(latencies),
       latency_of: "message, request answered → its message.delivered callback",
       samples: delivered,
       seconds: round(spanSeconds, 2),

@@ -6,7 +6,7 @@ import {
   startBenchSimulators,
   waitForBinds,
 } from "../dispatch-lib/harness.ts";
-import { percentile } from "../dispatch-lib/stats.ts";
+import { latencySummary } from "../dispatch-lib/stats.ts";
 import { round } from "../lib/report.ts";
 import { startShiriProcess } from "../lib/shiri-process.ts";
 import { Cleanup, startEnv } from "./env.ts";
@@ -115,12 +115,7 @@ export const e2e: Scenario = {
         title: this.title,
         throughput: round(latencies.length / spanSeconds, 0),
         throughput_unit: "msg/s",
-        latency_ms: {
-          p50: round(percentile(latencies, 50), 0),
-          p90: round(percentile(latencies, 90), 0),
-          p99: round(percentile(latencies, 99), 0),
-          max: round(latencies[latencies.length - 1] ?? Number.NaN, 0),
-        },
+        latency_ms: latencySummary(latencies),
         latency_of: "message, received_at → delivered_at",
         samples: latencies.length,
         seconds: round(spanSeconds, 2),
