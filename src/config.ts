@@ -49,7 +49,8 @@ const envSchema = z.object({
   SEND_COMMIT_MAX_MESSAGES: z.coerce.number().int().positive().default(2_000),
   /** Jobs carry this many message ids each, so a 10,000-recipient send is a few hundred jobs. */
   DISPATCH_BATCH_SIZE: intFromEnv(50),
-  MESSAGE_VALIDITY_HOURS: intFromEnv(24),
+  /** Hours a message may wait for its carrier; fractions allowed (0.001 is 3.6 s, for tests). */
+  MESSAGE_VALIDITY_HOURS: z.coerce.number().positive().default(24),
   /** Idle wait between polls of an empty dispatch queue. */
   DISPATCH_POLL_MS: intFromEnv(50),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */

@@ -1,9 +1,7 @@
 import type { Tx } from "../db/pool.ts";
-import { release } from "../ledger/ledger.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
+import { expireMessages } from "./expire.ts";
 
-/** Why a message that was never submitted in its validity period failed (not a carrier answer). */
-export const VALIDITY_EXPIRED = "VALIDITY_EXPIRED";
+export { VALIDITY_EXPIRED } from "./expire.ts";
 
 export interface ClaimedMessage {
   id: string;
@@ -18,31 +16,16 @@ export interface ClaimedMessage {
 /**
  * Takes a batch's messages for this worker, whatever the number of jobs they came in: those still
  * waiting and not held by another run. Messages past their validity period fail here and their
- * hold is released. `busy` are those another run holds (a job pg-boss delivered twice, or one
- * whose worker died): not ours to submit now, but not to be forgotten — the caller schedules them
- * again.
+ * hold is released (the validity sweeper does the same for messages no worker claims). `busy`
+ * are those another run holds (a job pg-boss delivered twice, or one whose worker died): not ours
+ * to submit now, but not to be forgotten — the caller schedules them again.
  */
 export async function claimMessages(
   tx: Tx,
   messageIds: readonly string[],
   options: { lockSeconds: number; validityHours: number },
 ): Promise<{ claimed: ClaimedMessage[]; busy: string[] }> {
-  const expired = await tx.query<{ id: string }>({
-    name: "shiri_claim_expire",
-    text: `UPDATE messages SET status = 'failed', operator_response = $3,
-                               last_error = 'not submitted within its validity period',
-                               locked_until = NULL, updated_at = now()
-            WHERE id = ANY($1::uuid[]) AND status IN ('enqueued', 'processing')
-              AND (locked_until IS NULL OR locked_until < now())
-              AND received_at < now() - make_interval(hours => $2)
-           RETURNING id`,
-    values: [messageIds, options.validityHours, VALIDITY_EXPIRED],
-  });
-  if (expired.rows.length > 0) {
-    const ids = expired.rows.map((r) => r.id);
-    await release(tx, ids);
-    await recordMessageEvents(tx, ids, "message.failed");
-  }
+  await expireMessages(tx, { validityHours: options.validityHours, limit: messageIds.length, messageIds });
   // One statement: the claim, each claimed message's accepted segments, and the ids another run
   // holds. The outer SELECT reads the snapshot from before the UPDATE, so `busy` is every waiting
   // message the UPDATE did not take.

@@ -1,24 +1,33 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { Queue } from "../queue/boss.ts";
 import { sweepEarlyReceipts } from "../receipts/apply-receipts.ts";
+import { sweepExpired } from "./expire.ts";
 import { OperatorWorker } from "./operator-worker.ts";
+
+/** How often the validity sweeper looks, whatever the carriers' state, and how much one pass fails. */
+const EXPIRY_SWEEP_MS = 5_000;
+const EXPIRY_SWEEP_LIMIT = 1_000;
 
 export interface RunningDispatch {
   workers: Record<Operator, OperatorWorker>;
   stop(): Promise<void>;
 }
 
-/** The worker role's dispatch side: one OperatorWorker per operator, plus the early-receipt sweep. */
+/**
+ * The worker role's dispatch side: one OperatorWorker per operator, the early-receipt sweep and
+ * the validity sweeper (messages past their validity fail and their holds are released even
+ * while their carrier is unreachable and no worker claims them).
+ */
 export function startDispatch(deps: {
   config: Config;
   pool: Pool;
-  boss: PgBoss;
+  boss: Queue;
   logger: Logger;
   metrics: Metrics;
 }): RunningDispatch {
@@ -41,11 +50,46 @@ export function startDispatch(deps: {
     );
   }, deps.config.RECEIPT_SWEEP_MS);
 
+  const expiry = startExpirySweeper(deps);
+
   return {
     workers,
     async stop() {
       clearInterval(sweep);
+      await expiry.stop();
       await Promise.all(Object.values(workers).map((w) => w.stop()));
+    },
+  };
+}
+
+/** Passes one after another, never overlapping; a full pass is followed by another at once. */
+function startExpirySweeper(deps: { config: Config; pool: Pool; logger: Logger; metrics: Metrics }): {
+  stop(): Promise<void>;
+} {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const pass = async (): Promise<void> => {
+    let again = false;
+    try {
+      const expired = await withTransaction(deps.pool, (tx) =>
+        sweepExpired(tx, { validityHours: deps.config.MESSAGE_VALIDITY_HOURS, limit: EXPIRY_SWEEP_LIMIT }),
+      );
+      for (const m of expired ?? []) deps.metrics.messagesExpired.inc({ operator: m.operator || "none" });
+      if (expired && expired.length > 0)
+        deps.logger.info({ count: expired.length }, "messages past validity failed");
+      again = (expired?.length ?? 0) >= EXPIRY_SWEEP_LIMIT;
+    } catch (err) {
+      deps.logger.error({ err }, "validity sweep failed");
+    }
+    if (!stopped) timer = setTimeout(() => (running = pass()), again ? 0 : EXPIRY_SWEEP_MS);
+  };
+  timer = setTimeout(() => (running = pass()), EXPIRY_SWEEP_MS);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
     },
   };
 }

@@ -83,6 +83,12 @@ export function createMetrics() {
       labelNames: ["operator", "status"] as const,
       registers: r,
     }),
+    messagesExpired: new Counter({
+      name: "shiri_messages_expired_total",
+      help: "Messages the validity sweeper failed (never submitted within their validity; holds released), by operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
     dispatchLatency: new Histogram({
       name: "shiri_dispatch_latency_seconds",
       help: "From acceptance at intake to the carrier accepting the message (enqueued → success).",
@@ -175,6 +181,7 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
       metrics.smscIdsRefused.inc({ operator, reason }, 0);
     metrics.throttled.inc({ operator }, 0);
     for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
+    metrics.messagesExpired.inc({ operator }, 0);
     metrics.breakerState.set({ operator }, 0);
     metrics.sessionBound.set({ operator }, 0);
   }

@@ -1,0 +1,73 @@
+import type { Queryable, Tx } from "../db/pool.ts";
+import { release } from "../ledger/ledger.ts";
+import { recordMessageEvents } from "../webhooks/events.ts";
+
+/** Why a message that was never submitted in its validity period failed (not a carrier answer). */
+export const VALIDITY_EXPIRED = "VALIDITY_EXPIRED";
+
+/** Any constant works; it only has to be the same in every process. */
+const EXPIRY_LOCK = 7_426_003;
+
+export interface ExpiredMessage {
+  id: string;
+  operator: string;
+}
+
+/*
+ * Waiting messages past their validity that no live run holds fail, with the operator response
+ * that says why: oldest first, skipping rows another transaction has locked (a claim in
+ * progress). Two statements, as a prepared plan for "these ids" must not be shared with "any".
+ */
+const expireWhere = (narrow: string) => `
+  UPDATE messages m SET status = 'failed', operator_response = $3,
+                        last_error = 'not submitted within its validity period',
+                        locked_until = NULL, updated_at = now()
+    FROM (SELECT id FROM messages
+           WHERE ${narrow} status IN ('enqueued', 'processing')
+             AND (locked_until IS NULL OR locked_until < now())
+             AND received_at < now() - $1::float8 * interval '1 hour'
+           ORDER BY received_at LIMIT $2
+           FOR UPDATE SKIP LOCKED) due
+   WHERE m.id = due.id
+  RETURNING m.id, m.operator`;
+const EXPIRE_ANY = expireWhere("");
+const EXPIRE_THESE = expireWhere("id = ANY($4::uuid[]) AND");
+
+/**
+ * Fails waiting messages past received_at + validity, releases their holds and records their
+ * message.failed events, all in the caller's transaction; at most `limit` per call, only among
+ * `messageIds` when given.
+ */
+export async function expireMessages(
+  tx: Queryable,
+  options: { validityHours: number; limit: number; messageIds?: readonly string[] },
+): Promise<ExpiredMessage[]> {
+  const values: unknown[] = [options.validityHours, options.limit, VALIDITY_EXPIRED];
+  const { rows } = await tx.query<ExpiredMessage>(
+    options.messageIds
+      ? { name: "shiri_expire_these", text: EXPIRE_THESE, values: [...values, options.messageIds] }
+      : { name: "shiri_expire_any", text: EXPIRE_ANY, values },
+  );
+  if (rows.length > 0) {
+    const ids = rows.map((r) => r.id);
+    await release(tx, ids);
+    await recordMessageEvents(tx, ids, "message.failed");
+  }
+  return rows;
+}
+
+/**
+ * One sweeper pass: one process at a time across all of Shiri's (a transaction-scoped advisory
+ * lock; a process that finds it taken does nothing this time). Returns null when another process
+ * holds the lock.
+ */
+export async function sweepExpired(
+  tx: Tx,
+  options: { validityHours: number; limit: number },
+): Promise<ExpiredMessage[] | null> {
+  const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
+    EXPIRY_LOCK,
+  ]);
+  if (!rows[0]?.locked) return null;
+  return expireMessages(tx, options);
+}
