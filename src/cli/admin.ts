@@ -1,6 +1,7 @@
 import { createAccount, findAccount } from "../accounts/accounts.ts";
 import { createApiKey } from "../accounts/api-keys.ts";
 import { addSenderId, SENDER_ID_PATTERN, SenderIdLimitError } from "../accounts/sender-ids.ts";
+import { type AuditReport, audit } from "../audit/audit.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import { formatAmount, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";
@@ -112,3 +113,24 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     return { account_id: accountId, api_key: key.token, api_key_id: key.id, name: key.name };
   },
 };
+
+function positiveNumberOf(args: ParsedArgs, name: string, fallback: number): number {
+  const value = args.values[name];
+  if (value === undefined) return fallback;
+  const n = typeof value === "string" && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n > 0)) throw new UsageError(`--${name} must be a positive number, got "${String(value)}"`);
+  return n;
+}
+
+/** `shiri audit`: the report, whose `clean` decides the exit status (1 when anything is listed). */
+export async function auditCommand(pool: Pool, argv: string[]): Promise<AuditReport> {
+  const args = parseOptions(
+    argv,
+    { "stuck-minutes": { type: "string" }, "receipt-hours": { type: "string" } },
+    0,
+  );
+  return audit(pool, {
+    stuckMinutes: positiveNumberOf(args, "stuck-minutes", 60),
+    receiptHours: positiveNumberOf(args, "receipt-hours", 48),
+  });
+}

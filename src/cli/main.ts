@@ -5,7 +5,7 @@ import { createPool } from "../db/pool.ts";
 import { formatAmount } from "../domain/money.ts";
 import { createLogger } from "../logger.ts";
 import { databaseTimeouts, type Role, startService } from "../service.ts";
-import { ADMIN_COMMANDS } from "./admin.ts";
+import { ADMIN_COMMANDS, auditCommand } from "./admin.ts";
 import { parseOptions, UsageError } from "./args.ts";
 
 const USAGE = `usage: shiri <command>
@@ -17,6 +17,7 @@ const USAGE = `usage: shiri <command>
   balance top-up --account ID --amount D
   balance show --account ID
   api-key create --account ID --name N
+  audit [--stuck-minutes 60] [--receipt-hours 48]    check balances against the ledger; exit 1 if not clean
 The database is DATABASE_URL when set, else this checkout's embedded Postgres (in DATA_DIR).`;
 
 const ROLES: readonly Role[] = ["api", "worker", "all"];
@@ -98,6 +99,16 @@ async function main(argv: string[]): Promise<void> {
   if (command === "simulator") {
     const { runSimulators } = await import("../../carriers/simulator/main.ts");
     return runSimulators();
+  }
+  if (command === "audit") {
+    return withDatabase(
+      async (pool) => {
+        const report = await auditCommand(pool, argv.slice(1));
+        if (!report.clean) process.exitCode = 1;
+        return report;
+      },
+      { migrateFirst: true },
+    );
   }
   const admin = ADMIN_COMMANDS[`${command} ${sub ?? ""}`];
   if (!admin) throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(" ")}"`);
