@@ -1,5 +1,4 @@
 import type { Server } from "node:http";
-import type { PgBoss } from "pg-boss";
 import { OPERATORS } from "../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../carriers/simulator/index.ts";
 import { overridesFromEnv } from "../carriers/simulator/main.ts";
@@ -14,7 +13,7 @@ import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
 import { startSamplers } from "./observability/samplers.ts";
-import { startQueue } from "./queue/boss.ts";
+import { type Queue, startQueue } from "./queue/boss.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
 
@@ -22,7 +21,7 @@ export type Role = "api" | "worker" | "all";
 
 export interface RunningService {
   pool: Pool;
-  boss: PgBoss;
+  boss: Queue;
   databaseUrl: string;
   /** The HTTP port actually bound (PORT=0 binds an ephemeral one). */
   port: number | null;

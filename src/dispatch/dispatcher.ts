@@ -1,16 +1,21 @@
-import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { dispatchQueue } from "../queue/boss.ts";
+import {
+  cancelDispatchJobs,
+  type FetchedJob,
+  failDispatchJobs,
+  fetchDispatchJobs,
+  type Queue,
+} from "../queue/boss.ts";
 import { applyEarlyReceipts } from "../receipts/apply-receipts.ts";
 import { HeldReceipts, type ReceiptRegistry } from "../receipts/held-receipts.ts";
 import type { Receipt } from "../receipts/read-receipt.ts";
 import type { CarrierLink } from "./carrier-link.ts";
 import { type ClaimedMessage, claimMessages } from "./claim.ts";
-import { type DispatchOutcome, type FetchedJob, settleBatch } from "./settle.ts";
+import { type DispatchOutcome, settleBatch } from "./settle.ts";
 import { submitMessages } from "./submit-messages.ts";
 
 const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
@@ -24,7 +29,7 @@ const SETTLE_RETRY_MS = [100, 500, 2_000];
 export interface DispatcherOptions {
   operator: Operator;
   pool: Pool;
-  boss: PgBoss;
+  boss: Queue;
   link: CarrierLink;
   logger: Logger;
   metrics: Metrics;
@@ -59,13 +64,11 @@ export class Dispatcher {
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly batches = new Set<Promise<void>>();
-  private readonly queue: string;
   private messagesInFlight = 0;
   /** Message ids per job, averaged over recent fetches: sizes the next fetch to the room left. */
   private meanJobSize: number;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.queue = dispatchQueue(options.operator);
     this.meanJobSize = options.batchSize;
   }
 
@@ -104,9 +107,9 @@ export class Dispatcher {
             largestJobSize: this.options.batchSize,
             maxJobsPerFetch: this.options.maxJobsPerFetch,
           });
-      let jobs: { id: string; data: unknown; retryCount: number }[] = [];
+      let jobs: FetchedJob[] = [];
       try {
-        jobs = await this.options.boss.fetch(this.queue, { batchSize: wanted });
+        jobs = await fetchDispatchJobs(this.options.boss, this.options.operator, wanted);
       } catch (err) {
         this.options.logger.error({ err, operator: this.options.operator }, "fetching dispatch jobs failed");
       }
@@ -124,7 +127,7 @@ export class Dispatcher {
     }
   }
 
-  private async runBatch(fetched: { id: string; data: unknown; retryCount: number }[]): Promise<void> {
+  private async runBatch(fetched: FetchedJob[]): Promise<void> {
     const { operator, logger } = this.options;
     const jobs: { job: FetchedJob; messageIds: string[] }[] = [];
     const malformed: FetchedJob[] = [];
@@ -136,12 +139,7 @@ export class Dispatcher {
     if (malformed.length > 0) {
       // Nothing could ever run them: cancelled alone, while the others in the batch go on.
       logger.error({ operator, jobs: malformed.map((j) => j.id) }, "malformed dispatch job cancelled");
-      await this.options.boss
-        .cancel(
-          this.queue,
-          malformed.map((j) => j.id),
-        )
-        .catch(() => {});
+      await cancelDispatchJobs(this.options.boss, operator, malformed).catch(() => {});
     }
     const messageIds = [...new Set(jobs.flatMap((j) => j.messageIds))];
     if (messageIds.length === 0) return;
@@ -161,13 +159,12 @@ export class Dispatcher {
       } catch (err) {
         // Nothing was submitted: the jobs run again later (pg-boss retry).
         logger.error({ err, operator, jobs: jobs.length }, "dispatch claim failed");
-        await this.options.boss
-          .fail(
-            this.queue,
-            jobs.map((j) => fenced(j.job)),
-            { error: String(err) },
-          )
-          .catch(() => {});
+        await failDispatchJobs(
+          this.options.boss,
+          operator,
+          jobs.map((j) => j.job),
+          String(err),
+        ).catch(() => {});
         return;
       }
       const held = new HeldReceipts();
@@ -247,7 +244,7 @@ export class Dispatcher {
         await withTransaction(pool, (tx) => settleBatch(tx, boss, operator, [job], part, [], settleOptions));
       } catch (err) {
         logger.error({ err, operator, job: job.id }, "dispatch job settle failed");
-        await boss.fail(this.queue, [fenced(job)], { error: String(err) }).catch(() => {});
+        await failDispatchJobs(boss, operator, [job], String(err)).catch(() => {});
       }
     }
   }
@@ -285,8 +282,6 @@ export function jobsToFetch(input: {
   const ceiling = Math.floor((OVERSHOOT * input.room) / input.largestJobSize);
   return Math.max(1, Math.min(input.maxJobsPerFetch, ceiling, atMean));
 }
-
-const fenced = (job: FetchedJob): FetchedJob => ({ id: job.id, retryCount: job.retryCount });
 
 /** The batch's outcome cut along its jobs: each message goes with the first job that carries it. */
 function splitByJob(

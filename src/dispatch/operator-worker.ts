@@ -1,10 +1,10 @@
-import type { PgBoss } from "pg-boss";
 import type { Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { Queue } from "../queue/boss.ts";
 import { ReceiptRegistry } from "../receipts/held-receipts.ts";
 import type { Receipt } from "../receipts/read-receipt.ts";
 import { readReceipt } from "../receipts/read-receipt.ts";
@@ -19,7 +19,7 @@ export interface OperatorWorkerDeps {
   operator: Operator;
   config: Config;
   pool: Pool;
-  boss: PgBoss;
+  boss: Queue;
   logger: Logger;
   metrics: Metrics;
   owner: string;

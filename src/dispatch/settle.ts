@@ -1,8 +1,7 @@
-import type { PgBoss } from "pg-boss";
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { release } from "../ledger/ledger.ts";
-import { dispatchQueue, enqueueDispatch, inTransaction } from "../queue/boss.ts";
+import { completeDispatchJobs, enqueueDispatch, type FetchedJob, type Queue } from "../queue/boss.ts";
 import { applyReceipts, refreshDelivery } from "../receipts/apply-receipts.ts";
 import { mostTelling } from "../receipts/held-receipts.ts";
 import { FINAL_STATES, type Receipt } from "../receipts/read-receipt.ts";
@@ -19,12 +18,6 @@ export interface DispatchOutcome {
   retry: { id: string; error: string }[];
   /** Messages another run holds: looked at again once its hold has run out. */
   deferred: string[];
-}
-
-/** A fetched job as pg-boss fences its completion: to the attempt that was fetched. */
-export interface FetchedJob {
-  id: string;
-  retryCount: number;
 }
 
 /** Back-off before a message's next attempt: 1, 2, 4 … 60 s, with jitter so retries spread out. */
@@ -69,7 +62,7 @@ const MARK_SUCCEEDED = `
  */
 export async function settleBatch(
   tx: Tx,
-  boss: PgBoss,
+  boss: Queue,
   operator: Operator,
   jobs: readonly FetchedJob[],
   outcome: DispatchOutcome,
@@ -180,13 +173,6 @@ export async function settleBatch(
     await enqueueDispatch(boss, tx, messages, options.batchSize, options.lockSeconds);
   }
 
-  if (jobs.length > 0) {
-    await boss.complete(
-      dispatchQueue(operator),
-      jobs.map((j) => ({ id: j.id, retryCount: j.retryCount })),
-      null,
-      { db: inTransaction(tx) },
-    );
-  }
+  await completeDispatchJobs(boss, tx, operator, jobs);
   return delivered;
 }

@@ -1,14 +1,14 @@
-import type { PgBoss } from "pg-boss";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { Queue } from "../queue/boss.ts";
 import type { SendCommitter } from "../sending/send-committer.ts";
 
 /** What the HTTP intake needs from the rest of the service. */
 export interface IntakeDeps {
   pool: Pool;
-  boss: PgBoss;
+  boss: Queue;
   config: Config;
   logger: Logger;
   metrics: Metrics;

@@ -111,3 +111,55 @@ function statementName(text: string): string | undefined {
   }
   return name;
 }
+
+/** The queue as the rest of Shiri sees it: pg-boss stays behind this module. */
+export type Queue = PgBoss;
+export type { Job } from "pg-boss";
+
+/** A dispatch job as fetched: its completion is fenced to this attempt (retryCount). */
+export interface FetchedJob {
+  id: string;
+  data: unknown;
+  retryCount: number;
+}
+
+const fence = (jobs: readonly FetchedJob[]) => jobs.map((j) => ({ id: j.id, retryCount: j.retryCount }));
+
+/** Takes up to `count` of the operator's due dispatch jobs (one statement, SKIP LOCKED). */
+export function fetchDispatchJobs(queue: Queue, operator: Operator, count: number): Promise<FetchedJob[]> {
+  return queue.fetch(dispatchQueue(operator), { batchSize: count });
+}
+
+/** Completes the jobs in the caller's transaction, in one statement. */
+export async function completeDispatchJobs(
+  queue: Queue,
+  tx: Queryable,
+  operator: Operator,
+  jobs: readonly FetchedJob[],
+): Promise<void> {
+  if (jobs.length > 0)
+    await queue.complete(dispatchQueue(operator), fence(jobs), null, { db: inTransaction(tx) });
+}
+
+/** Fails the jobs: pg-boss runs them again after its retry delay. */
+export async function failDispatchJobs(
+  queue: Queue,
+  operator: Operator,
+  jobs: readonly FetchedJob[],
+  error: string,
+): Promise<void> {
+  if (jobs.length > 0) await queue.fail(dispatchQueue(operator), fence(jobs), { error });
+}
+
+/** Cancels jobs that could never run (malformed). */
+export async function cancelDispatchJobs(
+  queue: Queue,
+  operator: Operator,
+  jobs: readonly FetchedJob[],
+): Promise<void> {
+  if (jobs.length > 0)
+    await queue.cancel(
+      dispatchQueue(operator),
+      jobs.map((j) => j.id),
+    );
+}

@@ -1,8 +1,7 @@
-import type { PgBoss } from "pg-boss";
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { capture, holdAndCommit } from "../ledger/ledger.ts";
-import { enqueueDispatch } from "../queue/boss.ts";
+import { enqueueDispatch, type Queue } from "../queue/boss.ts";
 import { eventTypesWanted, type MessageEventType, recordMessageEvents } from "../webhooks/events.ts";
 import type { PreparedSend } from "./prepare-send.ts";
 
@@ -59,7 +58,7 @@ const INSERT_SENDS = `
  */
 export async function recordSends(
   tx: Tx,
-  boss: PgBoss,
+  boss: Queue,
   accountId: string,
   sends: readonly SendToRecord[],
   options: { dispatchBatchSize: number },

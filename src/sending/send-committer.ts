@@ -1,5 +1,5 @@
-import type { PgBoss } from "pg-boss";
 import { type Pool, withTransaction } from "../db/pool.ts";
+import type { Queue } from "../queue/boss.ts";
 import { recordSends, type SendToRecord, UnapprovedSenderError } from "./record-send.ts";
 
 export interface SendCommitterOptions {
@@ -34,7 +34,7 @@ export class SendCommitter {
 
   constructor(
     private readonly pool: Pool,
-    private readonly boss: PgBoss,
+    private readonly boss: Queue,
     private readonly options: SendCommitterOptions,
   ) {}
 

@@ -1,8 +1,8 @@
-import type { Job, PgBoss } from "pg-boss";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { Job, Queue } from "../queue/boss.ts";
 import { signingSecrets } from "./account-webhooks.ts";
 import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
@@ -67,7 +67,7 @@ class Waker {
  */
 export function startWebhookDelivery(deps: {
   pool: Pool;
-  boss: PgBoss;
+  boss: Queue;
   logger: Logger;
   metrics: Metrics;
   options: WebhookDeliveryOptions;

@@ -1,6 +1,5 @@
-import type { PgBoss } from "pg-boss";
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { inTransaction } from "../queue/boss.ts";
+import { inTransaction, type Queue } from "../queue/boss.ts";
 import { destinationGroup, WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 
 /**
@@ -22,7 +21,7 @@ const CLAIM_DUE = `
 
 export async function relayDueEvents(
   pool: Pool,
-  boss: PgBoss,
+  boss: Queue,
   opts: { limit: number; batchSize: number },
 ): Promise<number> {
   return withTransaction(pool, async (tx) => {
