@@ -15,8 +15,8 @@ import { HeldReceipts, type ReceiptRegistry } from "../receipts/held-receipts.ts
 import type { Receipt } from "../receipts/read-receipt.ts";
 import type { CarrierLink } from "./carrier-link.ts";
 import { type ClaimedMessage, claimMessages } from "./claim.ts";
-import { type DispatchOutcome, settleBatch } from "./settle.ts";
-import { submitMessages } from "./submit-messages.ts";
+import { type DispatchOutcome, recordParts, settleBatch } from "./settle.ts";
+import { type LateAcceptance, submitMessages } from "./submit-messages.ts";
 
 const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
 
@@ -169,8 +169,9 @@ export class Dispatcher {
       }
       const held = new HeldReceipts();
       let outcome: DispatchOutcome;
+      let lateAcceptances: LateAcceptance[];
       try {
-        outcome = await submitMessages(
+        ({ outcome, lateAcceptances } = await submitMessages(
           {
             operator,
             link: this.options.link,
@@ -180,9 +181,10 @@ export class Dispatcher {
             validityHours: this.options.validityHours,
             running: () => this.running,
             onAccepted: (smscId) => this.options.receipts.hold(smscId, held),
+            lateAnswerSeconds: this.options.link.session.lateWindowMs() / 1000,
           },
           claim.claimed,
-        );
+        ));
       } catch (err) {
         held.handOver(this.options.applyReceipt); // no receipt waits on a batch that will not settle
         throw err;
@@ -204,8 +206,29 @@ export class Dispatcher {
             logger.error({ err, operator }, "early receipts of a batch not applied (the sweep will)"),
         );
       }
+      for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part));
     } finally {
       this.messagesInFlight -= messageIds.length;
+    }
+  }
+
+  /**
+   * A segment whose submit timed out was accepted after all: recorded now, so the message's retry
+   * (held back until the late-answer window has passed) finds it accepted and does not send it again.
+   */
+  private async recordLate(part: DispatchOutcome["acceptedParts"][number]): Promise<void> {
+    const { operator, logger, pool } = this.options;
+    try {
+      const delivered = await withTransaction(pool, async (tx) => {
+        await recordParts(tx, operator, [part]);
+        return applyEarlyReceipts(tx, operator, [part.smscId]);
+      });
+      this.observeDelivered(delivered);
+    } catch (err) {
+      logger.error(
+        { err, operator, message: part.messageId },
+        "late answer not recorded: the segment may be sent again",
+      );
     }
   }
 

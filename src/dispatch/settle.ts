@@ -14,8 +14,11 @@ export interface DispatchOutcome {
   succeeded: { id: string; response: string; firstRun: boolean }[];
   /** Messages the carrier refused for good. */
   failed: { id: string; response: string; error: string }[];
-  /** Messages to try again later (throttled, timed out, connection lost, breaker open). */
-  retry: { id: string; error: string }[];
+  /**
+   * Messages to try again later (throttled, timed out, connection lost, breaker open); not before
+   * `notBeforeSeconds` when a late answer may still come for one of their segments.
+   */
+  retry: { id: string; error: string; notBeforeSeconds?: number }[];
   /** Messages another run holds: looked at again once its hold has run out. */
   deferred: string[];
 }
@@ -53,6 +56,35 @@ const MARK_SUCCEEDED = `
   SELECT id, delivered FROM moved`;
 
 /**
+ * Records segments the carrier accepted, each with the receipt already in hand for it, if any.
+ * A segment recorded before (a late answer, a run that raced) stays as it was.
+ */
+export async function recordParts(
+  tx: Tx,
+  operator: Operator,
+  parts: DispatchOutcome["acceptedParts"],
+  receiptFor: ReadonlyMap<string, Receipt> = new Map(),
+): Promise<void> {
+  if (parts.length === 0) return;
+  const held = parts.map((p) => receiptFor.get(p.smscId));
+  await tx.query({
+    name: "shiri_settle_parts",
+    text: `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_err, receipt_at)
+           SELECT m, p, $1, s, st, e, CASE WHEN st IS NULL THEN NULL ELSE now() END
+             FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[]) AS u(m, p, s, st, e)
+           ON CONFLICT (message_id, part_no) DO NOTHING`,
+    values: [
+      operator,
+      parts.map((p) => p.messageId),
+      parts.map((p) => p.partNo),
+      parts.map((p) => p.smscId),
+      held.map((r) => r?.state ?? null),
+      held.map((r) => r?.err ?? null),
+    ],
+  });
+}
+
+/**
  * Records one dispatch batch — the work of every job fetched together — in one transaction: the
  * accepted segments (with the receipts the batch already holds for them), each message's new
  * status with its money move (capture on success, release on failure, exactly once), the retries
@@ -77,24 +109,7 @@ export async function settleBatch(
   );
   const wholeMessage = receipts.filter((r) => r.scope === "message");
   const parts = outcome.acceptedParts;
-  if (parts.length > 0) {
-    const held = parts.map((p) => receiptFor.get(p.smscId));
-    await tx.query({
-      name: "shiri_settle_parts",
-      text: `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_err, receipt_at)
-             SELECT m, p, $1, s, st, e, CASE WHEN st IS NULL THEN NULL ELSE now() END
-               FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[]) AS u(m, p, s, st, e)
-             ON CONFLICT (message_id, part_no) DO NOTHING`,
-      values: [
-        operator,
-        parts.map((p) => p.messageId),
-        parts.map((p) => p.partNo),
-        parts.map((p) => p.smscId),
-        held.map((r) => r?.state ?? null),
-        held.map((r) => r?.err ?? null),
-      ],
-    });
-  }
+  await recordParts(tx, operator, parts, receiptFor);
 
   const delivered: number[] = [];
   if (outcome.succeeded.length > 0) {
@@ -159,9 +174,10 @@ export async function settleBatch(
        RETURNING m.id, m.attempts`,
       [outcome.retry.map((r) => r.id), outcome.retry.map((r) => r.error)],
     );
+    const notBefore = new Map(outcome.retry.map((r) => [r.id, r.notBeforeSeconds ?? 0]));
     const byDelay = new Map<number, { id: string; operator: Operator }[]>();
     for (const r of rows) {
-      const delay = retryDelaySeconds(r.attempts);
+      const delay = Math.max(retryDelaySeconds(r.attempts), notBefore.get(r.id) ?? 0);
       byDelay.set(delay, [...(byDelay.get(delay) ?? []), { id: r.id, operator }]);
     }
     for (const [delay, messages] of byDelay)

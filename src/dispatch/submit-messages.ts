@@ -3,7 +3,7 @@ import { readSubmitId } from "../domain/smsc-id.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
-import type { SubmitParams } from "../smpp/session.ts";
+import type { LateAnswer, SubmitParams } from "../smpp/session.ts";
 import { buildSubmits } from "./build-submits.ts";
 import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
 import type { ClaimedMessage } from "./claim.ts";
@@ -23,7 +23,12 @@ export interface SubmitContext {
   running: () => boolean;
   /** Called as each segment is accepted, before the batch settles (receipts may follow at once). */
   onAccepted: (smscId: string) => void;
+  /** How long after a timeout a late answer can still come (the session's late-answer window). */
+  lateAnswerSeconds: number;
 }
+
+/** A segment whose submit timed out: accepted after all if its late answer says so, else null. */
+export type LateAcceptance = Promise<DispatchOutcome["acceptedParts"][number] | null>;
 
 type Verdict =
   | { kind: "accepted"; smscId: string }
@@ -37,16 +42,18 @@ type Verdict =
 export async function submitMessages(
   context: SubmitContext,
   messages: readonly ClaimedMessage[],
-): Promise<DispatchOutcome> {
+): Promise<{ outcome: DispatchOutcome; lateAcceptances: LateAcceptance[] }> {
   const outcome: DispatchOutcome = { acceptedParts: [], succeeded: [], failed: [], retry: [], deferred: [] };
-  await Promise.all(messages.map((m) => submitMessage(context, m, outcome)));
-  return outcome;
+  const lateAcceptances: LateAcceptance[] = [];
+  await Promise.all(messages.map((m) => submitMessage(context, m, outcome, lateAcceptances)));
+  return { outcome, lateAcceptances };
 }
 
 async function submitMessage(
   context: SubmitContext,
   message: ClaimedMessage,
   outcome: DispatchOutcome,
+  lateAcceptances: LateAcceptance[],
 ): Promise<void> {
   const validitySeconds =
     (message.received_at.getTime() + context.validityHours * 3_600_000 - Date.now()) / 1000;
@@ -54,15 +61,23 @@ async function submitMessage(
   const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
   const verdicts = await Promise.all(
     todo.map(async (p) => {
-      const verdict = judge(context, await submitPart(context, p.params));
+      const result = await submitPart(context, p.params);
+      if (result.kind === "unknown" && result.reason === "timeout")
+        lateAcceptances.push(lateAcceptance(context, message.id, p.partNo, result.late));
+      const verdict = judge(context, result);
       if (verdict.kind === "accepted") context.onAccepted(verdict.smscId);
-      return { partNo: p.partNo, verdict };
+      return {
+        partNo: p.partNo,
+        verdict,
+        awaitingLateAnswer: result.kind === "unknown" && result.reason === "timeout",
+      };
     }),
   );
 
   let accepted = message.accepted_parts.length;
   let permanent: string | null = null;
   let retryReason: string | null = null;
+  const awaitingLateAnswer = verdicts.some((v) => v.awaitingLateAnswer);
   for (const { partNo, verdict } of verdicts) {
     if (verdict.kind === "accepted") {
       accepted++;
@@ -81,7 +96,36 @@ async function submitMessage(
       response: "ESME_ROK",
       firstRun: message.accepted_parts.length === 0,
     });
-  else outcome.retry.push({ id: message.id, error: retryReason ?? "not all segments accepted" });
+  else
+    outcome.retry.push({
+      id: message.id,
+      error: retryReason ?? "not all segments accepted",
+      // Not sent again while the carrier may still answer the timed-out submit.
+      ...(awaitingLateAnswer ? { notBeforeSeconds: context.lateAnswerSeconds + 1 } : {}),
+    });
+}
+
+/**
+ * What a timed-out segment's late answer means: an acceptance (the carrier took it, so it is
+ * recorded and never sent again) or nothing (no answer in the window, or a refusal: the message's
+ * retry sends it again).
+ */
+function lateAcceptance(
+  context: SubmitContext,
+  messageId: string,
+  partNo: number,
+  late: Promise<LateAnswer | null>,
+): LateAcceptance {
+  return late.then((answer) => {
+    if (!answer) return null;
+    const verdict = judge(context, { kind: "response", ...answer });
+    const recorded = verdict.kind === "accepted";
+    context.metrics.lateAnswers.inc({
+      operator: context.operator,
+      outcome: recorded ? "recorded" : "refused",
+    });
+    return recorded ? { messageId, partNo, smscId: verdict.smscId } : null;
+  });
 }
 
 /**

@@ -71,6 +71,12 @@ export function createMetrics() {
       labelNames: ["operator", "status"] as const,
       registers: r,
     }),
+    lateAnswers: new Counter({
+      name: "shiri_smpp_late_answers_total",
+      help: "submit_sm_resp that came after the submit had timed out, by operator and what was done: recorded (accepted, not resent) or refused (sent again later).",
+      labelNames: ["operator", "outcome"] as const,
+      registers: r,
+    }),
     throttled: new Counter({
       name: "shiri_smpp_throttled_total",
       help: "submit_sm answered with ESME_RTHROTTLED or ESME_RMSGQFUL, by operator.",
@@ -186,6 +192,7 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
     metrics.sessionBound.set({ operator }, 0);
   }
   for (const outcome of ["delivered", "retry", "failed", "refused"])
+    for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     metrics.webhookDeliveries.inc({ outcome }, 0);
 }
 

@@ -51,7 +51,18 @@ export type SubmitOutcome =
       reason: "not_bound" | "closing" | "socket_unwritable" | "invalid_pdu" | "rate_limiter";
     }
   /** Was on the wire and the carrier may have accepted it: settle by receipt, never resend blindly. */
-  | { kind: "unknown"; reason: "timeout" | "connection_lost" };
+  | { kind: "unknown"; reason: "connection_lost" }
+  /**
+   * No answer within response_timeout_ms. The carrier may still answer: `late` resolves with that
+   * answer if it comes within the late-answer window on the same connection, else with null.
+   */
+  | { kind: "unknown"; reason: "timeout"; late: Promise<LateAnswer | null> };
+
+/** A submit_sm_resp that came after its submit had timed out. */
+export interface LateAnswer {
+  command_status: number;
+  message_id: string;
+}
 
 export interface DeliverSmTlvs {
   receipted_message_id?: string;
@@ -97,6 +108,8 @@ export interface SmppSessionOptions {
   throttle?: { initialDelayMs?: number; maxDelayMs?: number };
   /** How long close() waits for submits in flight; default response_timeout_ms. */
   closeTimeoutMs?: number;
+  /** How long after a submit's timeout its answer still counts (recorded, not resent); default 3 × response_timeout_ms. */
+  lateAnswerWindowMs?: number;
 }
 
 type Reply = PDU | "timeout" | "closed";
@@ -105,6 +118,8 @@ interface Connection {
   session: Session;
   /** Requests awaiting a response, by sequence_number. node-smpp drops its own on close. */
   pending: Map<number, (reply: Reply) => void>;
+  /** Submits that timed out, by sequence_number, still listening for a late answer. */
+  late: Map<number, (answer: PDU | null) => void>;
   closed: boolean;
   whenClosed: Promise<void>;
   enquireOutstanding: boolean;
@@ -294,8 +309,10 @@ export class SmppSession {
       if (this.closing) return { kind: "not_sent", reason: "closing" };
       if (this.stateNow !== "bound" || !conn) return { kind: "not_sent", reason: "not_bound" };
       let reply: Promise<Reply> | null;
+      let pdu: PDU;
       try {
-        reply = this.request(conn, new smpp.PDU("submit_sm", this.submitFields(params)));
+        pdu = new smpp.PDU("submit_sm", this.submitFields(params));
+        reply = this.request(conn, pdu);
       } catch (error) {
         this.log.error(
           { err: String(error), destination_addr: numberForLog(params.destination_addr) },
@@ -305,7 +322,7 @@ export class SmppSession {
       }
       if (!reply) return { kind: "not_sent", reason: "socket_unwritable" };
       const r = await reply;
-      if (r === "timeout") return { kind: "unknown", reason: "timeout" };
+      if (r === "timeout") return { kind: "unknown", reason: "timeout", late: this.lateAnswer(conn, pdu) };
       if (r === "closed") return { kind: "unknown", reason: "connection_lost" };
       if (r.command === "generic_nack") {
         // The SMSC could not take this PDU at all: a failed submit, with the nack's reason.
@@ -374,6 +391,7 @@ export class SmppSession {
     const conn: Connection = {
       session,
       pending: new Map(),
+      late: new Map(),
       closed: false,
       whenClosed: new Promise((resolve) => {
         markClosed = resolve;
@@ -437,6 +455,7 @@ export class SmppSession {
     conn.closed = true;
     // node-smpp forgets its callbacks here; every submit on the wire becomes "connection_lost".
     for (const settle of [...conn.pending.values()]) settle("closed");
+    for (const heard of [...conn.late.values()]) heard(null);
     if (this.conn !== conn) return;
     this.conn = undefined;
     clearInterval(this.enquireTimer);
@@ -447,6 +466,31 @@ export class SmppSession {
     const { initialDelayMs = 500, maxDelayMs = 30_000 } = this.options.reconnect ?? {};
     const delay = backoff(this.reconnectAttempt++, initialDelayMs, maxDelayMs);
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  /**
+   * Listens for the answer to a submit that timed out, for the late-answer window (the carrier's
+   * answer proves it took the message: it is recorded, not sent again). Null when the window
+   * passes or the connection closes first.
+   */
+  private lateAnswer(conn: Connection, pdu: PDU): Promise<LateAnswer | null> {
+    const seq = pdu.sequence_number;
+    if (conn.closed) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => heard(null), this.lateWindowMs());
+      const heard = (answer: PDU | null) => {
+        clearTimeout(timer);
+        conn.late.delete(seq);
+        if (!answer || answer.command === "generic_nack") return resolve(null);
+        resolve({ command_status: answer.command_status, message_id: str(answer.message_id) });
+      };
+      conn.late.set(seq, heard);
+    });
+  }
+
+  /** How long after a submit's timeout its answer is still listened for. */
+  lateWindowMs(): number {
+    return this.options.lateAnswerWindowMs ?? this.settings.response_timeout_ms * 3;
   }
 
   /** Sends a request; resolves with its response, "timeout" or "closed". Null if nothing was written. */
@@ -469,6 +513,15 @@ export class SmppSession {
       const settle = conn.pending.get(pdu.sequence_number);
       if (settle) {
         settle(pdu);
+        return;
+      }
+      const late = conn.late.get(pdu.sequence_number);
+      if (late) {
+        this.log.warn(
+          { sequence_number: pdu.sequence_number, status: describeStatus(pdu.command_status) },
+          "late submit_sm_resp: recorded, not resent",
+        );
+        late(pdu);
         return;
       }
       // Typically a submit_sm_resp after our timeout: the carrier did take the message.

@@ -136,10 +136,25 @@ describe("SmppSession", () => {
     const { port } = await startSimulator({ submitLatencyMs: 10_000 });
     const { session, logs } = await boundSession(port, { response_timeout_ms: 100 });
 
-    expect(await session.submit(message("slow"))).toEqual({ kind: "unknown", reason: "timeout" });
+    const outcome = await session.submit(message("slow"));
+    expect(outcome).toMatchObject({ kind: "unknown", reason: "timeout" });
     expect(session.inFlight).toBe(0);
     expect(session.state).toBe("bound");
     expect(logs.some((l) => l.level === "error")).toBe(false);
+    // No answer within the late-answer window (3 × the timeout): nothing heard.
+    if (outcome.kind === "unknown" && outcome.reason === "timeout") expect(await outcome.late).toBeNull();
+  });
+
+  it("hands over an answer that comes after the timeout, within the late-answer window", async () => {
+    const { port } = await startSimulator({ submitLatencyMs: 200 });
+    const { session } = await boundSession(port, { response_timeout_ms: 100 });
+
+    const outcome = await session.submit(message("late"));
+    expect(outcome).toMatchObject({ kind: "unknown", reason: "timeout" });
+    if (outcome.kind !== "unknown" || outcome.reason !== "timeout") throw new Error("expected a timeout");
+    const late = await outcome.late;
+    expect(late?.command_status).toBe(0);
+    expect(late?.message_id).toMatch(/\S/);
   });
 
   it("settles submits lost with the connection as connection_lost, rebinds, then submits again", async () => {

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+/**
+ * A submit_sm_resp that comes after the response timeout proves the carrier took the segment:
+ * it is recorded, and the message is not sent again. Only an answer that never comes within the
+ * late-answer window (3 × the response timeout) leaves the segment to be sent again.
+ */
+const TIMEOUT_MS = 300;
+let h: DispatchHarness;
+beforeAll(async () => {
+  h = await startDispatchHarness({ env: { SMPP_ECONET_RESPONSE_TIMEOUT_MS: String(TIMEOUT_MS) } });
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const numbers = (n: number, from: number) =>
+  Array.from({ length: n }, (_, i) => `+26377${String(4_000_000 + from + i)}`);
+
+const submitsTo = (destinations: readonly string[]) => {
+  const wanted = new Set(destinations.map((d) => d.slice(1)));
+  const counts = new Map<string, number>();
+  for (const a of h.sims.get("econet").accepted)
+    if (wanted.has(a.destination_addr))
+      counts.set(a.destination_addr, (counts.get(a.destination_addr) ?? 0) + 1);
+  return counts;
+};
+
+async function lateAnswers(outcome: string): Promise<number> {
+  const metric = await h.t.service.metrics.lateAnswers.get();
+  return (
+    metric.values.find((v) => v.labels.operator === "econet" && v.labels.outcome === outcome)?.value ?? 0
+  );
+}
+
+async function expectLedgerBalanced(): Promise<void> {
+  const kept = await balanceOf(h.pool, h.acct.id);
+  const recomputed = await balanceFromLedger(h.pool, h.acct.id);
+  expect(kept?.available).toBe(recomputed.available);
+  expect(kept?.held).toBe(recomputed.held);
+}
+
+describe("late answers", () => {
+  it("records an answer that comes after the timeout and never sends the segment again", async () => {
+    const before = await lateAnswers("recorded");
+    // Every answer 300 ms past the timeout, well inside the late-answer window.
+    h.sims.get("econet").setBehaviour({ submitLatencyMs: TIMEOUT_MS * 2 });
+    try {
+      const to = numbers(10, 0);
+      const ids = await h.bulk(to, "answered late");
+      await h.waitUntilSettled(ids, { delivered: true, timeoutMs: 20_000 });
+      const states = await h.statusOf(ids);
+      for (const id of ids) expect(states.get(id)).toMatchObject({ status: "success", delivered: true });
+      const counts = submitsTo(to);
+      expect(counts.size).toBe(10);
+      expect([...counts.values()].every((n) => n === 1)).toBe(true);
+      expect((await lateAnswers("recorded")) - before).toBe(10);
+      await expectLedgerBalanced();
+    } finally {
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
+    }
+  });
+
+  it("sends a segment again only when no answer came within the window, and bills it once", async () => {
+    // Answers 1.5 s late: past the 900 ms window, so the carrier's acceptance is never heard.
+    h.sims.get("econet").setBehaviour({ submitLatencyMs: 1_500 });
+    const to = numbers(1, 100);
+    try {
+      const id = await h.send(to[0] as string, "answered too late");
+      await waitFor(async () => (submitsTo(to).get((to[0] as string).slice(1)) ?? 0) >= 1, {
+        what: "the first submit",
+      });
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
+      await h.waitUntilSettled([id], { delivered: true, timeoutMs: 20_000 });
+      expect((await h.statusOf([id])).get(id)).toMatchObject({ status: "success", delivered: true });
+      // The documented in-flight window: the carrier saw it twice; the sender was billed once.
+      expect(submitsTo(to).get((to[0] as string).slice(1))).toBe(2);
+      const { rows } = await h.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM ledger_entries WHERE message_id = $1 AND kind = 'capture'",
+        [id],
+      );
+      expect(rows[0]?.n).toBe(1);
+      await expectLedgerBalanced();
+    } finally {
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
+    }
+  });
+});
