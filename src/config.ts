@@ -97,6 +97,10 @@ const envSchema = z.object({
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(100),
   /** Delivered and failed webhook events are kept this many days, then deleted. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  /** After a rotation, callbacks carry the old secret's signature too for this many hours (0: none). */
+  WEBHOOK_SECRET_GRACE_HOURS: z.coerce.number().nonnegative().default(24),
+  /** How often a worker looks for pending events whose delivery job was lost or used up its retries. */
+  WEBHOOK_STRANDED_SWEEP_MS: z.coerce.number().int().positive().default(60_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -158,6 +158,12 @@ export function createMetrics() {
       labelNames: ["outcome"] as const,
       registers: r,
     }),
+    webhookRequeued: new Counter({
+      name: "shiri_webhook_events_requeued_total",
+      help: "Callback events put back in the outbox, by reason (stranded: their job was lost; redeliver: on request).",
+      labelNames: ["reason"] as const,
+      registers: r,
+    }),
     webhookBacklog: new Gauge({
       name: "shiri_webhook_events_pending",
       help: "Callback events not yet delivered or given up.",
@@ -194,6 +200,7 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
   for (const outcome of ["delivered", "retry", "failed", "refused"])
     for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     metrics.webhookDeliveries.inc({ outcome }, 0);
+  for (const reason of ["stranded", "redeliver"]) metrics.webhookRequeued.inc({ reason }, 0);
 }
 
 /** The metrics endpoint on its own port, so it is never exposed with the public API. */

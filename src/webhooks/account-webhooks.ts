@@ -75,7 +75,11 @@ export async function deleteAccountWebhook(db: Queryable, accountId: string): Pr
   );
 }
 
-/** Replaces the signing secret (creating the first one if needed) and returns it, once. */
+/**
+ * Replaces the signing secret (creating the first one if needed) and returns it, once. The
+ * replaced secret is kept, with when it was replaced, so callbacks are signed with both during
+ * the grace period; a secret never shown to the client is not kept, as nobody can verify with it.
+ */
 export async function rotateSigningSecret(
   db: Queryable,
   accountId: string,
@@ -83,7 +87,10 @@ export async function rotateSigningSecret(
   const { rows } = await db.query<{ signing_secret: string; secret_created_at: Date }>(
     `INSERT INTO account_webhooks (account_id, signing_secret, secret_shown_at) VALUES ($1, $2, now())
      ON CONFLICT (account_id) DO UPDATE
-       SET signing_secret = EXCLUDED.signing_secret, secret_created_at = now(), secret_shown_at = now(),
+       SET previous_signing_secret = CASE WHEN account_webhooks.secret_shown_at IS NOT NULL
+                                          THEN account_webhooks.signing_secret END,
+           previous_secret_replaced_at = CASE WHEN account_webhooks.secret_shown_at IS NOT NULL THEN now() END,
+           signing_secret = EXCLUDED.signing_secret, secret_created_at = now(), secret_shown_at = now(),
            updated_at = now()
      RETURNING signing_secret, secret_created_at`,
     [accountId, newSigningSecret()],
@@ -93,22 +100,28 @@ export async function rotateSigningSecret(
 }
 
 /**
- * The signing secret of each account, creating one for an account that has none yet (a send
- * with its own webhook_url needs no registration; its owner fetches the secret by a rotation or
- * a first PUT).
+ * The signing secrets of each account: the current one, then the one a rotation replaced less
+ * than `graceMs` ago. Creates a secret for an account that has none yet (a send with its own
+ * webhook_url needs no registration; its owner fetches the secret by a rotation or a first PUT).
  */
 export async function signingSecrets(
   db: Queryable,
   accountIds: readonly string[],
-): Promise<Map<string, string>> {
+  graceMs: number,
+): Promise<Map<string, string[]>> {
   const select = async (ids: readonly string[]) =>
     (
-      await db.query<{ account_id: string; signing_secret: string }>(
-        "SELECT account_id, signing_secret FROM account_webhooks WHERE account_id = ANY ($1::uuid[])",
-        [ids],
+      await db.query<{ account_id: string; signing_secret: string; previous: string | null }>(
+        `SELECT account_id, signing_secret,
+                CASE WHEN previous_secret_replaced_at > now() - make_interval(secs => $2 / 1000.0)
+                     THEN previous_signing_secret END AS previous
+           FROM account_webhooks WHERE account_id = ANY ($1::uuid[])`,
+        [ids, graceMs],
       )
     ).rows;
-  const out = new Map((await select(accountIds)).map((r) => [r.account_id, r.signing_secret]));
+  const secretsOf = (r: { signing_secret: string; previous: string | null }) =>
+    r.previous ? [r.signing_secret, r.previous] : [r.signing_secret];
+  const out = new Map((await select(accountIds)).map((r) => [r.account_id, secretsOf(r)]));
   const missing = [...new Set(accountIds)].filter((id) => !out.has(id));
   if (missing.length === 0) return out;
   // Two workers may race here: DO NOTHING keeps the first secret and both read it back.
@@ -117,6 +130,6 @@ export async function signingSecrets(
      SELECT * FROM unnest($1::uuid[], $2::text[]) ON CONFLICT (account_id) DO NOTHING`,
     [missing, missing.map(() => newSigningSecret())],
   );
-  for (const r of await select(missing)) out.set(r.account_id, r.signing_secret);
+  for (const r of await select(missing)) out.set(r.account_id, secretsOf(r));
   return out;
 }

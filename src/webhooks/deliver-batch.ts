@@ -42,7 +42,7 @@ interface Recorded {
 
 /**
  * Sends one job's events, one after another, to their shared destination host. Once the host
- * fails an attempt in a way worth retrying (no answer, 429, 5xx), the rest of the batch is not
+ * fails an attempt in a way worth retrying (no answer, any status but 2xx and 410), the rest of the batch is not
  * tried: it is handed back to the outbox to wait out the same back-off, so a dead receiver costs
  * one request per batch, not one per event. Outcomes are recorded in one statement per batch.
  */
@@ -50,7 +50,7 @@ export async function deliverBatch(
   ctx: BatchContext,
   job: WebhookJob,
   events: Map<string, EventRow>,
-  secrets: Map<string, string>,
+  secrets: Map<string, readonly string[]>,
 ): Promise<void> {
   const started = Date.now();
   const recorded: Recorded[] = [];
@@ -58,15 +58,21 @@ export async function deliverBatch(
   let backOffUntil: Date | null = null;
   for (const ref of job.events) {
     const event = events.get(ref.id);
-    const secret = event && secrets.get(event.account_id);
+    const accountSecrets = event && secrets.get(event.account_id);
     // A stale duplicate (the attempt was already recorded) or a settled event: nothing to send.
-    if (!event || !secret || event.state !== "pending" || event.attempts !== ref.attempt) continue;
+    if (!event || !accountSecrets || event.state !== "pending" || event.attempts !== ref.attempt) continue;
     if (backOffUntil || ctx.stopping() || Date.now() - started > JOB_BUDGET_MS) {
       handBack.push(ref);
       continue;
     }
     const outcome = await postCallback(
-      { url: event.url, eventId: event.id, eventType: event.type, body: event.payload, secret },
+      {
+        url: event.url,
+        eventId: event.id,
+        eventType: event.type,
+        body: event.payload,
+        secrets: accountSecrets,
+      },
       ctx.post,
     );
     const r = decide(event, outcome, ctx.retry);

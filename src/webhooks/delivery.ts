@@ -10,6 +10,7 @@ import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 import { relayDueEvents } from "./relay.ts";
 import { deleteSettledEvents } from "./retention.ts";
 import type { RetryPolicy } from "./retry.ts";
+import { requeueStrandedEvents } from "./stranded.ts";
 
 export interface WebhookDeliveryOptions {
   timeoutMs: number;
@@ -22,6 +23,10 @@ export interface WebhookDeliveryOptions {
   /** Settled events are kept this long. */
   retentionDays: number;
   retry: RetryPolicy;
+  /** After a rotation, the previous secret signs too for this long. */
+  secretGraceMs: number;
+  /** How often the relay loop looks for events whose job was lost (see stranded.ts). */
+  strandedSweepMs: number;
   /** How often an idle worker looks for due events and jobs. */
   pollMs: number;
   allowPrivate: boolean;
@@ -31,6 +36,8 @@ export interface WebhookDeliveryOptions {
 const RELAY_LIMIT = 1000;
 const RETENTION_SWEEP_MS = 600_000;
 const RETENTION_CHUNK = 10_000;
+/** Stranded events requeued per pass: a bounded statement; the next pass takes the rest. */
+const STRANDED_CHUNK = 10_000;
 
 /** A sleep that a wake() ends early; a wake() with nobody asleep makes the next sleep return at once. */
 class Waker {
@@ -89,12 +96,22 @@ export function startWebhookDelivery(deps: {
 
   async function relayLoop(): Promise<void> {
     let swept = 0;
+    // The first stranded sweep waits a full interval: at start-up every job is still fresh.
+    let strandedSwept = Date.now();
     while (!stopped) {
       try {
         if (Date.now() - swept > RETENTION_SWEEP_MS) {
           swept = Date.now();
           const deleted = await deleteSettledEvents(pool, options.retentionDays, RETENTION_CHUNK);
           if (deleted > 0) logger.info({ deleted }, "old webhook events deleted");
+        }
+        if (Date.now() - strandedSwept > options.strandedSweepMs) {
+          strandedSwept = Date.now();
+          const requeued = await requeueStrandedEvents(pool, { limit: STRANDED_CHUNK });
+          if (requeued > 0) {
+            deps.metrics.webhookRequeued.inc({ reason: "stranded" }, requeued);
+            logger.warn({ requeued }, "webhook events whose job was lost put back in the outbox");
+          }
         }
         const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
         if (moved > 0) deliveryWaker.wake();
@@ -133,7 +150,8 @@ export function startWebhookDelivery(deps: {
     const ids = jobs.flatMap((j) => j.data.events.map((e) => e.id));
     const { rows } = await pool.query<EventRow>(LOAD_EVENTS, [ids]);
     const events = new Map(rows.map((r) => [r.id, r]));
-    const secrets = await signingSecrets(pool, [...new Set(rows.map((r) => r.account_id))]);
+    const accounts = [...new Set(rows.map((r) => r.account_id))];
+    const secrets = await signingSecrets(pool, accounts, options.secretGraceMs);
     for (const job of jobs) {
       const running = runJob(job, events, secrets).finally(() => {
         inFlight.delete(running);
@@ -146,7 +164,7 @@ export function startWebhookDelivery(deps: {
   async function runJob(
     job: Job<WebhookJob>,
     events: Map<string, EventRow>,
-    secrets: Map<string, string>,
+    secrets: Map<string, readonly string[]>,
   ): Promise<void> {
     try {
       await deliverBatch(ctx, job.data, events, secrets);
@@ -185,6 +203,8 @@ export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
       maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS,
       windowMs: config.WEBHOOK_RETRY_HOURS * 3_600_000,
     },
+    secretGraceMs: config.WEBHOOK_SECRET_GRACE_HOURS * 3_600_000,
+    strandedSweepMs: config.WEBHOOK_STRANDED_SWEEP_MS,
     pollMs: config.WEBHOOK_POLL_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
   };

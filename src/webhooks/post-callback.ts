@@ -15,7 +15,8 @@ export interface Callback {
   eventType: string;
   /** The exact bytes to send and sign. */
   body: string;
-  secret: string;
+  /** The account's signing secrets: the current one, then the previous one during its grace period. */
+  secrets: readonly string[];
 }
 
 export interface PostOptions {
@@ -32,13 +33,15 @@ export function callbackAgents(): PostOptions["agents"] {
   };
 }
 
-/** 2xx delivers; 429 and 5xx are worth retrying; anything else (3xx included: we never follow a redirect) is final. */
+/**
+ * 2xx delivers; 410 Gone is the receiver saying "never again" and fails the event; every other
+ * answer is retried: a 404 or 401 usually means a receiver mid-deploy or still on an old secret,
+ * and a 3xx (never followed) a receiver being moved, none of which should lose the event.
+ */
 export function outcomeOfStatus(status: number): AttemptOutcome {
   if (status >= 200 && status < 300) return { kind: "delivered", status };
   const error = `receiver answered ${status}`;
-  return status === 429 || status >= 500
-    ? { kind: "retry", status, error }
-    : { kind: "failed", status, error };
+  return status === 410 ? { kind: "failed", status, error } : { kind: "retry", status, error };
 }
 
 /**
@@ -72,7 +75,7 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
     "user-agent": "Shiri-Webhooks/1",
     [EVENT_ID_HEADER.toLowerCase()]: cb.eventId,
     [EVENT_TYPE_HEADER.toLowerCase()]: cb.eventType,
-    [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(cb.secret, cb.body, timestamp),
+    [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(cb.secrets, cb.body, timestamp),
   };
   const secure = url.protocol === "https:";
   const signal = AbortSignal.timeout(opts.timeoutMs);

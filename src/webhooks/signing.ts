@@ -20,10 +20,12 @@ function hmacHex(secret: string, timestamp: number, body: string): string {
 /**
  * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>` (Stripe's scheme:
  * the timestamp is signed with the body, so a captured request cannot be replayed later with a
- * fresh timestamp). Signed anew at each attempt.
+ * fresh timestamp). Signed anew at each attempt. One v1 per secret, the current one first: during
+ * a rotation's grace period the previous secret signs too, and a receiver accepts any v1 it can
+ * verify.
  */
-export function signatureHeader(secret: string, body: string, timestamp: number): string {
-  return `t=${timestamp},v1=${hmacHex(secret, timestamp, body)}`;
+export function signatureHeader(secrets: readonly string[], body: string, timestamp: number): string {
+  return [`t=${timestamp}`, ...secrets.map((s) => `v1=${hmacHex(s, timestamp, body)}`)].join(",");
 }
 
 /** The receiver's check, as the README's snippet does it (the unit tests hold the two to one scheme). */

@@ -10,7 +10,9 @@ import {
 } from "../../src/webhooks/deliver-batch.ts";
 import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
 import { callbackAgents } from "../../src/webhooks/post-callback.ts";
+import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
 import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
+import { requeueStrandedEvents, STRANDED_AFTER_SECONDS } from "../../src/webhooks/stranded.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { type Answer, type Receiver, startReceiver } from "./webhooks-receiver.ts";
 
@@ -65,7 +67,7 @@ async function sendTo(n: number, answer: () => Answer) {
 
 async function run(job: { events: Array<{ id: string; attempt: number }> }) {
   const { rows } = await t.service.pool.query<EventRow>(LOAD_EVENTS, [job.events.map((e) => e.id)]);
-  const secrets = await signingSecrets(t.service.pool, [acct.id]);
+  const secrets = await signingSecrets(t.service.pool, [acct.id], options.secretGraceMs);
   await deliverBatch(ctx(), job, new Map(rows.map((r) => [r.id, r])), secrets);
 }
 
@@ -106,9 +108,18 @@ describe("a delivery job", () => {
       expect(r).toMatchObject({ state: "pending", attempts: 0, enqueued: false, due_in_s: tried?.due_in_s });
   });
 
-  it("goes on past a final 4xx, which fails only its own event", async () => {
+  it("treats a 404 like any failure worth retrying: the rest of the batch waits, nothing is failed", async () => {
+    const { rx, job } = await sendTo(3, () => 404);
+    await run(job);
+    expect(rx.received).toHaveLength(1);
+    const rows = await states(job.events.map((e) => e.id));
+    expect(rows.map((r) => r.state)).toEqual(["pending", "pending", "pending"]);
+    expect(rows.map((r) => r.attempts).sort()).toEqual([0, 0, 1]);
+  });
+
+  it("goes on past a 410 Gone, which fails only its own event", async () => {
     let n = 0;
-    const { rx, job } = await sendTo(3, () => (++n === 1 ? 400 : 200));
+    const { rx, job } = await sendTo(3, () => (++n === 1 ? 410 : 200));
     await run(job);
     expect(rx.received).toHaveLength(3);
     const rows = await states(job.events.map((e) => e.id));
@@ -135,5 +146,58 @@ describe("a delivery job", () => {
     );
     expect(await deleteSettledEvents(t.service.pool, 30, 1000)).toBeGreaterThanOrEqual(2);
     expect((await states(old)).map((r) => r.id)).toEqual(pending.job.events.map((e) => e.id));
+  });
+});
+
+describe("the stranded-event sweeper", () => {
+  it("puts back in the outbox pending events enqueued long ago that no live job carries, and only those", async () => {
+    const { job } = await sendTo(5, () => 200);
+    const [lost, carried, recent, settled, due] = job.events.map((e) => e.id) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const pool = t.service.pool;
+    const ago = `${STRANDED_AFTER_SECONDS + 60} seconds`;
+    // lost: its job is gone; carried: a live job (waiting in the queue) still has it; recent: enqueued
+    // just now; settled: delivered; due: never enqueued (the relay's business, not the sweeper's).
+    await pool.query(
+      `UPDATE webhook_events SET enqueued_at = now() - $2::interval, next_attempt_at = now() - $2::interval
+        WHERE id = ANY ($1)`,
+      [[lost, carried, settled], ago],
+    );
+    await pool.query("UPDATE webhook_events SET enqueued_at = now() WHERE id = $1", [recent]);
+    await pool.query("UPDATE webhook_events SET state = 'delivered', completed_at = now() WHERE id = $1", [
+      settled,
+    ]);
+    await t.service.boss.insert(WEBHOOK_QUEUE, [
+      { data: { events: [{ id: carried, attempt: 0 }] }, startAfter: 3600 },
+    ]);
+
+    expect(await requeueStrandedEvents(pool, { limit: 100 })).toBe(1);
+    const rows = await states(job.events.map((e) => e.id));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(lost)).toMatchObject({ state: "pending", attempts: 0, enqueued: false });
+    expect(byId.get(lost)?.due_in_s).toBeLessThanOrEqual(0);
+    expect(byId.get(carried)).toMatchObject({ state: "pending", enqueued: true });
+    expect(byId.get(recent)).toMatchObject({ state: "pending", enqueued: true });
+    expect(byId.get(settled)).toMatchObject({ state: "delivered", enqueued: true });
+    expect(byId.get(due)).toMatchObject({ state: "pending", enqueued: false });
+    // Nothing left to do on a second pass.
+    expect(await requeueStrandedEvents(pool, { limit: 100 })).toBe(0);
+  });
+
+  it("is bounded: one pass takes at most `limit` events, the next pass the rest", async () => {
+    const { job } = await sendTo(5, () => 200);
+    const ids = job.events.map((e) => e.id);
+    await t.service.pool.query(
+      "UPDATE webhook_events SET enqueued_at = now() - interval '1 hour' WHERE id = ANY ($1)",
+      [ids],
+    );
+    expect(await requeueStrandedEvents(t.service.pool, { limit: 3 })).toBe(3);
+    expect(await requeueStrandedEvents(t.service.pool, { limit: 3 })).toBe(2);
+    expect((await states(ids)).every((r) => !r.enqueued)).toBe(true);
   });
 });

@@ -109,7 +109,13 @@ describe("posting a callback", () => {
   let hits = 0;
   const agents = callbackAgents();
   const portOf = (s: Server) => (s.address() as AddressInfo).port;
-  const cb = (url: string) => ({ url, eventId: "e1", eventType: "message.success", body: "{}", secret: "s" });
+  const cb = (url: string) => ({
+    url,
+    eventId: "e1",
+    eventType: "message.success",
+    body: "{}",
+    secrets: ["s"],
+  });
 
   beforeAll(async () => {
     hanging = createServer(() => {

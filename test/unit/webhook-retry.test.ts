@@ -43,10 +43,13 @@ describe("what an answer means", () => {
   it.each([200, 201, 202, 204, 299])("%i delivers", (status) => {
     expect(outcomeOfStatus(status)).toEqual({ kind: "delivered", status });
   });
-  it.each([429, 500, 502, 503, 504])("%i is retried", (status) => {
-    expect(outcomeOfStatus(status).kind).toBe("retry");
-  });
-  it.each([100, 301, 302, 400, 401, 403, 404, 410, 413, 422])("%i fails for good", (status) => {
-    expect(outcomeOfStatus(status).kind).toBe("failed");
+  it.each([100, 301, 302, 400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504])(
+    "%i is retried (a receiver mid-deploy must not lose events)",
+    (status) => {
+      expect(outcomeOfStatus(status).kind).toBe("retry");
+    },
+  );
+  it("410 Gone fails for good", () => {
+    expect(outcomeOfStatus(410)).toEqual({ kind: "failed", status: 410, error: "receiver answered 410" });
   });
 });
