@@ -14,6 +14,7 @@ import { getSms } from "./routes/get-sms.ts";
 import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
 import { deleteWebhook, getWebhook, putWebhook, rotateWebhookSecret } from "./routes/webhook.ts";
+import { getDeliveries, redeliverMany, redeliverOne } from "./routes/webhook-deliveries.ts";
 
 declare global {
   namespace Express {
@@ -65,6 +66,9 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.put("/api/v1/webhook", kit, auth, json, putWebhook(deps));
   app.delete("/api/v1/webhook", kit, auth, deleteWebhook(deps));
   app.post("/api/v1/webhook/secret", kit, auth, rotateWebhookSecret(deps));
+  app.get("/api/v1/webhook/deliveries", kit, auth, getDeliveries(deps));
+  app.post("/api/v1/webhook/deliveries/redeliver", kit, auth, json, redeliverMany(deps));
+  app.post("/api/v1/webhook/deliveries/:event_id/redeliver", kit, auth, redeliverOne(deps));
 
   app.use((_req, res) => sendError(res, "notFound"));
   app.use(errorHandler(deps.logger));

@@ -36,6 +36,8 @@ beforeAll(async () => {
       WEBHOOK_CONCURRENCY_PER_HOST: String(PER_HOST),
       // Long enough that the hung receiver visibly holds its requests for the whole isolation test.
       WEBHOOK_TIMEOUT_MS: "10000",
+      // The stranded-event sweeper runs often here, so a stranded event comes back within the test.
+      WEBHOOK_STRANDED_SWEEP_MS: "200",
     },
   });
   const res = await call(h.t.base, "POST", "/api/v1/webhook/secret", { headers: h.acct.headers });
@@ -56,6 +58,38 @@ async function bulk(to: string[], message: string, webhookUrl?: string) {
 }
 
 const types = (rs: Received[]) => rs.map((r) => r.event.type).sort();
+
+type Verify = (body: string, header: unknown, secret: string) => boolean;
+/** The README's Node.js verification snippet, written to a file and imported as a receiver would. */
+async function readmeVerifier(): Promise<Verify> {
+  const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
+  const snippet = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+  expect(snippet).toContain("export function verifyShiriSignature");
+  const file = path.join(tmpdir(), `shiri-verify-${process.pid}-${Date.now()}.mjs`);
+  await writeFile(file, snippet);
+  try {
+    return ((await import(pathToFileURL(file).href)) as { verifyShiriSignature: Verify })
+      .verifyShiriSignature;
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+/** The events of these messages, once each is settled (delivered or failed). */
+async function settledRows(messageIds: string[], count: number) {
+  let rows: Array<{ id: string; state: string; attempts: number; last_status: number | null }> = [];
+  await waitFor(
+    async () => {
+      ({ rows } = await h.pool.query(
+        "SELECT id, state, attempts, last_status FROM webhook_events WHERE message_id = ANY ($1) ORDER BY id",
+        [messageIds],
+      ));
+      return rows.length === count && rows.every((r) => r.state !== "pending");
+    },
+    { timeoutMs: 30_000, what: `${count} events settled` },
+  );
+  return rows;
+}
 const phone = (prefix: string, i: number) => `+263${prefix}${String(1_000_000 + i).slice(1)}`;
 
 describe("callbacks for a bulk send", () => {
@@ -110,30 +144,68 @@ describe("callbacks for a bulk send", () => {
     await bulk([phone("772", 1), phone("712", 1)], "signed", rx.url);
     await waitFor(() => rx.received.length >= 2, { what: "two callbacks" });
 
-    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
-    const snippet = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
-    expect(snippet).toContain("export function verifyShiriSignature");
-    const file = path.join(tmpdir(), `shiri-verify-${process.pid}-${Date.now()}.mjs`);
-    await writeFile(file, snippet);
-    try {
-      const { verifyShiriSignature } = (await import(pathToFileURL(file).href)) as {
-        verifyShiriSignature: (body: string, header: unknown, secret: string) => boolean;
-      };
-      for (const r of rx.received) {
-        const header = r.headers["shiri-signature"];
-        expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-        expect(r.headers["shiri-event-id"]).toBe(r.event.id);
-        expect(r.headers["shiri-event-type"]).toBe(r.event.type);
-        expect(r.headers["content-type"]).toBe("application/json");
-        expect(verifyShiriSignature(r.body, header, secret)).toBe(true);
-        expect(verifyShiriSignature(`${r.body} `, header, secret)).toBe(false);
-        expect(verifyShiriSignature(r.body, header, `${secret}x`)).toBe(false);
-        const stale = String(header).replace(/^t=(\d+)/, (_, t) => `t=${Number(t) - 301}`);
-        expect(verifyShiriSignature(r.body, stale, secret)).toBe(false);
-      }
-    } finally {
-      await rm(file, { force: true });
+    const verifyShiriSignature = await readmeVerifier();
+    for (const r of rx.received) {
+      const header = r.headers["shiri-signature"];
+      expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect(r.headers["shiri-event-id"]).toBe(r.event.id);
+      expect(r.headers["shiri-event-type"]).toBe(r.event.type);
+      expect(r.headers["content-type"]).toBe("application/json");
+      expect(verifyShiriSignature(r.body, header, secret)).toBe(true);
+      expect(verifyShiriSignature(`${r.body} `, header, secret)).toBe(false);
+      expect(verifyShiriSignature(r.body, header, `${secret}x`)).toBe(false);
+      const stale = String(header).replace(/^t=(\d+)/, (_, t) => `t=${Number(t) - 301}`);
+      expect(verifyShiriSignature(r.body, stale, secret)).toBe(false);
     }
+  });
+
+  it("after a rotation, signs with the new and the old secret for the grace period, then with the new one only", async () => {
+    const a = await h.t.account({ balance: 10_000_000 });
+    const rotate = async () =>
+      (
+        (await call(h.t.base, "POST", "/api/v1/webhook/secret", { headers: a.headers })).body as {
+          data: { signing_secret: string };
+        }
+      ).data.signing_secret;
+    const oldSecret = await rotate();
+    const newSecret = await rotate();
+    const rx = await receiver();
+    const sendOne = async (to: string) => {
+      const res = await call(h.t.base, "POST", "/api/v1/sms", {
+        headers: a.headers,
+        body: {
+          to,
+          from: "SHIRI",
+          message: "rotated",
+          webhook_url: rx.url,
+          webhook_events: ["message.enqueued"],
+        },
+      });
+      expect(res.status).toBe(202);
+      const id = (res.body as { id: string }).id;
+      await waitFor(() => rx.forMessage(id).length === 1, { timeoutMs: 30_000, what: "the callback" });
+      return rx.forMessage(id)[0] as Received;
+    };
+    const verify = await readmeVerifier();
+
+    const during = await sendOne(phone("781", 1));
+    const header = String(during.headers["shiri-signature"]);
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(verify(during.body, header, newSecret)).toBe(true);
+    expect(verify(during.body, header, oldSecret)).toBe(true); // a receiver not yet redeployed
+    expect(verify(during.body, header, secret)).toBe(false);
+    expect(verifySignature(oldSecret, during.body, header)).toBe(true);
+
+    // The grace period (24 h) over: only the new secret signs.
+    await h.pool.query(
+      "UPDATE account_webhooks SET previous_secret_replaced_at = now() - interval '25 hours' WHERE account_id = $1",
+      [a.id],
+    );
+    const after = await sendOne(phone("781", 2));
+    const single = String(after.headers["shiri-signature"]);
+    expect(single).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verify(after.body, single, newSecret)).toBe(true);
+    expect(verify(after.body, single, oldSecret)).toBe(false);
   });
 });
 
@@ -178,7 +250,18 @@ describe("retries", () => {
     expect(rx.forMessage(id)).toHaveLength(9);
   });
 
-  it("does not retry a final 4xx: the event is kept as failed after one attempt, and counted", async () => {
+  it("retries a receiver mid-deploy (404, then 401, then 200): every event is delivered, none lost", async () => {
+    const rx = await receiver((_r, attempt) => (attempt === 1 ? 404 : attempt === 2 ? 401 : 200));
+    const [item] = await bulk([phone("783", 1)], "mid-deploy", rx.url);
+    const id = item?.id ?? "";
+    await h.waitUntilSettled([id], { delivered: true });
+    const rows = await settledRows([id], 3);
+    for (const row of rows) expect(row).toMatchObject({ state: "delivered", attempts: 3, last_status: 200 });
+    for (const row of rows)
+      expect(rx.received.filter((r) => r.event.id === row.id).map((r) => r.event.type)).toHaveLength(3);
+  });
+
+  it("does not retry 410 Gone: the event is kept as failed after one attempt, and counted", async () => {
     const failed = async () =>
       (await h.t.service.metrics.webhookDeliveries.get()).values.find((v) => v.labels.outcome === "failed")
         ?.value ?? 0;
@@ -363,5 +446,77 @@ describe("the events a webhook asks for", () => {
         [unroutable, "message.failed"],
       ].sort(),
     );
+  });
+});
+
+describe("callbacks are not lost", () => {
+  it("an event whose job was lost is found by the worker's sweeper and delivered", async () => {
+    const rx = await receiver();
+    const [item] = await bulk([phone("784", 1)], "stranded", rx.url);
+    const id = item?.id ?? "";
+    await h.waitUntilSettled([id], { delivered: true });
+    const [stranded] = await settledRows([id], 3);
+    // As if its job had been taken by a worker that died, and used up its retries: the event is
+    // pending, marked as carried by a job since long ago, and no live job carries it.
+    await h.pool.query(
+      `UPDATE webhook_events SET state = 'pending', completed_at = NULL, enqueued_at = now() - interval '1 hour'
+        WHERE id = $1`,
+      [stranded?.id],
+    );
+    await waitFor(() => rx.received.filter((r) => r.event.id === stranded?.id).length === 2, {
+      timeoutMs: 30_000,
+      what: "the stranded event sent again",
+    });
+    const rows = await settledRows([id], 3);
+    expect(rows.find((r) => r.id === stranded?.id)).toMatchObject({ state: "delivered", attempts: 2 });
+    const requeued = (await h.t.service.metrics.webhookRequeued.get()).values.find(
+      (v) => v.labels.reason === "stranded",
+    );
+    expect(requeued?.value).toBeGreaterThanOrEqual(1);
+  });
+
+  it("redelivers an event on request, and every event of a time range, as new attempts", async () => {
+    let gone = true;
+    const rx = await receiver(() => (gone ? 410 : 200));
+    const [item] = await bulk([phone("785", 1)], "redeliver me", rx.url);
+    const id = item?.id ?? "";
+    await h.waitUntilSettled([id], { delivered: true });
+    const failed = await settledRows([id], 3);
+    expect(failed.every((r) => r.state === "failed" && r.attempts === 1)).toBe(true);
+    gone = false;
+
+    const one = failed[0]?.id ?? "";
+    const res = await call(h.t.base, "POST", `/api/v1/webhook/deliveries/${one}/redeliver`, {
+      headers: h.acct.headers,
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ status: "success", data: { id: one, state: "pending", attempts: 1 } });
+    await waitFor(() => rx.received.filter((r) => r.event.id === one).length === 2, {
+      what: "the redelivered event",
+    });
+    expect((await settledRows([id], 3)).find((r) => r.id === one)).toMatchObject({
+      state: "delivered",
+      attempts: 2,
+    });
+
+    const created = await h.pool.query<{ since: Date; until: Date }>(
+      "SELECT min(created_at) AS since, max(created_at) + interval '1 ms' AS until FROM webhook_events WHERE message_id = $1",
+      [id],
+    );
+    const range = created.rows[0];
+    const many = await call(h.t.base, "POST", "/api/v1/webhook/deliveries/redeliver", {
+      headers: h.acct.headers,
+      body: { since: range?.since.toISOString(), until: range?.until.toISOString() },
+    });
+    expect(many.status).toBe(202);
+    expect(many.body).toEqual({
+      status: "success",
+      message: "redelivery scheduled",
+      data: { redelivered: 3 },
+    });
+    const rows = await settledRows([id], 3);
+    await waitFor(() => rx.forMessage(id).length === 3 + 1 + 3, { what: "every event of the range again" });
+    for (const row of rows) expect(row).toMatchObject({ state: "delivered", last_status: 200 });
+    expect(rows.map((r) => r.attempts).sort()).toEqual([2, 2, 3]);
   });
 });

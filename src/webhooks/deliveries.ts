@@ -1,0 +1,99 @@
+import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
+
+/** One event of an account and what became of it, as GET /api/v1/webhook/deliveries lists it. */
+export interface Delivery {
+  id: string;
+  type: string;
+  message_id: string;
+  url: string;
+  state: "pending" | "delivered" | "failed";
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+interface Row extends Omit<Delivery, "created_at" | "completed_at"> {
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+const COLUMNS =
+  "id, type, message_id, url, state, attempts, last_status, last_error, created_at, completed_at";
+
+const view = (r: Row): Delivery => ({
+  ...r,
+  created_at: r.created_at.toISOString(),
+  completed_at: r.completed_at ? r.completed_at.toISOString() : null,
+});
+
+/** The account's events, newest first, optionally of one state and from `since` on. */
+export async function listDeliveries(
+  db: Queryable,
+  accountId: string,
+  filter: { limit: number; state?: Delivery["state"] | undefined; since?: Date | undefined },
+): Promise<Delivery[]> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM webhook_events
+      WHERE account_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::timestamptz IS NULL OR created_at >= $3)
+      ORDER BY created_at DESC, id DESC
+      LIMIT $4`,
+    [accountId, filter.state ?? null, filter.since ?? null, filter.limit],
+  );
+  return rows.map(view);
+}
+
+/*
+ * Back to the outbox, due now, whatever the state: the next attempt is made at once and counted
+ * on top of the earlier ones (so a stale job of an earlier attempt stays a no-op). A pending
+ * event that a job already carries is left in that job, which is about to try it (or, if the
+ * job was lost, the stranded sweeper requeues it): requeuing it too would send it twice.
+ */
+const redeliver = (target: string) => `
+  UPDATE webhook_events e
+     SET state = 'pending', completed_at = NULL, next_attempt_at = now(),
+         enqueued_at = CASE WHEN e.state = 'pending' THEN e.enqueued_at END
+    FROM (${target} FOR UPDATE) target
+   WHERE e.id = target.id
+  RETURNING e.id, e.type, e.message_id, e.url, e.state, e.attempts, e.last_status, e.last_error,
+            e.created_at, e.completed_at`;
+
+const REDELIVER_ONE = redeliver("SELECT id FROM webhook_events WHERE id = $1 AND account_id = $2");
+const REDELIVER_IDS = redeliver("SELECT id FROM webhook_events WHERE id = ANY ($1::uuid[])");
+
+/** Redelivers one event of the account; null when the account has no such event. */
+export async function redeliverEvent(
+  db: Queryable,
+  accountId: string,
+  eventId: string,
+): Promise<Delivery | null> {
+  const { rows } = await db.query<Row>(REDELIVER_ONE, [eventId, accountId]);
+  return rows[0] ? view(rows[0]) : null;
+}
+
+/** The most events one range redelivery takes: a larger range is refused, to be split. */
+export const REDELIVER_RANGE_LIMIT = 10_000;
+
+/**
+ * Redelivers every event of the account created in [since, until): the count, or null (nothing
+ * changed) when the range holds more than REDELIVER_RANGE_LIMIT events.
+ */
+export async function redeliverRange(
+  pool: Pool,
+  accountId: string,
+  range: { since: Date; until: Date },
+): Promise<number | null> {
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `SELECT id FROM webhook_events
+        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
+        LIMIT $4`,
+      [accountId, range.since, range.until, REDELIVER_RANGE_LIMIT + 1],
+    );
+    if (rows.length > REDELIVER_RANGE_LIMIT) return null;
+    if (rows.length === 0) return 0;
+    const { rowCount } = await tx.query(REDELIVER_IDS, [rows.map((r) => r.id)]);
+    return rowCount ?? 0;
+  });
+}
