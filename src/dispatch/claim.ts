@@ -1,4 +1,4 @@
-import type { Tx } from "../db/pool.ts";
+import type { Queryable, Tx } from "../db/pool.ts";
 import { expireMessages } from "./expire.ts";
 
 export { VALIDITY_EXPIRED } from "./expire.ts";
@@ -23,7 +23,7 @@ export interface ClaimedMessage {
 export async function claimMessages(
   tx: Tx,
   messageIds: readonly string[],
-  options: { lockSeconds: number; validityHours: number },
+  options: { lockSeconds: number; validityHours: number; owner: string },
 ): Promise<{ claimed: ClaimedMessage[]; busy: string[] }> {
   await expireMessages(tx, { validityHours: options.validityHours, limit: messageIds.length, messageIds });
   // One statement: the claim, each claimed message's accepted segments, and the ids another run
@@ -33,7 +33,7 @@ export async function claimMessages(
     name: "shiri_claim",
     text: `WITH claimed AS (
              UPDATE messages SET status = 'processing', attempts = attempts + 1, updated_at = now(),
-                                 locked_until = now() + make_interval(secs => $2)
+                                 locked_until = now() + make_interval(secs => $2), locked_by = $3
               WHERE id = ANY($1::uuid[]) AND status IN ('enqueued', 'processing')
                 AND (locked_until IS NULL OR locked_until < now())
              RETURNING id, "to", body, sender_id, received_at
@@ -47,7 +47,7 @@ export async function claimMessages(
              FROM messages m
             WHERE m.id = ANY($1::uuid[]) AND m.status IN ('enqueued', 'processing')
               AND NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = m.id)`,
-    values: [messageIds, options.lockSeconds],
+    values: [messageIds, options.lockSeconds, options.owner],
   });
   const claimed: ClaimedMessage[] = [];
   const busy: string[] = [];
@@ -56,4 +56,22 @@ export async function claimMessages(
     else claimed.push(message);
   }
   return { claimed, busy };
+}
+
+/**
+ * Keeps a batch's lease on its messages alive while it runs (a slow, TPS-limited carrier can take
+ * longer than one lease): only the owner's, only while they wait for their outcome.
+ */
+export async function extendLease(
+  db: Queryable,
+  messageIds: readonly string[],
+  options: { lockSeconds: number; owner: string },
+): Promise<number> {
+  const { rowCount } = await db.query({
+    name: "shiri_extend_lease",
+    text: `UPDATE messages SET locked_until = now() + make_interval(secs => $2)
+            WHERE id = ANY($1::uuid[]) AND locked_by = $3 AND status = 'processing'`,
+    values: [messageIds, options.lockSeconds, options.owner],
+  });
+  return rowCount ?? 0;
 }

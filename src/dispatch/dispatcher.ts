@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
@@ -14,7 +15,7 @@ import { applyEarlyReceipts } from "../receipts/apply-receipts.ts";
 import { HeldReceipts, type ReceiptRegistry } from "../receipts/held-receipts.ts";
 import type { Receipt } from "../receipts/read-receipt.ts";
 import type { CarrierLink } from "./carrier-link.ts";
-import { type ClaimedMessage, claimMessages } from "./claim.ts";
+import { type ClaimedMessage, claimMessages, extendLease } from "./claim.ts";
 import { type DispatchOutcome, recordParts, settleBatch } from "./settle.ts";
 import { type LateAcceptance, submitMessages } from "./submit-messages.ts";
 
@@ -147,14 +148,21 @@ export class Dispatcher {
     this.meanJobSize = Math.max(1, (this.meanJobSize + size) / 2);
 
     this.messagesInFlight += messageIds.length;
+    // The batch's lease on its messages: its own, and kept alive for as long as it runs.
+    const lease = { owner: randomUUID(), lockSeconds: this.options.lockSeconds };
+    const keepAlive = setInterval(
+      () => {
+        extendLease(this.options.pool, messageIds, lease).catch((err: unknown) =>
+          logger.error({ err, operator }, "dispatch lease not extended"),
+        );
+      },
+      (lease.lockSeconds * 1_000) / 3,
+    );
     try {
       let claim: { claimed: ClaimedMessage[]; busy: string[] };
       try {
         claim = await withTransaction(this.options.pool, (tx) =>
-          claimMessages(tx, messageIds, {
-            lockSeconds: this.options.lockSeconds,
-            validityHours: this.options.validityHours,
-          }),
+          claimMessages(tx, messageIds, { ...lease, validityHours: this.options.validityHours }),
         );
       } catch (err) {
         // Nothing was submitted: the jobs run again later (pg-boss retry).
@@ -193,7 +201,7 @@ export class Dispatcher {
       this.count(outcome, claim.claimed);
       const smscIds = outcome.acceptedParts.map((p) => p.smscId);
       try {
-        await this.settle(jobs, outcome, held);
+        await this.settle(jobs, outcome, held, lease.owner);
       } finally {
         this.options.receipts.forget(smscIds);
       }
@@ -208,6 +216,7 @@ export class Dispatcher {
       }
       for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part));
     } finally {
+      clearInterval(keepAlive);
       this.messagesInFlight -= messageIds.length;
     }
   }
@@ -241,11 +250,12 @@ export class Dispatcher {
     batch: readonly { job: FetchedJob; messageIds: readonly string[] }[],
     outcome: DispatchOutcome,
     held: HeldReceipts,
+    owner: string,
   ): Promise<void> {
     const jobs = batch.map((j) => j.job);
     const { operator, logger, pool, boss } = this.options;
     const receipts = held.seal();
-    const settleOptions = { batchSize: this.options.batchSize, lockSeconds: this.options.lockSeconds };
+    const settleOptions = { batchSize: this.options.batchSize, lockSeconds: this.options.lockSeconds, owner };
     for (let attempt = 0; ; attempt++) {
       try {
         const delivered = await withTransaction(pool, (tx) =>

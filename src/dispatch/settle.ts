@@ -44,7 +44,7 @@ const MARK_SUCCEEDED = `
        SET status = 'success', billing = CASE WHEN old.billing = 'held' THEN 'captured' ELSE m.billing END,
            operator_response = CASE WHEN u.delivered THEN 'DELIVRD' ELSE u.response END,
            accepted_at = now(), delivered_at = CASE WHEN u.delivered THEN now() END,
-           locked_until = NULL, last_error = NULL, updated_at = now()
+           locked_until = NULL, locked_by = NULL, last_error = NULL, updated_at = now()
       FROM u JOIN old ON old.id = u.id
      WHERE m.id = u.id
     RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, u.delivered
@@ -99,7 +99,7 @@ export async function settleBatch(
   jobs: readonly FetchedJob[],
   outcome: DispatchOutcome,
   receipts: readonly Receipt[],
-  options: { batchSize: number; lockSeconds: number },
+  options: { batchSize: number; lockSeconds: number; owner: string },
 ): Promise<number[]> {
   // A receipt for one segment is written with the segment; one that stands for the whole message
   // (a carrier that sends one per message) goes the ordinary way once every segment is recorded.
@@ -151,7 +151,7 @@ export async function settleBatch(
   if (outcome.failed.length > 0) {
     const { rows } = await tx.query<{ id: string }>(
       `UPDATE messages m SET status = 'failed', operator_response = u.response, last_error = u.error,
-                             locked_until = NULL, updated_at = now()
+                             locked_until = NULL, locked_by = NULL, updated_at = now()
          FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, response, error)
         WHERE m.id = u.id AND m.status = 'processing'
        RETURNING m.id`,
@@ -168,11 +168,12 @@ export async function settleBatch(
 
   if (outcome.retry.length > 0) {
     const { rows } = await tx.query<{ id: string; attempts: number }>(
-      `UPDATE messages m SET locked_until = NULL, last_error = u.error, updated_at = now()
+      // Only the lease's owner gives it up: a run whose lease ran out leaves the new owner's alone.
+      `UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = u.error, updated_at = now()
          FROM unnest($1::uuid[], $2::text[]) AS u(id, error)
-        WHERE m.id = u.id AND m.status = 'processing'
+        WHERE m.id = u.id AND m.status = 'processing' AND m.locked_by = $3
        RETURNING m.id, m.attempts`,
-      [outcome.retry.map((r) => r.id), outcome.retry.map((r) => r.error)],
+      [outcome.retry.map((r) => r.id), outcome.retry.map((r) => r.error), options.owner],
     );
     const notBefore = new Map(outcome.retry.map((r) => [r.id, r.notBeforeSeconds ?? 0]));
     const byDelay = new Map<number, { id: string; operator: Operator }[]>();
