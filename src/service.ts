@@ -10,6 +10,7 @@ import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
+import { keepKeysTrimmed } from "./intake/idempotency.ts";
 import type { Logger } from "./logger.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
 import { startSamplers } from "./observability/samplers.ts";
@@ -128,7 +129,8 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       stops.push(() => webhooks.stop());
     }
 
-    // 6. Upkeep: the churned tables vacuumed by Shiri itself where the server's autovacuum is off.
+    // 6. Upkeep: the churned tables vacuumed by Shiri itself where the server's autovacuum is off;
+    //    idempotency keys past their retention deleted.
     if (role !== "api") {
       const vacuum = keepVacuumed(pool, {
         mode: config.SELF_VACUUM,
@@ -139,6 +141,11 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         onError: (err) => logger.error({ err }, "vacuum pass failed"),
       });
       stops.push(() => vacuum.stop());
+      const keys = keepKeysTrimmed(pool, {
+        ttlHours: config.IDEMPOTENCY_TTL_HOURS,
+        onError: (err) => logger.error({ err }, "expired idempotency keys not deleted"),
+      });
+      stops.push(async () => keys.stop());
     }
 
     return {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Request } from "express";
-import type { Tx } from "../db/pool.ts";
+import type { Queryable, Tx } from "../db/pool.ts";
 import { ApiError } from "./errors.ts";
 
 /**
@@ -72,4 +72,43 @@ export async function claimIdempotencyKey(
   const found = rows[0];
   if (!found || found.request_hash !== input.requestHash) return { kind: "conflict" };
   return { kind: "replay", statusCode: found.status_code, response: found.response };
+}
+
+/**
+ * Keys past their retention answer nothing any more (a replay after it is a new send): deleted a
+ * bounded chunk at a time, oldest first, so the table stays the size of a day's keys. A stored
+ * 10,000-recipient response is about 1 MB. Safe from several processes at once (SKIP LOCKED).
+ */
+export async function deleteExpiredKeys(db: Queryable, ttlHours: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM idempotency_keys k USING (
+       SELECT account_id, endpoint, key FROM idempotency_keys
+        WHERE created_at < now() - make_interval(hours => $1)
+        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED) old
+      WHERE k.account_id = old.account_id AND k.endpoint = old.endpoint AND k.key = old.key`,
+    [ttlHours, limit],
+  );
+  return rowCount ?? 0;
+}
+
+/** Deletes expired keys every minute, in chunks, until the backlog is gone. */
+export function keepKeysTrimmed(
+  db: Queryable,
+  options: { ttlHours: number; onError: (err: unknown) => void },
+): { stop(): void } {
+  const CHUNK = 5_000;
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    (async () => {
+      while ((await deleteExpiredKeys(db, options.ttlHours, CHUNK)) === CHUNK) {}
+    })()
+      .catch(options.onError)
+      .finally(() => {
+        running = false;
+      });
+  }, 60_000);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.ts";
+import { deleteExpiredKeys } from "../../src/intake/idempotency.ts";
 import { balanceFromLedger, balanceOf, topUp } from "../../src/ledger/ledger.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
@@ -74,5 +75,28 @@ describe.each([
     await withTransaction(t.service.pool, (tx) => topUp(tx, a.id, 100_000));
     const ok = await call(t.base, "POST", path, { headers: withKey(a, "retry"), body });
     expect(ok.status).toBe(202);
+  });
+});
+
+describe("idempotency key retention", () => {
+  it("deletes keys past their retention, in chunks, and keeps the fresh ones", async () => {
+    const a = await t.account({ balance: 1_000_000 });
+    const body = { to: "+263771234567", from: "SHIRI", message: "kept a day" };
+    for (const key of ["old-1", "old-2", "old-3", "fresh"])
+      expect((await call(t.base, "POST", "/api/v1/sms", { headers: withKey(a, key), body })).status).toBe(
+        202,
+      );
+    await t.service.pool.query(
+      "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE account_id = $1 AND key LIKE 'old-%'",
+      [a.id],
+    );
+    expect(await deleteExpiredKeys(t.service.pool, 24, 2)).toBe(2);
+    expect(await deleteExpiredKeys(t.service.pool, 24, 2)).toBe(1);
+    expect(await deleteExpiredKeys(t.service.pool, 24, 2)).toBe(0);
+    const { rows } = await t.service.pool.query<{ key: string }>(
+      "SELECT key FROM idempotency_keys WHERE account_id = $1",
+      [a.id],
+    );
+    expect(rows.map((r) => r.key)).toEqual(["fresh"]);
   });
 });
