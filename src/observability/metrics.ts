@@ -192,13 +192,13 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
     for (const reason of ["empty", "too_long", "unreadable"])
       metrics.smscIdsRefused.inc({ operator, reason }, 0);
     metrics.throttled.inc({ operator }, 0);
+    for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
     metrics.messagesExpired.inc({ operator }, 0);
     metrics.breakerState.set({ operator }, 0);
     metrics.sessionBound.set({ operator }, 0);
   }
   for (const outcome of ["delivered", "retry", "failed", "refused"])
-    for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     metrics.webhookDeliveries.inc({ outcome }, 0);
   for (const reason of ["stranded", "redeliver"]) metrics.webhookRequeued.inc({ reason }, 0);
 }
