@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
+import { type ClaimedMessage, claimMessages, extendLease } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import {
@@ -15,7 +16,6 @@ import { applyEarlyReceipts } from "../receipts/apply-receipts.ts";
 import { HeldReceipts, type ReceiptRegistry } from "../receipts/held-receipts.ts";
 import type { Receipt } from "../receipts/read-receipt.ts";
 import type { CarrierLink } from "./carrier-link.ts";
-import { type ClaimedMessage, claimMessages, extendLease } from "./claim.ts";
 import { type DispatchOutcome, recordParts, settleBatch } from "./settle.ts";
 import { type LateAcceptance, submitMessages } from "./submit-messages.ts";
 

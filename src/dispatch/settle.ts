@@ -1,11 +1,10 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
-import { release } from "../ledger/ledger.ts";
+import { giveUpLease, markAccepted, markRefused, refreshDelivery } from "../lifecycle/index.ts";
 import { completeDispatchJobs, enqueueDispatch, type FetchedJob, type Queue } from "../queue/boss.ts";
-import { applyReceipts, refreshDelivery } from "../receipts/apply-receipts.ts";
+import { applyReceipts } from "../receipts/apply-receipts.ts";
 import { mostTelling } from "../receipts/held-receipts.ts";
 import { FINAL_STATES, type Receipt } from "../receipts/read-receipt.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
 
 export interface DispatchOutcome {
   /** Segments the carrier accepted in this run, with their canonical SMSC ids. */
@@ -28,32 +27,6 @@ export function retryDelaySeconds(attempts: number): number {
   const base = Math.min(60, 2 ** Math.max(0, attempts - 1));
   return Math.ceil(base / 2 + (Math.random() * base) / 2);
 }
-
-/*
- * processing → success, with the capture of the hold and its ledger row, in one statement. A
- * message whose segments were all accepted in this run with a DELIVRD receipt already in hand is
- * delivered in the same row version. `old` reads the billing before the update, so the capture
- * happens once per message whoever settles it.
- */
-const MARK_SUCCEEDED = `
-  WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, response, delivered)),
-  old AS (SELECT m.id, m.billing FROM messages m JOIN u ON u.id = m.id
-           WHERE m.status = 'processing' FOR UPDATE OF m),
-  moved AS (
-    UPDATE messages m
-       SET status = 'success', billing = CASE WHEN old.billing = 'held' THEN 'captured' ELSE m.billing END,
-           operator_response = CASE WHEN u.delivered THEN 'DELIVRD' ELSE u.response END,
-           accepted_at = now(), delivered_at = CASE WHEN u.delivered THEN now() END,
-           locked_until = NULL, locked_by = NULL, last_error = NULL, updated_at = now()
-      FROM u JOIN old ON old.id = u.id
-     WHERE m.id = u.id
-    RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, u.delivered
-  ),
-  captured AS (
-    INSERT INTO ledger_entries (account_id, kind, amount, message_id)
-    SELECT account_id, 'capture', charge, id FROM moved WHERE old_billing = 'held' AND charge > 0
-  )
-  SELECT id, delivered FROM moved`;
 
 /**
  * Records segments the carrier accepted, each with the receipt already in hand for it, if any.
@@ -120,23 +93,17 @@ export async function settleBatch(
       else partsOf.set(p.messageId, [p.smscId]);
     }
     const firstRun = new Map(outcome.succeeded.map((s) => [s.id, s.firstRun]));
-    const deliveredNow = outcome.succeeded.map(
-      (s) =>
-        s.firstRun &&
-        (partsOf.get(s.id) ?? []).every((smscId) => receiptFor.get(smscId)?.state === "DELIVRD"),
-    );
-    const { rows } = await tx.query<{ id: string; delivered: boolean }>({
-      name: "shiri_settle_succeeded",
-      text: MARK_SUCCEEDED,
-      values: [outcome.succeeded.map((s) => s.id), outcome.succeeded.map((s) => s.response), deliveredNow],
-    });
-    await recordMessageEvents(
+    const rows = await markAccepted(
       tx,
-      rows.map((r) => r.id),
-      "message.success",
+      outcome.succeeded.map((s) => ({
+        id: s.id,
+        response: s.response,
+        delivered:
+          s.firstRun &&
+          (partsOf.get(s.id) ?? []).every((smscId) => receiptFor.get(smscId)?.state === "DELIVRD"),
+      })),
     );
     const deliveredIds = rows.filter((r) => r.delivered).map((r) => r.id);
-    await recordMessageEvents(tx, deliveredIds, "message.delivered");
     for (const _ of deliveredIds) delivered.push(0);
     // Segments with receipts from before this run, or receipts other than DELIVRD: carried up the
     // ordinary way (delivered when every segment says so, else the final state in operator_response).
@@ -148,33 +115,10 @@ export async function settleBatch(
   }
   if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, operator, wholeMessage)).delivered);
 
-  if (outcome.failed.length > 0) {
-    const { rows } = await tx.query<{ id: string }>(
-      `UPDATE messages m SET status = 'failed', operator_response = u.response, last_error = u.error,
-                             locked_until = NULL, locked_by = NULL, updated_at = now()
-         FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, response, error)
-        WHERE m.id = u.id AND m.status = 'processing'
-       RETURNING m.id`,
-      [
-        outcome.failed.map((f) => f.id),
-        outcome.failed.map((f) => f.response),
-        outcome.failed.map((f) => f.error),
-      ],
-    );
-    const ids = rows.map((r) => r.id);
-    await release(tx, ids);
-    await recordMessageEvents(tx, ids, "message.failed");
-  }
+  await markRefused(tx, outcome.failed);
 
   if (outcome.retry.length > 0) {
-    const { rows } = await tx.query<{ id: string; attempts: number }>(
-      // Only the lease's owner gives it up: a run whose lease ran out leaves the new owner's alone.
-      `UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = u.error, updated_at = now()
-         FROM unnest($1::uuid[], $2::text[]) AS u(id, error)
-        WHERE m.id = u.id AND m.status = 'processing' AND m.locked_by = $3
-       RETURNING m.id, m.attempts`,
-      [outcome.retry.map((r) => r.id), outcome.retry.map((r) => r.error), options.owner],
-    );
+    const rows = await giveUpLease(tx, outcome.retry, options.owner);
     const notBefore = new Map(outcome.retry.map((r) => [r.id, r.notBeforeSeconds ?? 0]));
     const byDelay = new Map<number, { id: string; operator: Operator }[]>();
     for (const r of rows) {

@@ -1,12 +1,12 @@
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { readSubmitId } from "../domain/smsc-id.ts";
+import type { ClaimedMessage } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
 import type { LateAnswer, SubmitParams } from "../smpp/session.ts";
 import { buildSubmits } from "./build-submits.ts";
 import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
-import type { ClaimedMessage } from "./claim.ts";
 import type { DispatchOutcome } from "./settle.ts";
 
 /** Throttled submits of a part retried within its batch before the message waits for a later run. */

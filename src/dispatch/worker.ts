@@ -3,11 +3,11 @@ import { hostname } from "node:os";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
+import { sweepExpired } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Queue } from "../queue/boss.ts";
 import { sweepEarlyReceipts } from "../receipts/apply-receipts.ts";
-import { sweepExpired } from "./expire.ts";
 import { OperatorWorker } from "./operator-worker.ts";
 
 /** How often the validity sweeper looks, whatever the carriers' state, and how much one pass fails. */

@@ -1,6 +1,6 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Queryable } from "../db/pool.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
+import { refreshDelivery } from "../lifecycle/index.ts";
 import { FINAL_STATES, type Receipt } from "./read-receipt.ts";
 
 const FINAL = [...FINAL_STATES];
@@ -111,51 +111,6 @@ export async function applyReceipts(
   }
   const delivered = await refreshDelivery(tx, touched);
   return { matched: receipts.length - unknown.length, early: unknown.length, delivered, duplicates };
-}
-
-/**
- * Carries segment receipts up to their messages: delivered when every segment is DELIVRD
- * (sets delivered_at), else a final non-delivered state is reported in operator_response.
- * Only accepted (`success`) messages move; status itself never changes here.
- */
-export async function refreshDelivery(tx: Queryable, messageIds: readonly string[]): Promise<number[]> {
-  if (messageIds.length === 0) return [];
-  const delivered = await tx.query<{ id: string; seconds: number }>(
-    `UPDATE messages m SET delivered_at = now(), operator_response = 'DELIVRD', updated_at = now()
-      WHERE m.id = ANY($1::uuid[]) AND m.status = 'success' AND m.delivered_at IS NULL
-        AND (SELECT count(*) FILTER (WHERE p.receipt_state = 'DELIVRD') FROM message_parts p
-              WHERE p.message_id = m.id) = m.segments
-     RETURNING m.id, extract(epoch FROM m.delivered_at - m.accepted_at)::float8 AS seconds`,
-    [messageIds],
-  );
-  const undelivered = await tx.query<{ id: string }>(
-    `UPDATE messages m SET operator_response = f.state, updated_at = now()
-       FROM (SELECT DISTINCT ON (p.message_id) p.message_id,
-                    p.receipt_state || coalesce(' err:' || p.receipt_err, '') AS state
-               FROM message_parts p
-              WHERE p.message_id = ANY($1::uuid[]) AND p.receipt_state = ANY($2::text[])
-                AND p.receipt_state <> 'DELIVRD'
-              ORDER BY p.message_id, p.receipt_at) f
-      WHERE m.id = f.message_id AND m.status = 'success' AND m.delivered_at IS NULL
-        AND m.operator_response IS DISTINCT FROM f.state
-     RETURNING m.id`,
-    [messageIds, FINAL],
-  );
-  if (delivered.rows.length > 0) {
-    await recordMessageEvents(
-      tx,
-      delivered.rows.map((r) => r.id),
-      "message.delivered",
-    );
-  }
-  if (undelivered.rows.length > 0) {
-    await recordMessageEvents(
-      tx,
-      undelivered.rows.map((r) => r.id),
-      "message.undelivered",
-    );
-  }
-  return delivered.rows.map((r) => r.seconds);
 }
 
 interface EarlyRow {

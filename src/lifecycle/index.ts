@@ -1,0 +1,62 @@
+/**
+ * The message lifecycle: every status change Shiri makes after a send is accepted, with the SQL
+ * guard that allows it, the money it moves and the event it records. Dispatch, receipts and the
+ * sweepers call these functions; nothing else changes a message's status. (A send is written as
+ * `enqueued`, or `failed` UNROUTABLE and billed at once, by src/sending/record-send.ts.)
+ * test/integration/lifecycle.test.ts holds every row of this table to its word.
+ */
+export const TRANSITIONS = [
+  {
+    name: "claim",
+    from: "enqueued, or processing whose lease ran out",
+    to: "processing (leased to one run)",
+    money: "none",
+    event: "none",
+    where: "claim.ts",
+  },
+  {
+    name: "expire",
+    from: "enqueued, or processing whose lease ran out, past received_at + validity",
+    to: "failed VALIDITY_EXPIRED",
+    money: "release",
+    event: "message.failed",
+    where: "expire.ts",
+  },
+  {
+    name: "accept",
+    from: "processing",
+    to: "success (with delivered_at when its DELIVRD receipts came with the batch)",
+    money: "capture",
+    event: "message.success (and message.delivered)",
+    where: "outcomes.ts",
+  },
+  {
+    name: "refuse",
+    from: "processing",
+    to: "failed with the carrier's status",
+    money: "release",
+    event: "message.failed",
+    where: "outcomes.ts",
+  },
+  {
+    name: "give up the lease",
+    from: "processing, leased to this run",
+    to: "processing, free for a later try",
+    money: "none",
+    event: "none",
+    where: "outcomes.ts",
+  },
+  {
+    name: "deliver",
+    from: "success, not yet delivered",
+    to: "success with delivered_at (every segment DELIVRD) or a final state in operator_response",
+    money: "none",
+    event: "message.delivered or message.undelivered",
+    where: "deliver.ts",
+  },
+] as const;
+
+export { type ClaimedMessage, claimMessages, extendLease } from "./claim.ts";
+export { refreshDelivery } from "./deliver.ts";
+export { expireMessages, sweepExpired, VALIDITY_EXPIRED } from "./expire.ts";
+export { giveUpLease, markAccepted, markRefused } from "./outcomes.ts";

@@ -1,0 +1,100 @@
+import type { Tx } from "../db/pool.ts";
+import { release } from "../ledger/ledger.ts";
+import { recordMessageEvents } from "../webhooks/events.ts";
+
+/*
+ * processing → success, with the capture of the hold and its ledger row, in one statement. A
+ * message whose segments were all accepted in this run with a DELIVRD receipt already in hand is
+ * delivered in the same row version. `old` reads the billing before the update, so the capture
+ * happens once per message whoever settles it.
+ */
+const MARK_SUCCEEDED = `
+  WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, response, delivered)),
+  old AS (SELECT m.id, m.billing FROM messages m JOIN u ON u.id = m.id
+           WHERE m.status = 'processing' FOR UPDATE OF m),
+  moved AS (
+    UPDATE messages m
+       SET status = 'success', billing = CASE WHEN old.billing = 'held' THEN 'captured' ELSE m.billing END,
+           operator_response = CASE WHEN u.delivered THEN 'DELIVRD' ELSE u.response END,
+           accepted_at = now(), delivered_at = CASE WHEN u.delivered THEN now() END,
+           locked_until = NULL, locked_by = NULL, last_error = NULL, updated_at = now()
+      FROM u JOIN old ON old.id = u.id
+     WHERE m.id = u.id
+    RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, u.delivered
+  ),
+  captured AS (
+    INSERT INTO ledger_entries (account_id, kind, amount, message_id)
+    SELECT account_id, 'capture', charge, id FROM moved WHERE old_billing = 'held' AND charge > 0
+  )
+  SELECT id, delivered FROM moved`;
+
+/**
+ * processing → success: the carrier accepted every segment. The hold is captured (once, whoever
+ * settles), message.success is recorded, and message.delivered too for a message delivered in the
+ * same move (its DELIVRD receipts came with the batch). Only messages still processing move.
+ */
+export async function markAccepted(
+  tx: Tx,
+  items: readonly { id: string; response: string; delivered: boolean }[],
+): Promise<{ id: string; delivered: boolean }[]> {
+  if (items.length === 0) return [];
+  const { rows } = await tx.query<{ id: string; delivered: boolean }>({
+    name: "shiri_settle_succeeded",
+    text: MARK_SUCCEEDED,
+    values: [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.delivered)],
+  });
+  await recordMessageEvents(
+    tx,
+    rows.map((r) => r.id),
+    "message.success",
+  );
+  await recordMessageEvents(
+    tx,
+    rows.filter((r) => r.delivered).map((r) => r.id),
+    "message.delivered",
+  );
+  return rows;
+}
+
+/**
+ * processing → failed: the carrier refused the message for good. The hold is released (once) and
+ * message.failed recorded. Only messages still processing move.
+ */
+export async function markRefused(
+  tx: Tx,
+  items: readonly { id: string; response: string; error: string }[],
+): Promise<string[]> {
+  if (items.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `UPDATE messages m SET status = 'failed', operator_response = u.response, last_error = u.error,
+                           locked_until = NULL, locked_by = NULL, updated_at = now()
+       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, response, error)
+      WHERE m.id = u.id AND m.status = 'processing'
+     RETURNING m.id`,
+    [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.error)],
+  );
+  const ids = rows.map((r) => r.id);
+  await release(tx, ids);
+  await recordMessageEvents(tx, ids, "message.failed");
+  return ids;
+}
+
+/**
+ * processing stays processing, its lease given up for a later try (no money, no event). Only the
+ * lease's owner gives it up: a run whose lease ran out leaves the new owner's alone.
+ */
+export async function giveUpLease(
+  tx: Tx,
+  items: readonly { id: string; error: string }[],
+  owner: string,
+): Promise<{ id: string; attempts: number }[]> {
+  if (items.length === 0) return [];
+  const { rows } = await tx.query<{ id: string; attempts: number }>(
+    `UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = u.error, updated_at = now()
+       FROM unnest($1::uuid[], $2::text[]) AS u(id, error)
+      WHERE m.id = u.id AND m.status = 'processing' AND m.locked_by = $3
+     RETURNING m.id, m.attempts`,
+    [items.map((i) => i.id), items.map((i) => i.error), owner],
+  );
+  return rows;
+}

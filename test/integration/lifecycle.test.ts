@@ -1,0 +1,234 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.ts";
+import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import {
+  claimMessages,
+  expireMessages,
+  giveUpLease,
+  markAccepted,
+  markRefused,
+  refreshDelivery,
+  TRANSITIONS,
+} from "../../src/lifecycle/index.ts";
+import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
+
+/**
+ * Every transition of the message lifecycle (src/lifecycle/index.ts), allowed from the states its
+ * guard names and refused from the others, with the money it moves and the event it records.
+ * Messages come from the real send path (held charge, pg-boss job); the API role runs no worker,
+ * so nothing else moves them.
+ */
+let t: TestService;
+let acct: TestAccount;
+beforeAll(async () => {
+  t = await startTestService({ PORT: "0" }, "api");
+  acct = await t.account({ balance: 10_000_000 });
+  // Callbacks for every event, so each transition's event is recorded.
+  await call(t.base, "PUT", "/api/v1/webhook", {
+    headers: acct.headers,
+    body: { url: "https://hooks.example.com/in" },
+  });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const PRICE = 450;
+const lease = () => ({ owner: randomUUID(), lockSeconds: 60, validityHours: 24 });
+
+async function send(): Promise<string> {
+  const res = await call(t.base, "POST", "/api/v1/sms", {
+    headers: acct.headers,
+    body: {
+      to: `+26377${String(1_000_000 + Math.floor(Math.random() * 8_999_999))}`,
+      from: "SHIRI",
+      message: "life",
+    },
+  });
+  expect(res.status).toBe(202);
+  return (res.body as { id: string }).id;
+}
+
+async function row(id: string) {
+  const { rows } = await t.service.pool.query<{
+    status: string;
+    billing: string;
+    operator_response: string;
+    delivered: boolean;
+    locked_by: string | null;
+  }>(
+    `SELECT status, billing, operator_response, delivered_at IS NOT NULL AS delivered, locked_by::text
+       FROM messages WHERE id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+async function ledgerKinds(id: string): Promise<string[]> {
+  const { rows } = await t.service.pool.query<{ kind: string }>(
+    "SELECT kind FROM ledger_entries WHERE message_id = $1 AND kind <> 'hold' ORDER BY id",
+    [id],
+  );
+  return rows.map((r) => r.kind);
+}
+
+async function events(id: string): Promise<string[]> {
+  const { rows } = await t.service.pool.query<{ type: string }>(
+    "SELECT type FROM webhook_events WHERE message_id = $1 AND type <> 'message.enqueued' ORDER BY created_at, type",
+    [id],
+  );
+  return rows.map((r) => r.type);
+}
+
+const tx = <T>(fn: Parameters<typeof withTransaction<T>>[1]) => withTransaction(t.service.pool, fn);
+
+async function claimed(id: string) {
+  const l = lease();
+  const { claimed: got } = await tx((c) => claimMessages(c, [id], l));
+  expect(got.map((m) => m.id)).toEqual([id]);
+  return l;
+}
+
+describe("the message lifecycle", () => {
+  it("documents six transitions, each with its money and its event", () => {
+    expect(TRANSITIONS.map((x) => x.name)).toEqual([
+      "claim",
+      "expire",
+      "accept",
+      "refuse",
+      "give up the lease",
+      "deliver",
+    ]);
+  });
+
+  it("claim: enqueued → processing, leased to one run; a second run is refused while the lease lives", async () => {
+    const id = await send();
+    const first = await claimed(id);
+    expect(await row(id)).toMatchObject({ status: "processing", billing: "held", locked_by: first.owner });
+    const second = await tx((c) => claimMessages(c, [id], lease()));
+    expect(second).toEqual({ claimed: [], busy: [id] });
+    expect(await ledgerKinds(id)).toEqual([]);
+  });
+
+  it("accept: processing → success, the hold captured once, message.success recorded", async () => {
+    const id = await send();
+    await claimed(id);
+    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]))).toEqual([
+      { id, delivered: false },
+    ]);
+    expect(await row(id)).toMatchObject({ status: "success", billing: "captured", delivered: false });
+    // Refused the second time: the message is no longer processing, nothing more is captured.
+    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]))).toEqual([]);
+    expect(await ledgerKinds(id)).toEqual(["capture"]);
+    expect(await events(id)).toEqual(["message.success"]);
+  });
+
+  it("accept with the receipts in hand: success and delivered in one move", async () => {
+    const id = await send();
+    await claimed(id);
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: true }]));
+    expect(await row(id)).toMatchObject({ status: "success", operator_response: "DELIVRD", delivered: true });
+    expect((await events(id)).sort()).toEqual(["message.delivered", "message.success"]);
+  });
+
+  it("accept is refused for a message not claimed (still enqueued)", async () => {
+    const id = await send();
+    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]))).toEqual([]);
+    expect(await row(id)).toMatchObject({ status: "enqueued", billing: "held" });
+  });
+
+  it("refuse: processing → failed, the hold released once, message.failed recorded", async () => {
+    const id = await send();
+    await claimed(id);
+    const before = await balanceOf(t.service.pool, acct.id);
+    const refused = { id, response: "ESME_RINVDSTADR", error: "carrier refused" };
+    expect(await tx((c) => markRefused(c, [refused]))).toEqual([id]);
+    expect(await tx((c) => markRefused(c, [refused]))).toEqual([]);
+    expect(await row(id)).toMatchObject({
+      status: "failed",
+      billing: "released",
+      operator_response: "ESME_RINVDSTADR",
+    });
+    expect(await ledgerKinds(id)).toEqual(["release"]);
+    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
+    expect(await events(id)).toEqual(["message.failed"]);
+  });
+
+  it("give up the lease: only its owner can, and the message waits for another try", async () => {
+    const id = await send();
+    const held = await claimed(id);
+    expect(await tx((c) => giveUpLease(c, [{ id, error: "throttled" }], randomUUID()))).toEqual([]);
+    expect(await row(id)).toMatchObject({ locked_by: held.owner });
+    const given = await tx((c) => giveUpLease(c, [{ id, error: "throttled" }], held.owner));
+    expect(given.map((g) => g.id)).toEqual([id]);
+    expect(await row(id)).toMatchObject({ status: "processing", billing: "held", locked_by: null });
+    expect(await ledgerKinds(id)).toEqual([]);
+    // Free again: another run may claim it.
+    await claimed(id);
+  });
+
+  it("expire: a waiting message past its validity fails and its hold is released; a final one is left alone", async () => {
+    const waiting = await send();
+    const done = await send();
+    await claimed(done);
+    await tx((c) => markAccepted(c, [{ id: done, response: "ESME_ROK", delivered: false }]));
+    await t.service.pool.query(
+      "UPDATE messages SET received_at = now() - interval '2 days' WHERE id = ANY($1)",
+      [[waiting, done]],
+    );
+    const expired = await tx((c) =>
+      expireMessages(c, { validityHours: 24, limit: 10, messageIds: [waiting, done] }),
+    );
+    expect(expired.map((e) => e.id)).toEqual([waiting]);
+    expect(await row(waiting)).toMatchObject({
+      status: "failed",
+      billing: "released",
+      operator_response: "VALIDITY_EXPIRED",
+    });
+    expect(await ledgerKinds(waiting)).toEqual(["release"]);
+    expect(await events(waiting)).toEqual(["message.failed"]);
+    expect(await row(done)).toMatchObject({ status: "success", billing: "captured" });
+  });
+
+  it("deliver: success → delivered_at when every segment says DELIVRD; refused before success", async () => {
+    const id = await send();
+    await claimed(id);
+    await t.service.pool.query(
+      "INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_at) VALUES ($1, 1, 'econet', $2, 'DELIVRD', now())",
+      [id, `smsc-${id}`],
+    );
+    // Still processing: no delivery before the acceptance is recorded.
+    expect(await tx((c) => refreshDelivery(c, [id]))).toEqual([]);
+    expect(await row(id)).toMatchObject({ status: "processing", delivered: false });
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]));
+    expect(await tx((c) => refreshDelivery(c, [id]))).toHaveLength(1);
+    expect(await row(id)).toMatchObject({ status: "success", operator_response: "DELIVRD", delivered: true });
+    expect(await tx((c) => refreshDelivery(c, [id]))).toEqual([]);
+    expect((await events(id)).sort()).toEqual(["message.delivered", "message.success"]);
+  });
+
+  it("deliver: a final state other than DELIVRD is reported in operator_response, status kept", async () => {
+    const id = await send();
+    await claimed(id);
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]));
+    await t.service.pool.query(
+      "INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_err, receipt_at) VALUES ($1, 1, 'econet', $2, 'UNDELIV', '001', now())",
+      [id, `smsc-${id}`],
+    );
+    await tx((c) => refreshDelivery(c, [id]));
+    expect(await row(id)).toMatchObject({
+      status: "success",
+      operator_response: "UNDELIV err:001",
+      delivered: false,
+    });
+    expect((await events(id)).sort()).toEqual(["message.success", "message.undelivered"]);
+  });
+
+  it("the ledger still balances after every move above", async () => {
+    const kept = await balanceOf(t.service.pool, acct.id);
+    const recomputed = await balanceFromLedger(t.service.pool, acct.id);
+    expect(kept?.available).toBe(recomputed.available);
+    expect(kept?.held).toBe(recomputed.held);
+  });
+});
