@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait-for.ts";
+import { type FaultHarness, numbers, startFaultHarness } from "./support/harness.ts";
+import { checkInvariants } from "./support/invariants.ts";
+
+/**
+ * (2) The worker SIGKILLed mid-flow and a new one started: the killed worker's leases run out
+ * (3 s here) and the new one finishes its messages. Only segments on the wire at the kill (claimed,
+ * acceptance not yet recorded) may reach the carrier twice.
+ */
+let h: FaultHarness;
+beforeAll(async () => {
+  const slow = { submitLatencyMs: 2 };
+  h = await startFaultHarness({ behaviour: { econet: slow, netone: slow, telecel: slow } });
+});
+afterAll(() => h?.stop());
+
+describe("fault: worker killed mid-flow", () => {
+  it("resends only what was on the wire and finishes everything", async () => {
+    const ids = await h.bulk(
+      [...numbers("econet", 300, 0), ...numbers("netone", 300, 0), ...numbers("telecel", 300, 0)],
+      "killed",
+    );
+    const count = async (sql: string) => (await h.sql.query<{ n: number }>(sql, [ids])).rows[0]?.n ?? 0;
+    await waitFor(
+      async () =>
+        (await count("SELECT count(*)::int AS n FROM messages WHERE id = ANY($1) AND status = 'success'")) >=
+        100,
+      { timeoutMs: 30_000, intervalMs: 20, what: "the first worker to get going" },
+    );
+    await h.kill(h.worker);
+    // What the database knew at the kill: claimed, with no accepted part recorded.
+    const { rows: onTheWire } = await h.sql.query<{ to: string }>(
+      `SELECT "to" FROM messages m WHERE id = ANY($1) AND status = 'processing'
+          AND NOT EXISTS (SELECT 1 FROM message_parts p WHERE p.message_id = m.id)`,
+      [ids],
+    );
+    const done = await count(
+      "SELECT count(*)::int AS n FROM messages WHERE id = ANY($1) AND status IN ('success', 'failed')",
+    );
+    expect(done, "the kill came after everything was done").toBeLessThan(ids.length);
+    await h.startWorker();
+    const report = await checkInvariants(h, {
+      scenario: "worker SIGKILL",
+      ids,
+      finalWithinMs: 60_000,
+      allowedResends: onTheWire.length,
+      mayRepeat: new Set(onTheWire.map((r) => r.to)),
+    });
+    console.info(
+      `[faults] worker SIGKILL: ${onTheWire.length} on the wire at the kill, ${report.resends} resent`,
+    );
+  });
+});
