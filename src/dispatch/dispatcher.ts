@@ -12,9 +12,8 @@ import {
   fetchDispatchJobs,
   type Queue,
 } from "../queue/boss.ts";
-import { applyEarlyReceipts } from "../receipts/apply-receipts.ts";
-import { HeldReceipts, type ReceiptRegistry } from "../receipts/held-receipts.ts";
-import type { Receipt } from "../receipts/read-receipt.ts";
+import { HeldReceipts } from "../receipts/held-receipts.ts";
+import type { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { CarrierLink } from "./carrier-link.ts";
 import { type DispatchOutcome, recordParts, settleBatch } from "./settle.ts";
 import { type LateAcceptance, submitMessages } from "./submit-messages.ts";
@@ -46,10 +45,8 @@ export interface DispatcherOptions {
   pollMs: number;
   lockSeconds: number;
   validityHours: number;
-  /** Where this link's receipts look for the batch that holds their segment. */
-  receipts: ReceiptRegistry;
-  /** The ordinary way for a receipt no batch takes (the receipt batcher). */
-  applyReceipt: (receipt: Receipt) => Promise<void>;
+  /** This link's receipts stage: told which segments a batch holds and when they are recorded. */
+  receipts: ReceiptStage;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -194,7 +191,7 @@ export class Dispatcher {
           claim.claimed,
         ));
       } catch (err) {
-        held.handOver(this.options.applyReceipt); // no receipt waits on a batch that will not settle
+        held.handOver(this.options.receipts.apply); // no receipt waits on a batch that will not settle
         throw err;
       }
       outcome.deferred = claim.busy;
@@ -203,16 +200,9 @@ export class Dispatcher {
       try {
         await this.settle(jobs, outcome, held, lease.owner);
       } finally {
-        this.options.receipts.forget(smscIds);
-      }
-      // Receipts that came by another bind, or while the settle was open, were kept aside as
-      // early receipts: match them now that the segments are committed, not at the next sweep.
-      if (smscIds.length > 0) {
-        await withTransaction(this.options.pool, (tx) => applyEarlyReceipts(tx, operator, smscIds)).then(
-          (delivered) => this.observeDelivered(delivered),
-          (err: unknown) =>
-            logger.error({ err, operator }, "early receipts of a batch not applied (the sweep will)"),
-        );
+        // Receipts that came by another bind, or while the settle was open, were kept aside as
+        // early receipts: matched now that the segments are committed, not at the next sweep.
+        await this.options.receipts.segmentsRecorded(smscIds);
       }
       for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part));
     } finally {
@@ -228,11 +218,8 @@ export class Dispatcher {
   private async recordLate(part: DispatchOutcome["acceptedParts"][number]): Promise<void> {
     const { operator, logger, pool } = this.options;
     try {
-      const delivered = await withTransaction(pool, async (tx) => {
-        await recordParts(tx, operator, [part]);
-        return applyEarlyReceipts(tx, operator, [part.smscId]);
-      });
-      this.observeDelivered(delivered);
+      await withTransaction(pool, (tx) => recordParts(tx, operator, [part]));
+      await this.options.receipts.segmentsRecorded([part.smscId]);
     } catch (err) {
       logger.error(
         { err, operator, message: part.messageId },
@@ -271,7 +258,7 @@ export class Dispatcher {
         await sleep(wait);
       }
     }
-    held.handOver(this.options.applyReceipt);
+    held.handOver(this.options.receipts.apply);
     for (const { job, part } of splitByJob(batch, outcome)) {
       try {
         await withTransaction(pool, (tx) => settleBatch(tx, boss, operator, [job], part, [], settleOptions));

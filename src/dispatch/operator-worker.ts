@@ -2,13 +2,10 @@ import type { Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
-import { type Logger, receiptForLog } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Queue } from "../queue/boss.ts";
-import { ReceiptRegistry } from "../receipts/held-receipts.ts";
-import type { Receipt } from "../receipts/read-receipt.ts";
-import { readReceipt } from "../receipts/read-receipt.ts";
-import { ReceiptBatcher } from "../receipts/receipt-batcher.ts";
+import { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { BindSlot } from "./bind-slot.ts";
 import { CarrierLink } from "./carrier-link.ts";
@@ -89,22 +86,14 @@ export class OperatorWorker {
   private async serve(slot: BindSlot, leaseMs: number): Promise<void> {
     const { config, operator, logger, pool, boss, metrics } = this.d;
     const settings = config.carriers[operator];
-    const batcher = new ReceiptBatcher(pool, operator, {
-      maxBatch: 500,
-      maxDelayMs: 10,
-      onApplied: ({ delivered, duplicates }) => {
-        for (const seconds of delivered) metrics.deliveryLatency.observe({ operator }, seconds);
-        if (duplicates) metrics.receiptsUnmatched.inc({ operator, reason: "duplicate" }, duplicates);
-      },
+    const receipts = new ReceiptStage({
+      pool,
+      operator,
+      settings,
+      validityHours: config.MESSAGE_VALIDITY_HOURS,
+      logger,
+      metrics,
     });
-    // A receipt goes first to the batch of ours that holds its segment, if any, else the ordinary
-    // way. The wait lets the submit_sm_resp that came in the same read register its id first.
-    const receipts = new ReceiptRegistry();
-    const applyReceipt = (receipt: Receipt) => batcher.add(receipt);
-    const deliverReceipt = async (receipt: Receipt) => {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      await receipts.deliver(receipt, applyReceipt);
-    };
     const link = new CarrierLink(operator, settings, {
       logger,
       rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
@@ -115,28 +104,9 @@ export class OperatorWorker {
         rollingCountTimeoutMs: config.BREAKER_WINDOW_MS,
       },
       onDeliverSm: async (pdu: DeliverSm) => {
-        if (!pdu.isReceipt) {
-          await storeMobileOriginated(pool, operator, pdu);
-          logger.info({ operator, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message stored");
-          return;
-        }
-        const read = readReceipt(pdu, settings, { validityHours: config.MESSAGE_VALIDITY_HOURS });
-        if (read.kind === "unreadable") {
-          metrics.receipts.inc({ operator, state: "unreadable" });
-          metrics.receiptsUnmatched.inc({ operator, reason: "unreadable" });
-          logger.warn(
-            {
-              operator,
-              reason: read.reason,
-              receipted_message_id: pdu.tlvs.receipted_message_id?.slice(0, 80),
-              text: receiptForLog(pdu.short_message),
-            },
-            "unreadable delivery receipt",
-          );
-          return;
-        }
-        metrics.receipts.inc({ operator, state: read.receipt.state });
-        await deliverReceipt(read.receipt);
+        if (pdu.isReceipt) return receipts.take(pdu);
+        await storeMobileOriginated(pool, operator, pdu);
+        logger.info({ operator, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message stored");
       },
       onStateChange: (state) => metrics.sessionBound.set({ operator }, state === "bound" ? 1 : 0),
       onBreakerChange: (state) =>
@@ -159,7 +129,6 @@ export class OperatorWorker {
       maxBatchesInFlight: config.DISPATCH_BATCHES_IN_FLIGHT,
       maxJobsPerFetch: config.DISPATCH_FETCH_JOBS,
       receipts,
-      applyReceipt,
       pollMs: config.DISPATCH_POLL_MS,
       lockSeconds: config.DISPATCH_LOCK_SECONDS,
       validityHours: config.MESSAGE_VALIDITY_HOURS,
@@ -179,7 +148,7 @@ export class OperatorWorker {
     }
     await dispatcher.stop();
     await link.close();
-    await batcher.flush();
+    await receipts.flush();
     this.link = null;
     metrics.sessionBound.set({ operator }, 0);
     metrics.breakerState.set({ operator }, 0); // not serving it: no breaker of ours is open

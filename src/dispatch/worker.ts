@@ -7,7 +7,7 @@ import { sweepExpired } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Queue } from "../queue/boss.ts";
-import { sweepEarlyReceipts } from "../receipts/apply-receipts.ts";
+import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
 import { OperatorWorker } from "./operator-worker.ts";
 
 /** How often the validity sweeper looks, whatever the carriers' state, and how much one pass fails. */
@@ -37,25 +37,20 @@ export function startDispatch(deps: {
   ) as Record<Operator, OperatorWorker>;
   for (const w of Object.values(workers)) w.start();
 
-  const sweep = setInterval(() => {
-    withTransaction(deps.pool, (tx) => sweepEarlyReceipts(tx, deps.config.RECEIPT_GRACE_SECONDS)).then(
-      ({ unknown }) => {
-        for (const r of unknown) {
-          deps.logger.warn(r, "delivery receipt for an unknown message id");
-          deps.metrics.receiptsUnknown.inc({ operator: r.operator });
-          deps.metrics.receiptsUnmatched.inc({ operator: r.operator, reason: "unknown_id" });
-        }
-      },
-      (err) => deps.logger.error({ err }, "early receipt sweep failed"),
-    );
-  }, deps.config.RECEIPT_SWEEP_MS);
+  const sweep = startEarlyReceiptSweep({
+    pool: deps.pool,
+    graceSeconds: deps.config.RECEIPT_GRACE_SECONDS,
+    sweepMs: deps.config.RECEIPT_SWEEP_MS,
+    logger: deps.logger,
+    metrics: deps.metrics,
+  });
 
   const expiry = startExpirySweeper(deps);
 
   return {
     workers,
     async stop() {
-      clearInterval(sweep);
+      sweep.stop();
       await expiry.stop();
       await Promise.all(Object.values(workers).map((w) => w.stop()));
     },

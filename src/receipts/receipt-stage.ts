@@ -1,0 +1,121 @@
+import type { Operator, SmppSettings } from "../../carriers/index.ts";
+import { type Pool, withTransaction } from "../db/pool.ts";
+import { type Logger, receiptForLog } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { DeliverSm } from "../smpp/session.ts";
+import { type ApplyResult, applyEarlyReceipts, sweepEarlyReceipts } from "./apply-receipts.ts";
+import { type HeldReceipts, ReceiptRegistry } from "./held-receipts.ts";
+import { type Receipt, readReceipt } from "./read-receipt.ts";
+import { ReceiptBatcher } from "./receipt-batcher.ts";
+
+/**
+ * One operator link's receipts, a stage of its own: fed by the SMPP session's deliver_sm, it reads
+ * each receipt in the carrier's dialect, hands it to the dispatch batch that holds its segment (if
+ * one of ours does), else applies it in a batched transaction. Dispatch only tells it which segments
+ * a batch has and when they are recorded; receipts that came before that are matched then.
+ */
+export class ReceiptStage {
+  private readonly registry = new ReceiptRegistry();
+  private readonly batcher: ReceiptBatcher;
+
+  constructor(
+    private readonly deps: {
+      pool: Pool;
+      operator: Operator;
+      settings: SmppSettings;
+      validityHours: number;
+      logger: Logger;
+      metrics: Metrics;
+    },
+  ) {
+    this.batcher = new ReceiptBatcher(deps.pool, deps.operator, {
+      maxBatch: 500,
+      maxDelayMs: 10,
+      onApplied: (applied) => this.observe(applied),
+    });
+  }
+
+  /** A deliver_sm that is a receipt; settles once the receipt is committed (then it is acknowledged). */
+  async take(pdu: DeliverSm): Promise<void> {
+    const { operator, settings, metrics, logger } = this.deps;
+    const read = readReceipt(pdu, settings, { validityHours: this.deps.validityHours });
+    if (read.kind === "unreadable") {
+      metrics.receipts.inc({ operator, state: "unreadable" });
+      metrics.receiptsUnmatched.inc({ operator, reason: "unreadable" });
+      logger.warn(
+        {
+          operator,
+          reason: read.reason,
+          receipted_message_id: pdu.tlvs.receipted_message_id?.slice(0, 80),
+          text: receiptForLog(pdu.short_message),
+        },
+        "unreadable delivery receipt",
+      );
+      return;
+    }
+    metrics.receipts.inc({ operator, state: read.receipt.state });
+    // The wait lets a submit_sm_resp that came in the same read register its segment first.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await this.registry.deliver(read.receipt, this.apply);
+  }
+
+  /** The ordinary way: applied with the receipts around it in one transaction. */
+  readonly apply = (receipt: Receipt): Promise<void> => this.batcher.add(receipt);
+
+  /** A dispatch batch of ours had this segment accepted: its receipt goes to that batch first. */
+  hold(smscId: string, batch: HeldReceipts): void {
+    this.registry.hold(smscId, batch);
+  }
+
+  /**
+   * The segments are recorded (or their batch is over): their receipts no longer go to a batch, and
+   * those that came before the segments were recorded are matched now rather than at the sweep.
+   */
+  async segmentsRecorded(smscIds: readonly string[]): Promise<void> {
+    this.registry.forget(smscIds);
+    if (smscIds.length === 0) return;
+    const { pool, operator, logger } = this.deps;
+    await withTransaction(pool, (tx) => applyEarlyReceipts(tx, operator, smscIds)).then(
+      (delivered) => this.observe({ delivered, duplicates: 0 }),
+      (err: unknown) => logger.error({ err, operator }, "early receipts not applied (the sweep will)"),
+    );
+  }
+
+  /** Delivery latencies of messages delivered elsewhere (in a dispatch batch's settle). */
+  observe(applied: Pick<ApplyResult, "delivered" | "duplicates">): void {
+    const { operator, metrics } = this.deps;
+    for (const seconds of applied.delivered) metrics.deliveryLatency.observe({ operator }, seconds);
+    if (applied.duplicates)
+      metrics.receiptsUnmatched.inc({ operator, reason: "duplicate" }, applied.duplicates);
+  }
+
+  flush(): Promise<void> {
+    return this.batcher.flush();
+  }
+}
+
+/**
+ * Early receipts whose segment has since been recorded by another process are applied, and those
+ * still unmatched after the grace period are counted as unknown and dropped: every sweepMs.
+ */
+export function startEarlyReceiptSweep(deps: {
+  pool: Pool;
+  graceSeconds: number;
+  sweepMs: number;
+  logger: Logger;
+  metrics: Metrics;
+}): { stop(): void } {
+  const timer = setInterval(() => {
+    withTransaction(deps.pool, (tx) => sweepEarlyReceipts(tx, deps.graceSeconds)).then(
+      ({ unknown }) => {
+        for (const r of unknown) {
+          deps.logger.warn(r, "delivery receipt for an unknown message id");
+          deps.metrics.receiptsUnknown.inc({ operator: r.operator });
+          deps.metrics.receiptsUnmatched.inc({ operator: r.operator, reason: "unknown_id" });
+        }
+      },
+      (err) => deps.logger.error({ err }, "early receipt sweep failed"),
+    );
+  }, deps.sweepMs);
+  return { stop: () => clearInterval(timer) };
+}
