@@ -10,7 +10,9 @@ import { checkInvariants } from "./support/invariants.ts";
  */
 let h: FaultHarness;
 beforeAll(async () => {
-  const slow = { submitLatencyMs: 2 };
+  // Answers 200 ms late: at most a window (50) a fifth of a second per operator, so the kill
+  // always lands with work left, however fast the machine.
+  const slow = { submitLatencyMs: 200 };
   h = await startFaultHarness({ behaviour: { econet: slow, netone: slow, telecel: slow } });
 });
 afterAll(() => h?.stop());
