@@ -15,6 +15,7 @@ import {
 import { HeldReceipts } from "../receipts/held-receipts.ts";
 import type { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { CarrierLink } from "./carrier-link.ts";
+import { PartsRecorder } from "./parts-recorder.ts";
 import { type DispatchOutcome, recordParts, settleBatch } from "./settle.ts";
 import { type LateAcceptance, submitMessages } from "./submit-messages.ts";
 
@@ -22,6 +23,9 @@ const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
 
 /** How far past the room left one fetch may go when its jobs turn out larger than the mean. */
 const OVERSHOOT = 4;
+
+/** How often a running batch writes the segments accepted since its last write. */
+const PARTS_FLUSH_MS = 25;
 
 /** Waits between tries of a batch's settle transaction before each job is settled on its own. */
 const SETTLE_RETRY_MS = [100, 500, 2_000];
@@ -173,6 +177,14 @@ export class Dispatcher {
         return;
       }
       const held = new HeldReceipts();
+      const recorder = new PartsRecorder({
+        pool: this.options.pool,
+        operator,
+        logger,
+        held,
+        flushMs: PARTS_FLUSH_MS,
+        maxParts: 500,
+      });
       let outcome: DispatchOutcome;
       let lateAcceptances: LateAcceptance[];
       try {
@@ -185,7 +197,10 @@ export class Dispatcher {
             submitIdFormat: this.options.submitIdFormat,
             validityHours: this.options.validityHours,
             running: () => this.running,
-            onAccepted: (smscId) => this.options.receipts.hold(smscId, held),
+            onAccepted: (part) => {
+              this.options.receipts.hold(part.smscId, held);
+              recorder.add(part);
+            },
             lateAnswerSeconds: this.options.link.session.lateWindowMs() / 1000,
           },
           claim.claimed,
@@ -193,12 +208,14 @@ export class Dispatcher {
       } catch (err) {
         held.handOver(this.options.receipts.apply); // no receipt waits on a batch that will not settle
         throw err;
+      } finally {
+        await recorder.close();
       }
       outcome.deferred = claim.busy;
       this.count(outcome, claim.claimed);
       const smscIds = outcome.acceptedParts.map((p) => p.smscId);
       try {
-        await this.settle(jobs, outcome, held, lease.owner);
+        await this.settle(jobs, outcome, held, lease.owner, recorder.written);
       } finally {
         // Receipts that came by another bind, or while the settle was open, were kept aside as
         // early receipts: matched now that the segments are committed, not at the next sweep.
@@ -238,6 +255,7 @@ export class Dispatcher {
     outcome: DispatchOutcome,
     held: HeldReceipts,
     owner: string,
+    earlyRecorded: ReadonlyMap<string, string | null>,
   ): Promise<void> {
     const jobs = batch.map((j) => j.job);
     const { operator, logger, pool, boss } = this.options;
@@ -246,7 +264,7 @@ export class Dispatcher {
     for (let attempt = 0; ; attempt++) {
       try {
         const delivered = await withTransaction(pool, (tx) =>
-          settleBatch(tx, boss, operator, jobs, outcome, receipts, settleOptions),
+          settleBatch(tx, boss, operator, jobs, outcome, receipts, settleOptions, earlyRecorded),
         );
         held.committed();
         this.observeDelivered(delivered);

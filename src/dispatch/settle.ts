@@ -73,6 +73,8 @@ export async function settleBatch(
   outcome: DispatchOutcome,
   receipts: readonly Receipt[],
   options: { batchSize: number; lockSeconds: number; owner: string },
+  /** Segments recorded before the settle, with the receipt state each was recorded with. */
+  earlyRecorded: ReadonlyMap<string, string | null> = new Map(),
 ): Promise<number[]> {
   // A receipt for one segment is written with the segment; one that stands for the whole message
   // (a carrier that sends one per message) goes the ordinary way once every segment is recorded.
@@ -83,6 +85,12 @@ export async function settleBatch(
   const wholeMessage = receipts.filter((r) => r.scope === "message");
   const parts = outcome.acceptedParts;
   await recordParts(tx, operator, parts, receiptFor);
+  // Segments recorded while the batch ran (parts-recorder.ts) carry the receipts that had come by
+  // then; a receipt that came after, or says more, is applied to them now.
+  const catchUp = [...receiptFor.values()].filter(
+    (r) => earlyRecorded.has(r.smscId) && earlyRecorded.get(r.smscId) !== r.state,
+  );
+  if (catchUp.length > 0) await applyReceipts(tx, operator, catchUp);
 
   const delivered: number[] = [];
   if (outcome.succeeded.length > 0) {

@@ -22,7 +22,7 @@ export interface SubmitContext {
   /** False once the dispatcher stops: no more throttled retries. */
   running: () => boolean;
   /** Called as each segment is accepted, before the batch settles (receipts may follow at once). */
-  onAccepted: (smscId: string) => void;
+  onAccepted: (part: DispatchOutcome["acceptedParts"][number]) => void;
   /** How long after a timeout a late answer can still come (the session's late-answer window). */
   lateAnswerSeconds: number;
 }
@@ -65,7 +65,8 @@ async function submitMessage(
       if (result.kind === "unknown" && result.reason === "timeout")
         lateAcceptances.push(lateAcceptance(context, message.id, p.partNo, result.late));
       const verdict = judge(context, result);
-      if (verdict.kind === "accepted") context.onAccepted(verdict.smscId);
+      if (verdict.kind === "accepted")
+        context.onAccepted({ messageId: message.id, partNo: p.partNo, smscId: verdict.smscId });
       return {
         partNo: p.partNo,
         verdict,

@@ -30,6 +30,11 @@ export class HeldReceipts {
     return new Promise((resolve, reject) => this.taken.push({ receipt, resolve, reject }));
   }
 
+  /** The receipts taken so far (the batch goes on taking them). */
+  takenSoFar(): Receipt[] {
+    return this.taken.map((t) => t.receipt);
+  }
+
   /** No more receipts are taken; returns those taken so far, for the settle transaction. */
   seal(): Receipt[] {
     this.sealed = true;

@@ -38,7 +38,7 @@ beforeAll(async () => {
   sims = await startSimulators({
     host: "127.0.0.1",
     perOperator: Object.fromEntries(
-      OPERATORS.map((op) => [op, { port: 0, behaviour: { submitLatencyMs: 2, receiptDelayMs: 20 } }]),
+      OPERATORS.map((op) => [op, { port: 0, behaviour: { submitLatencyMs: 50, receiptDelayMs: 20 } }]),
     ),
   });
   const env = smppEnv(sims.ports, {
@@ -82,9 +82,19 @@ describe("a worker killed mid-batch", () => {
         )
       ).rows[0]?.n ?? 0;
 
+    // Accepted segments are recorded as their answers arrive (src/dispatch/parts-recorder.ts), so
+    // the kill comes once some are: answers take 50 ms, so most of the 1,500 are still to go.
+    const recordedParts = async () =>
+      (
+        await pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM message_parts WHERE message_id = ANY($1)",
+          [ids],
+        )
+      ).rows[0]?.n ?? 0;
     const first = startWorker();
-    await waitFor(async () => (await count("success")) >= 200, {
+    await waitFor(async () => (await recordedParts()) >= 200, {
       timeoutMs: 30_000,
+      intervalMs: 10,
       what: "the first worker to get going",
     });
     first.kill("SIGKILL");
