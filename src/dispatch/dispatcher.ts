@@ -213,13 +213,12 @@ export class Dispatcher {
       }
       outcome.deferred = claim.busy;
       this.count(outcome, claim.claimed);
-      const smscIds = outcome.acceptedParts.map((p) => p.smscId);
       try {
         await this.settle(jobs, outcome, held, lease.owner, recorder.written);
       } finally {
         // Receipts that came by another bind, or while the settle was open, were kept aside as
         // early receipts: matched now that the segments are committed, not at the next sweep.
-        await this.options.receipts.segmentsRecorded(smscIds);
+        await this.options.receipts.segmentsRecorded(outcome.acceptedParts);
       }
       for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part));
     } finally {
@@ -236,7 +235,7 @@ export class Dispatcher {
     const { operator, logger, pool } = this.options;
     try {
       await withTransaction(pool, (tx) => recordParts(tx, operator, [part]));
-      await this.options.receipts.segmentsRecorded([part.smscId]);
+      await this.options.receipts.segmentsRecorded([part]);
     } catch (err) {
       logger.error(
         { err, operator, message: part.messageId },

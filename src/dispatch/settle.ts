@@ -100,7 +100,6 @@ export async function settleBatch(
       if (list) list.push(p.smscId);
       else partsOf.set(p.messageId, [p.smscId]);
     }
-    const firstRun = new Map(outcome.succeeded.map((s) => [s.id, s.firstRun]));
     const rows = await markAccepted(
       tx,
       outcome.succeeded.map((s) => ({
@@ -113,12 +112,11 @@ export async function settleBatch(
     );
     const deliveredIds = rows.filter((r) => r.delivered).map((r) => r.id);
     for (const _ of deliveredIds) delivered.push(0);
-    // Segments with receipts from before this run, or receipts other than DELIVRD: carried up the
-    // ordinary way (delivered when every segment says so, else the final state in operator_response).
-    const reconcile = rows
-      .filter((r) => !r.delivered)
-      .map((r) => r.id)
-      .filter((id) => !firstRun.get(id) || (partsOf.get(id) ?? []).some((smscId) => receiptFor.has(smscId)));
+    // The others are carried up from their segments' receipts, whichever way those came: held by
+    // this batch, from an earlier run, or applied the ordinary way to a segment recorded while the
+    // batch ran (when the message was not yet success). Delivered when every segment says so, else a
+    // final state in operator_response.
+    const reconcile = rows.filter((r) => !r.delivered).map((r) => r.id);
     delivered.push(...(await refreshDelivery(tx, reconcile)));
   }
   if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, operator, wholeMessage)).delivered);

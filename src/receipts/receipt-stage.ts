@@ -1,5 +1,6 @@
 import type { Operator, SmppSettings } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
+import { refreshDelivery } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { DeliverSm } from "../smpp/session.ts";
@@ -68,14 +69,22 @@ export class ReceiptStage {
   }
 
   /**
-   * The segments are recorded (or their batch is over): their receipts no longer go to a batch, and
-   * those that came before the segments were recorded are matched now rather than at the sweep.
+   * The segments are recorded (or their batch is over): their receipts no longer go to a batch.
+   * Those that came before the segments were recorded are matched now rather than at the sweep,
+   * and the messages' delivery is looked at once more: a receipt applied the ordinary way while
+   * the batch's settle was open may have seen the message not yet `success`, and the settle may
+   * not have seen that receipt.
    */
-  async segmentsRecorded(smscIds: readonly string[]): Promise<void> {
+  async segmentsRecorded(parts: readonly { messageId: string; smscId: string }[]): Promise<void> {
+    const smscIds = parts.map((p) => p.smscId);
     this.registry.forget(smscIds);
-    if (smscIds.length === 0) return;
+    if (parts.length === 0) return;
     const { pool, operator, logger } = this.deps;
-    await withTransaction(pool, (tx) => applyEarlyReceipts(tx, operator, smscIds)).then(
+    const messageIds = [...new Set(parts.map((p) => p.messageId))];
+    await withTransaction(pool, async (tx) => [
+      ...(await applyEarlyReceipts(tx, operator, smscIds)),
+      ...(await refreshDelivery(tx, messageIds)),
+    ]).then(
       (delivered) => this.observe({ delivered, duplicates: 0 }),
       (err: unknown) => logger.error({ err, operator }, "early receipts not applied (the sweep will)"),
     );
