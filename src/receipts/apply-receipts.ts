@@ -14,6 +14,11 @@ export interface ApplyResult {
   delivered: number[];
   /** Receipts that matched a segment but changed nothing (repeats, or beaten by a final state). */
   duplicates: number;
+  /**
+   * Messages whose segments this batch updated while they were not yet `success` (their batch's
+   * settle still open): their delivery is to be looked at again once that settle has committed.
+   */
+  notYetAccepted: string[];
 }
 
 /** Rank of a receipt state: DELIVRD, then any other final state, then an intermediate one. */
@@ -71,7 +76,8 @@ export async function applyReceipts(
   operator: Operator,
   receipts: readonly Receipt[],
 ): Promise<ApplyResult> {
-  if (receipts.length === 0) return { matched: 0, early: 0, delivered: [], duplicates: 0 };
+  if (receipts.length === 0)
+    return { matched: 0, early: 0, delivered: [], duplicates: 0, notYetAccepted: [] };
   const { rows } = await tx.query<{
     message_id: string | null;
     smsc_id: string | null;
@@ -110,7 +116,22 @@ export async function applyReceipts(
     );
   }
   const delivered = await refreshDelivery(tx, touched);
-  return { matched: receipts.length - unknown.length, early: unknown.length, delivered, duplicates };
+  const notYetAccepted =
+    touched.length === 0
+      ? []
+      : (
+          await tx.query<{ id: string }>(
+            "SELECT id FROM messages WHERE id = ANY($1::uuid[]) AND status IN ('enqueued', 'processing')",
+            [touched],
+          )
+        ).rows.map((r) => r.id);
+  return {
+    matched: receipts.length - unknown.length,
+    early: unknown.length,
+    delivered,
+    duplicates,
+    notYetAccepted,
+  };
 }
 
 interface EarlyRow {
@@ -158,7 +179,11 @@ export async function applyEarlyReceipts(
 export async function sweepEarlyReceipts(
   tx: Queryable,
   graceSeconds: number,
-): Promise<{ applied: number; unknown: { operator: string; smsc_id: string; state: string }[] }> {
+): Promise<{
+  applied: number;
+  unknown: { operator: string; smsc_id: string; state: string }[];
+  notYetAccepted: string[];
+}> {
   const matched = await tx.query<EarlyRow & { operator: Operator }>(
     `DELETE FROM early_receipts e
       WHERE EXISTS (SELECT 1 FROM message_parts p
@@ -172,11 +197,13 @@ export async function sweepEarlyReceipts(
     list.push(fromEarly(r));
     byOperator.set(r.operator, list);
   }
-  for (const [operator, list] of byOperator) await applyReceipts(tx, operator, list);
+  const notYetAccepted: string[] = [];
+  for (const [operator, list] of byOperator)
+    notYetAccepted.push(...(await applyReceipts(tx, operator, list)).notYetAccepted);
   const stale = await tx.query<{ operator: string; smsc_id: string; state: string }>(
     `DELETE FROM early_receipts WHERE received_at < now() - make_interval(secs => $1)
      RETURNING operator, smsc_id, state`,
     [graceSeconds],
   );
-  return { applied: matched.rows.length, unknown: stale.rows };
+  return { applied: matched.rows.length, unknown: stale.rows, notYetAccepted };
 }

@@ -32,7 +32,12 @@ export class ReceiptStage {
     this.batcher = new ReceiptBatcher(deps.pool, deps.operator, {
       maxBatch: 500,
       maxDelayMs: 10,
-      onApplied: (applied) => this.observe(applied),
+      onApplied: (applied) => {
+        this.observe(applied);
+        recheckLater(deps.pool, applied.notYetAccepted, (delivered) =>
+          this.observe({ delivered, duplicates: 0 }),
+        );
+      },
     });
   }
 
@@ -116,7 +121,8 @@ export function startEarlyReceiptSweep(deps: {
 }): { stop(): void } {
   const timer = setInterval(() => {
     withTransaction(deps.pool, (tx) => sweepEarlyReceipts(tx, deps.graceSeconds)).then(
-      ({ unknown }) => {
+      ({ unknown, notYetAccepted }) => {
+        recheckLater(deps.pool, notYetAccepted, () => {});
         for (const r of unknown) {
           deps.logger.warn(r, "delivery receipt for an unknown message id");
           deps.metrics.receiptsUnknown.inc({ operator: r.operator });
@@ -127,4 +133,23 @@ export function startEarlyReceiptSweep(deps: {
     );
   }, deps.sweepMs);
   return { stop: () => clearInterval(timer) };
+}
+
+/** How long after a receipt met a message not yet accepted its delivery is looked at again. */
+const RECHECK_MS = 1_000;
+
+/**
+ * A receipt applied while its message's settle was still open (the message not yet `success`)
+ * cannot deliver it, and that settle may not have seen the receipt: a second look once the settle
+ * has surely committed closes that gap. Nothing to do for most batches (an empty list).
+ */
+function recheckLater(
+  pool: Pool,
+  messageIds: readonly string[],
+  onDelivered: (seconds: number[]) => void,
+): void {
+  if (messageIds.length === 0) return;
+  setTimeout(() => {
+    withTransaction(pool, (tx) => refreshDelivery(tx, messageIds)).then(onDelivered, () => {});
+  }, RECHECK_MS).unref();
 }

@@ -11,6 +11,7 @@ import {
   refreshDelivery,
   TRANSITIONS,
 } from "../../src/lifecycle/index.ts";
+import { applyReceipts } from "../../src/receipts/apply-receipts.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -223,6 +224,24 @@ describe("the message lifecycle", () => {
       delivered: false,
     });
     expect((await events(id)).sort()).toEqual(["message.success", "message.undelivered"]);
+  });
+
+  it("a receipt applied before the acceptance is recorded is reported, and a second look delivers", async () => {
+    const id = await send();
+    await claimed(id);
+    await t.service.pool.query(
+      "INSERT INTO message_parts (message_id, part_no, operator, smsc_id) VALUES ($1, 1, 'econet', $2)",
+      [id, `race-${id}`],
+    );
+    // The receipt stage applies the receipt while the batch's settle is still open.
+    const applied = await tx((c) => applyReceipts(c, "econet", [{ smscId: `race-${id}`, state: "DELIVRD" }]));
+    expect(applied.notYetAccepted).toEqual([id]);
+    // The settle did not see the receipt: success without delivered_at.
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]));
+    expect(await row(id)).toMatchObject({ status: "success", delivered: false });
+    // The stage's second look (receipt-stage.ts) delivers it.
+    await tx((c) => refreshDelivery(c, applied.notYetAccepted));
+    expect(await row(id)).toMatchObject({ status: "success", delivered: true });
   });
 
   it("the ledger still balances after every move above", async () => {

@@ -40,7 +40,7 @@ describe("receipts without a recorded segment", () => {
       [id],
     );
     const swept = await withTransaction(pool, (tx) => sweepEarlyReceipts(tx, 600));
-    expect(swept).toEqual({ applied: 1, unknown: [] });
+    expect(swept).toEqual({ applied: 1, unknown: [], notYetAccepted: [] });
     const { rows } = await pool.query(
       "SELECT operator_response, delivered_at IS NOT NULL AS delivered FROM messages WHERE id = $1",
       [id],
