@@ -145,7 +145,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         ttlHours: config.IDEMPOTENCY_TTL_HOURS,
         onError: (err) => logger.error({ err }, "expired idempotency keys not deleted"),
       });
-      stops.push(async () => keys.stop());
+      stops.push(() => keys.stop());
     }
 
     return {

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { every } from "../periodic.ts";
 
 /** Any constant works; it only has to be the same in every process. */
 const VACUUM_LOCK = 7_426_002;
@@ -136,29 +137,20 @@ export function keepVacuumed(
   },
 ): { stop(): Promise<void> } {
   if (options.mode === "off") return { stop: async () => {} };
-  let running: Promise<unknown> | null = null;
+  // Whether the server vacuums by itself is asked once, and again after a failed pass.
   let wanted: Promise<boolean> | null = null;
-  const timer = setInterval(() => {
-    if (running) return; // the last pass is still going
-    wanted ??= options.mode === "on" ? Promise.resolve(true) : autovacuumIsOn(pool).then((on) => !on);
-    running = wanted
-      .then((vacuum) => (vacuum ? vacuumChurnedTables(pool, options.policy ?? DEFAULT_VACUUM_POLICY) : null))
-      .then(
-        (pass) => pass && options.onPass(pass),
-        (err: unknown) => {
-          wanted = null;
-          options.onError(err);
-        },
-      )
-      .finally(() => {
-        running = null;
-      });
-  }, options.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  return every(
+    options.intervalMs,
+    async () => {
+      wanted ??= options.mode === "on" ? Promise.resolve(true) : autovacuumIsOn(pool).then((on) => !on);
+      try {
+        if (await wanted)
+          options.onPass(await vacuumChurnedTables(pool, options.policy ?? DEFAULT_VACUUM_POLICY));
+      } catch (err) {
+        wanted = null;
+        throw err;
+      }
     },
-  };
+    options.onError,
+  );
 }

@@ -6,6 +6,7 @@ import { type Pool, withTransaction } from "../db/pool.ts";
 import { sweepExpired } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { every } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
 import { OperatorWorker } from "./operator-worker.ts";
@@ -50,7 +51,7 @@ export function startDispatch(deps: {
   return {
     workers,
     async stop() {
-      sweep.stop();
+      await sweep.stop();
       await expiry.stop();
       await Promise.all(Object.values(workers).map((w) => w.stop()));
     },
@@ -61,30 +62,20 @@ export function startDispatch(deps: {
 function startExpirySweeper(deps: { config: Config; pool: Pool; logger: Logger; metrics: Metrics }): {
   stop(): Promise<void>;
 } {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const pass = async (): Promise<void> => {
-    let again = false;
-    try {
-      const expired = await withTransaction(deps.pool, (tx) =>
-        sweepExpired(tx, { validityHours: deps.config.MESSAGE_VALIDITY_HOURS, limit: EXPIRY_SWEEP_LIMIT }),
-      );
-      for (const m of expired ?? []) deps.metrics.messagesExpired.inc({ operator: m.operator || "none" });
-      if (expired && expired.length > 0)
-        deps.logger.info({ count: expired.length }, "messages past validity failed");
-      again = (expired?.length ?? 0) >= EXPIRY_SWEEP_LIMIT;
-    } catch (err) {
-      deps.logger.error({ err }, "validity sweep failed");
-    }
-    if (!stopped) timer = setTimeout(() => (running = pass()), again ? 0 : EXPIRY_SWEEP_MS);
-  };
-  timer = setTimeout(() => (running = pass()), EXPIRY_SWEEP_MS);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+  return every(
+    EXPIRY_SWEEP_MS,
+    async () => {
+      // A full pass is followed by another at once, until the backlog is gone.
+      for (;;) {
+        const expired = await withTransaction(deps.pool, (tx) =>
+          sweepExpired(tx, { validityHours: deps.config.MESSAGE_VALIDITY_HOURS, limit: EXPIRY_SWEEP_LIMIT }),
+        );
+        for (const m of expired ?? []) deps.metrics.messagesExpired.inc({ operator: m.operator || "none" });
+        if (expired && expired.length > 0)
+          deps.logger.info({ count: expired.length }, "messages past validity failed");
+        if ((expired?.length ?? 0) < EXPIRY_SWEEP_LIMIT) return;
+      }
     },
-  };
+    (err) => deps.logger.error({ err }, "validity sweep failed"),
+  );
 }

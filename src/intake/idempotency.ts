@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Request } from "express";
 import type { Queryable, Tx } from "../db/pool.ts";
+import { every } from "../periodic.ts";
 import { ApiError } from "./errors.ts";
 
 /**
@@ -95,20 +96,13 @@ export async function deleteExpiredKeys(db: Queryable, ttlHours: number, limit: 
 export function keepKeysTrimmed(
   db: Queryable,
   options: { ttlHours: number; onError: (err: unknown) => void },
-): { stop(): void } {
+): { stop(): Promise<void> } {
   const CHUNK = 5_000;
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    (async () => {
+  return every(
+    60_000,
+    async () => {
       while ((await deleteExpiredKeys(db, options.ttlHours, CHUNK)) === CHUNK) {}
-    })()
-      .catch(options.onError)
-      .finally(() => {
-        running = false;
-      });
-  }, 60_000);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+    },
+    options.onError,
+  );
 }

@@ -3,6 +3,7 @@ import { type Pool, withTransaction } from "../db/pool.ts";
 import { refreshDelivery } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { every } from "../periodic.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { type ApplyResult, applyEarlyReceipts, sweepEarlyReceipts } from "./apply-receipts.ts";
 import { type HeldReceipts, ReceiptRegistry } from "./held-receipts.ts";
@@ -118,21 +119,22 @@ export function startEarlyReceiptSweep(deps: {
   sweepMs: number;
   logger: Logger;
   metrics: Metrics;
-}): { stop(): void } {
-  const timer = setInterval(() => {
-    withTransaction(deps.pool, (tx) => sweepEarlyReceipts(tx, deps.graceSeconds)).then(
-      ({ unknown, notYetAccepted }) => {
-        recheckLater(deps.pool, notYetAccepted, () => {});
-        for (const r of unknown) {
-          deps.logger.warn(r, "delivery receipt for an unknown message id");
-          deps.metrics.receiptsUnknown.inc({ operator: r.operator });
-          deps.metrics.receiptsUnmatched.inc({ operator: r.operator, reason: "unknown_id" });
-        }
-      },
-      (err) => deps.logger.error({ err }, "early receipt sweep failed"),
-    );
-  }, deps.sweepMs);
-  return { stop: () => clearInterval(timer) };
+}): { stop(): Promise<void> } {
+  return every(
+    deps.sweepMs,
+    async () => {
+      const { unknown, notYetAccepted } = await withTransaction(deps.pool, (tx) =>
+        sweepEarlyReceipts(tx, deps.graceSeconds),
+      );
+      recheckLater(deps.pool, notYetAccepted, () => {});
+      for (const r of unknown) {
+        deps.logger.warn(r, "delivery receipt for an unknown message id");
+        deps.metrics.receiptsUnknown.inc({ operator: r.operator });
+        deps.metrics.receiptsUnmatched.inc({ operator: r.operator, reason: "unknown_id" });
+      }
+    },
+    (err) => deps.logger.error({ err }, "early receipt sweep failed"),
+  );
 }
 
 /** How long after a receipt met a message not yet accepted its delivery is looked at again. */
