@@ -95,6 +95,12 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    messagesCancelled: new Counter({
+      name: "shiri_messages_cancelled_total",
+      help: "Messages their sender cancelled before dispatch (holds released), by operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
     dispatchLatency: new Histogram({
       name: "shiri_dispatch_latency_seconds",
       help: "From acceptance at intake to the carrier accepting the message (enqueued → success).",
@@ -195,6 +201,7 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
     for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
     metrics.messagesExpired.inc({ operator }, 0);
+    metrics.messagesCancelled.inc({ operator }, 0);
     metrics.breakerState.set({ operator }, 0);
     metrics.sessionBound.set({ operator }, 0);
   }

@@ -92,10 +92,11 @@ async function claimed(id: string) {
 }
 
 describe("the message lifecycle", () => {
-  it("documents six transitions, each with its money and its event", () => {
+  it("documents seven transitions, each with its money and its event", () => {
     expect(TRANSITIONS.map((x) => x.name)).toEqual([
       "claim",
       "expire",
+      "cancel",
       "accept",
       "refuse",
       "give up the lease",
@@ -108,7 +109,7 @@ describe("the message lifecycle", () => {
     const first = await claimed(id);
     expect(await row(id)).toMatchObject({ status: "processing", billing: "held", locked_by: first.owner });
     const second = await tx((c) => claimMessages(c, [id], lease()));
-    expect(second).toEqual({ claimed: [], busy: [id] });
+    expect(second).toEqual({ claimed: [], busy: [id], notDue: [] });
     expect(await ledgerKinds(id)).toEqual([]);
   });
 
