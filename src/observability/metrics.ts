@@ -55,13 +55,19 @@ export function createMetrics() {
     // Queue and dispatch
     queueDepth: new Gauge({
       name: "shiri_dispatch_queue_jobs",
-      help: "Dispatch jobs waiting, by operator queue.",
+      help: "Dispatch jobs due and waiting for a worker, by operator queue.",
       labelNames: ["operator"] as const,
       registers: r,
     }),
     queueOldestAge: new Gauge({
       name: "shiri_dispatch_queue_oldest_age_seconds",
-      help: "Age of the oldest waiting dispatch job, by operator queue.",
+      help: "How long the oldest due dispatch job has waited since it was due, by operator queue.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    queueNotYetDue: new Gauge({
+      name: "shiri_dispatch_queue_not_yet_due_jobs",
+      help: "Dispatch jobs waiting for their start time (scheduled sends, retries in back-off), by operator queue.",
       labelNames: ["operator"] as const,
       registers: r,
     }),

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { audit } from "../../src/audit/audit.ts";
+import { loadConfig } from "../../src/config.ts";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { createMetrics } from "../../src/observability/metrics.ts";
+import { startSamplers } from "../../src/observability/samplers.ts";
+import { enqueueDispatch } from "../../src/queue/boss.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call, type TestAccount } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -91,6 +95,26 @@ describe("a scheduled single send", () => {
     for (const s of submits) expect(s.at.getTime()).toBeGreaterThanOrEqual(sendAt.getTime());
   });
 
+  it("a dispatch job that comes early (another process's clock, a retry) does not send it early", async () => {
+    const sendAt = inSeconds(2);
+    const res = await api("POST", "/api/v1/sms", {
+      to: econetNumber(),
+      from: "SHIRI",
+      message: "early job",
+      send_at: sendAt.toISOString(),
+    });
+    const id = (res.body as { id: string }).id;
+    // Its own job is replaced by one due now: only the claim stands between it and the carrier.
+    await h.pool.query("DELETE FROM pgboss.job WHERE name = 'dispatch-econet' AND data->'messageIds' ? $1", [
+      id,
+    ]);
+    await enqueueDispatch(h.t.service.boss, h.pool, [{ id, operator: "econet" }], 50);
+    await h.waitUntilSettled([id], { timeoutMs: 15_000 });
+    const submits = submitsOf("early job");
+    expect(submits).toHaveLength(1);
+    expect(submits[0]?.at.getTime()).toBeGreaterThanOrEqual(sendAt.getTime());
+  });
+
   it("an Idempotency-Key replay after send_at has passed answers the original 202", async () => {
     const sendAt = inSeconds(1);
     const body = { to: econetNumber(), from: "SHIRI", message: "replayed", send_at: sendAt.toISOString() };
@@ -101,6 +125,38 @@ describe("a scheduled single send", () => {
     const again = await call(h.t.base, "POST", "/api/v1/sms", { headers, body });
     expect(again.status).toBe(202);
     expect(again.body).toEqual(first.body);
+  });
+});
+
+describe("the dispatch queue's gauges", () => {
+  it("count a job waiting for its send_at apart, and it never ages the queue", async () => {
+    const sent = await api("POST", "/api/v1/sms", {
+      to: econetNumber(),
+      from: "SHIRI",
+      message: "in an hour",
+      send_at: inSeconds(3_600).toISOString(),
+    });
+    const id = (sent.body as { id: string }).id;
+    // Accepted an hour ago, due in an hour: not late, so no "stale queue" alert.
+    await h.pool.query(
+      "UPDATE pgboss.job SET created_on = now() - interval '1 hour' WHERE name = 'dispatch-econet' AND data->'messageIds' ? $1",
+      [id],
+    );
+    const metrics = createMetrics();
+    const samplers = startSamplers(metrics, h.pool, loadConfig({ DATABASE_URL: "postgres://unused" }));
+    const econet = async (gauge: {
+      get(): Promise<{ values: { labels: { operator?: string | number }; value: number }[] }>;
+    }) => (await gauge.get()).values.find((v) => v.labels.operator === "econet")?.value;
+    try {
+      await waitFor(async () => ((await econet(metrics.queueNotYetDue)) ?? 0) >= 1, {
+        timeoutMs: 5_000,
+        what: "the first sample",
+      });
+    } finally {
+      samplers.stop();
+    }
+    expect(await econet(metrics.queueOldestAge)).toBeLessThan(60);
+    expect((await api("DELETE", `/api/v1/sms/${id}`)).status).toBe(200);
   });
 });
 
