@@ -109,7 +109,7 @@ export function createMetrics() {
     }),
     dispatchLatency: new Histogram({
       name: "shiri_dispatch_latency_seconds",
-      help: "From acceptance at intake to the carrier accepting the message (enqueued → success).",
+      help: "From acceptance at intake (for a scheduled message, from its send_at) to the carrier accepting the message (enqueued → success).",
       labelNames: ["operator"] as const,
       buckets: slowBuckets,
       registers: r,
