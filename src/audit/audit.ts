@@ -12,7 +12,7 @@ import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 const LISTED = 100;
 
 export interface AuditOptions {
-  /** A message not final this long after it was received is stuck. */
+  /** A message not final this long after it was received (or, scheduled, after its send_at) is stuck. */
   stuckMinutes: number;
   /** An accepted segment with no receipt this long after acceptance is listed. */
   receiptHours: number;
@@ -92,7 +92,7 @@ export function audit(pool: Pool, options: AuditOptions): Promise<AuditReport> {
       tx,
       `SELECT id, status, operator, received_at, count(*) OVER ()::int AS total FROM messages
         WHERE status IN ('created', 'enqueued', 'processing')
-          AND received_at < now() - $1::float8 * interval '1 minute'
+          AND COALESCE(send_at, received_at) < now() - $1::float8 * interval '1 minute'
         ORDER BY received_at LIMIT $2`,
       [options.stuckMinutes],
     );

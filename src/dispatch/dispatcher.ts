@@ -160,7 +160,7 @@ export class Dispatcher {
       (lease.lockSeconds * 1_000) / 3,
     );
     try {
-      let claim: { claimed: ClaimedMessage[]; busy: string[] };
+      let claim: Awaited<ReturnType<typeof claimMessages>>;
       try {
         claim = await withTransaction(this.options.pool, (tx) =>
           claimMessages(tx, messageIds, { ...lease, validityHours: this.options.validityHours }),
@@ -212,6 +212,7 @@ export class Dispatcher {
         await recorder.close();
       }
       outcome.deferred = claim.busy;
+      outcome.notDue = claim.notDue;
       this.count(outcome, claim.claimed);
       try {
         await this.settle(jobs, outcome, held, lease.owner, recorder.written);
@@ -295,7 +296,8 @@ export class Dispatcher {
     const { metrics, operator } = this.options;
     metrics.messagesFinal.inc({ operator, status: "success" }, outcome.succeeded.length);
     metrics.messagesFinal.inc({ operator, status: "failed" }, outcome.failed.length);
-    const receivedAt = new Map(claimed.map((m) => [m.id, m.received_at.getTime()]));
+    // From when the message was due: a scheduled one's wait for its send_at is not dispatch time.
+    const receivedAt = new Map(claimed.map((m) => [m.id, m.due_at.getTime()]));
     const now = Date.now();
     for (const s of outcome.succeeded) {
       const at = receivedAt.get(s.id);
@@ -327,7 +329,14 @@ function splitByJob(
 ): { job: FetchedJob; part: DispatchOutcome }[] {
   const owner = new Map<string, DispatchOutcome>();
   const parts = jobs.map(({ job, messageIds }) => {
-    const part: DispatchOutcome = { acceptedParts: [], succeeded: [], failed: [], retry: [], deferred: [] };
+    const part: DispatchOutcome = {
+      acceptedParts: [],
+      succeeded: [],
+      failed: [],
+      retry: [],
+      deferred: [],
+      notDue: [],
+    };
     for (const id of messageIds) if (!owner.has(id)) owner.set(id, part);
     return { job, part };
   });
@@ -337,5 +346,6 @@ function splitByJob(
   for (const f of outcome.failed) of(f.id)?.failed.push(f);
   for (const r of outcome.retry) of(r.id)?.retry.push(r);
   for (const id of outcome.deferred) of(id)?.deferred.push(id);
+  for (const n of outcome.notDue) of(n.id)?.notDue.push(n);
   return parts;
 }

@@ -20,6 +20,8 @@ export interface DispatchOutcome {
   retry: { id: string; error: string; notBeforeSeconds?: number }[];
   /** Messages another run holds: looked at again once its hold has run out. */
   deferred: string[];
+  /** Scheduled messages whose job came before their send_at: looked at again then. */
+  notDue: { id: string; sendAt: Date }[];
 }
 
 /** Back-off before a message's next attempt: 1, 2, 4 … 60 s, with jitter so retries spread out. */
@@ -139,6 +141,9 @@ export async function settleBatch(
     const messages = outcome.deferred.map((id) => ({ id, operator }));
     await enqueueDispatch(boss, tx, messages, options.batchSize, options.lockSeconds);
   }
+
+  for (const { id, sendAt } of outcome.notDue)
+    await enqueueDispatch(boss, tx, [{ id, operator }], options.batchSize, sendAt);
 
   await completeDispatchJobs(boss, tx, operator, jobs);
   return delivered;

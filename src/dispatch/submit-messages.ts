@@ -43,7 +43,14 @@ export async function submitMessages(
   context: SubmitContext,
   messages: readonly ClaimedMessage[],
 ): Promise<{ outcome: DispatchOutcome; lateAcceptances: LateAcceptance[] }> {
-  const outcome: DispatchOutcome = { acceptedParts: [], succeeded: [], failed: [], retry: [], deferred: [] };
+  const outcome: DispatchOutcome = {
+    acceptedParts: [],
+    succeeded: [],
+    failed: [],
+    retry: [],
+    deferred: [],
+    notDue: [],
+  };
   const lateAcceptances: LateAcceptance[] = [];
   await Promise.all(messages.map((m) => submitMessage(context, m, outcome, lateAcceptances)));
   return { outcome, lateAcceptances };
@@ -55,8 +62,7 @@ async function submitMessage(
   outcome: DispatchOutcome,
   lateAcceptances: LateAcceptance[],
 ): Promise<void> {
-  const validitySeconds =
-    (message.received_at.getTime() + context.validityHours * 3_600_000 - Date.now()) / 1000;
+  const validitySeconds = (message.due_at.getTime() + context.validityHours * 3_600_000 - Date.now()) / 1000;
   const parts = buildSubmits({ ...message, validitySeconds }, context.link.session.settings);
   const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
   const verdicts = await Promise.all(

@@ -6,7 +6,7 @@ import type { MessageEventType } from "../webhooks/events.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { claimIdempotencyKey, requestHash } from "./idempotency.ts";
-import { segmentLimitError } from "./send-limits.ts";
+import { segmentLimitError, sendAtError } from "./send-limits.ts";
 
 function countAccepted(deps: IntakeDeps, send: PreparedSend): void {
   const { metrics } = deps;
@@ -45,6 +45,8 @@ export async function accept(
       /** The event types webhookUrl wants; null for all. */
       webhookEvents: readonly MessageEventType[] | null;
       bulk: boolean;
+      /** A scheduled send's time; null to send at once. */
+      sendAt: Date | null;
     };
     render: (send: PreparedSend) => unknown;
     unapprovedSender: () => ApiError;
@@ -52,6 +54,11 @@ export async function accept(
 ): Promise<SendResponse> {
   const tooLong = segmentLimitError(input.send.message, deps.config.MAX_SEGMENTS);
   if (tooLong) throw new ApiError("validation", [tooLong]);
+  const { sendAt } = input.send;
+  const checkSendAt = () => {
+    const problem = sendAt && sendAtError(sendAt);
+    if (problem) throw new ApiError("validation", [problem]);
+  };
   const prepared = prepareSend({
     accountId: input.locals.accountId,
     currency: input.locals.currency,
@@ -61,6 +68,7 @@ export async function accept(
     webhookUrl: input.send.webhookUrl,
     webhookEvents: input.send.webhookEvents,
     bulk: input.send.bulk,
+    sendAt,
   });
   const body = input.render(prepared);
   const toRecord = { send: prepared, accountWebhookEvents: input.locals.webhookEvents };
@@ -68,6 +76,7 @@ export async function accept(
   try {
     // Without a key, the send joins the account's next group commit; with one, the key's row is
     // claimed in the send's own transaction, so a replay never writes twice.
+    if (!idempotencyKey) checkSendAt();
     const response: SendResponse & { replay: boolean } = !idempotencyKey
       ? await deps.sends.commit(toRecord).then(() => ({ statusCode: 202, body, replay: false }))
       : await withTransaction(deps.pool, async (tx) => {
@@ -83,6 +92,9 @@ export async function accept(
           if (claim.kind === "conflict") throw new ApiError("idempotencyConflict");
           if (claim.kind === "replay")
             return { statusCode: claim.statusCode, body: claim.response, replay: true };
+          // After the replay check: a retry that comes once send_at has passed gets the original
+          // answer. Thrown here, the key's claim is rolled back with the rest.
+          checkSendAt();
           const { refused } = await recordSends(tx, deps.boss, prepared.accountId, [toRecord], {
             dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE,
           });

@@ -10,6 +10,7 @@ import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
 import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
+import { cancelBulk, cancelSms } from "./routes/cancel-sms.ts";
 import { getSms } from "./routes/get-sms.ts";
 import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
@@ -57,6 +58,9 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.post("/api/v1/sms", legacy, auth, json, sendSms(deps));
   app.post("/api/v1/sms/bulk", kit, auth, bulkJson, sendBulk(deps));
   app.get("/api/v1/sms/:id", legacy, auth, getSms(deps));
+  // Extensions under the contract's paths, in the Kit conventions like every new endpoint.
+  app.delete("/api/v1/sms/bulk/:bulk_id", kit, auth, cancelBulk(deps));
+  app.delete("/api/v1/sms/:id", kit, auth, cancelSms(deps));
   app.post("/api/v1/api-tokens", kit, auth, json, createToken(deps));
   app.get("/api/v1/api-tokens", kit, auth, listTokens(deps));
   app.delete("/api/v1/api-tokens/:id", kit, auth, revokeToken(deps));

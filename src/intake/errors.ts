@@ -74,6 +74,20 @@ export const ERRORS = {
   invalidSmsId: {
     status: 400,
     legacy: { code: "ERR_BAD_REQUEST", message: "invalid sms id", description: "invalid sms id" },
+    // DELETE /api/v1/sms/{id} (extension) answers in the Kit shape.
+    kit: { code: "BAD_REQUEST", message: "invalid sms id", description: "invalid sms id" },
+  },
+  invalidBulkId: {
+    status: 400,
+    kit: { code: "BAD_REQUEST", message: "invalid bulk id", description: "invalid bulk id" },
+  },
+  notCancellable: {
+    status: 409,
+    kit: {
+      code: "CONFLICT",
+      message: "already dispatched",
+      description: "the message was already dispatched or has ended: it can no longer be cancelled",
+    },
   },
   smsNotFound: {
     status: 404,

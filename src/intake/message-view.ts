@@ -12,6 +12,8 @@ export interface MessageView {
   status: string;
   created_at: string;
   delivered_at: string | null;
+  /** Extension: when a scheduled message is due; present on scheduled messages only. */
+  send_at?: string;
 }
 
 /** Columns as stored; the view renames and formats them. */
@@ -28,10 +30,11 @@ export interface MessageRow {
   status: string;
   created_at: Date;
   delivered_at: Date | null;
+  send_at: Date | null;
 }
 
 export const MESSAGE_COLUMNS = `id, "to", body, sender_id, operator, charge, charge_currency, operator_response,
-  received_at, status, created_at, delivered_at`;
+  received_at, status, created_at, delivered_at, send_at`;
 
 export function toMessageView(row: MessageRow): MessageView {
   return {
@@ -47,5 +50,7 @@ export function toMessageView(row: MessageRow): MessageView {
     status: row.status,
     created_at: row.created_at.toISOString(),
     delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
+    // Only on a scheduled message: the contract's Message stays exactly as it is for the others.
+    ...(row.send_at ? { send_at: row.send_at.toISOString() } : {}),
   };
 }

@@ -36,6 +36,15 @@ export const webhookUrlField = () =>
       return protocol === "http:" || protocol === "https:";
     }, "must be a valid URL");
 
+/**
+ * A scheduled send's time: an RFC 3339 date-time with its offset (`Z` or `+02:00`), read as the
+ * instant it names. How far ahead it may be is checked when the send is accepted (send-limits.ts).
+ */
+export const sendAtField = () =>
+  z.iso
+    .datetime({ offset: true, error: "must be an RFC 3339 date-time with a time zone offset" })
+    .transform((s) => new Date(s));
+
 const EVENT_TYPES: ReadonlySet<string> = new Set(MESSAGE_EVENT_TYPES);
 
 /** Why a value is not a list of callback event types, or null when it is one. */

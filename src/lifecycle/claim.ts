@@ -8,7 +8,8 @@ export interface ClaimedMessage {
   to: string;
   body: string;
   sender_id: string;
-  received_at: Date;
+  /** When the message was due: its send_at when scheduled, else received_at. Validity counts from it. */
+  due_at: Date;
   /** Segments the carrier already accepted: never submitted again. */
   accepted_parts: number[];
 }
@@ -18,32 +19,36 @@ export interface ClaimedMessage {
  * waiting and not held by another run. Messages past their validity period fail here and their
  * hold is released (the validity sweeper does the same for messages no worker claims). `busy`
  * are those another run holds (a job pg-boss delivered twice, or one whose worker died): not ours
- * to submit now, but not to be forgotten — the caller schedules them again.
+ * to submit now, but not to be forgotten — the caller schedules them again. `notDue` are scheduled
+ * messages whose send_at has not come (their job ran early: another process's clock, a retry):
+ * never submitted before it, the caller schedules them again for their send_at.
  */
 export async function claimMessages(
   tx: Tx,
   messageIds: readonly string[],
   options: { lockSeconds: number; validityHours: number; owner: string },
-): Promise<{ claimed: ClaimedMessage[]; busy: string[] }> {
+): Promise<{ claimed: ClaimedMessage[]; busy: string[]; notDue: { id: string; sendAt: Date }[] }> {
   await expireMessages(tx, { validityHours: options.validityHours, limit: messageIds.length, messageIds });
   // One statement: the claim, each claimed message's accepted segments, and the ids another run
   // holds. The outer SELECT reads the snapshot from before the UPDATE, so `busy` is every waiting
-  // message the UPDATE did not take.
-  const { rows } = await tx.query<ClaimedMessage & { busy: boolean }>({
+  // message the UPDATE did not take; one not yet due comes with its send_at. A cancelled message is
+  // failed: neither claimed nor busy.
+  const { rows } = await tx.query<ClaimedMessage & { busy: boolean; not_before: Date | null }>({
     name: "shiri_claim",
     text: `WITH claimed AS (
              UPDATE messages SET status = 'processing', attempts = attempts + 1, updated_at = now(),
                                  locked_until = now() + make_interval(secs => $2), locked_by = $3
               WHERE id = ANY($1::uuid[]) AND status IN ('enqueued', 'processing')
                 AND (locked_until IS NULL OR locked_until < now())
-             RETURNING id, "to", body, sender_id, received_at
+                AND (send_at IS NULL OR send_at <= now())
+             RETURNING id, "to", body, sender_id, COALESCE(send_at, received_at) AS due_at
            )
-           SELECT c.*, false AS busy,
+           SELECT c.*, false AS busy, NULL::timestamptz AS not_before,
                   COALESCE((SELECT array_agg(p.part_no::int) FROM message_parts p WHERE p.message_id = c.id),
                            '{}') AS accepted_parts
              FROM claimed c
            UNION ALL
-           SELECT m.id, NULL, NULL, NULL, NULL, true, NULL
+           SELECT m.id, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END, NULL
              FROM messages m
             WHERE m.id = ANY($1::uuid[]) AND m.status IN ('enqueued', 'processing')
               AND NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = m.id)`,
@@ -51,11 +56,13 @@ export async function claimMessages(
   });
   const claimed: ClaimedMessage[] = [];
   const busy: string[] = [];
-  for (const { busy: isBusy, ...message } of rows) {
-    if (isBusy) busy.push(message.id);
+  const notDue: { id: string; sendAt: Date }[] = [];
+  for (const { busy: isBusy, not_before: notBefore, ...message } of rows) {
+    if (notBefore) notDue.push({ id: message.id, sendAt: notBefore });
+    else if (isBusy) busy.push(message.id);
     else claimed.push(message);
   }
-  return { claimed, busy };
+  return { claimed, busy, notDue };
 }
 
 /**

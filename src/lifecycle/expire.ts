@@ -14,7 +14,8 @@ export interface ExpiredMessage {
 }
 
 /*
- * Waiting messages past their validity that no live run holds fail, with the operator response
+ * Waiting messages past their validity (counted from send_at for a scheduled message: it was not
+ * due before) that no live run holds fail, with the operator response
  * that says why: oldest first, skipping rows another transaction has locked (a claim in
  * progress). Two statements, as a prepared plan for "these ids" must not be shared with "any".
  */
@@ -25,8 +26,8 @@ const expireWhere = (narrow: string) => `
     FROM (SELECT id FROM messages
            WHERE ${narrow} status IN ('enqueued', 'processing')
              AND (locked_until IS NULL OR locked_until < now())
-             AND received_at < now() - $1::float8 * interval '1 hour'
-           ORDER BY received_at LIMIT $2
+             AND COALESCE(send_at, received_at) < now() - $1::float8 * interval '1 hour'
+           ORDER BY COALESCE(send_at, received_at) LIMIT $2
            FOR UPDATE SKIP LOCKED) due
    WHERE m.id = due.id
   RETURNING m.id, m.operator`;
@@ -34,7 +35,7 @@ const EXPIRE_ANY = expireWhere("");
 const EXPIRE_THESE = expireWhere("id = ANY($4::uuid[]) AND");
 
 /**
- * Fails waiting messages past received_at + validity, releases their holds and records their
+ * Fails waiting messages past their due time (send_at, else received_at) + validity, releases their holds and records their
  * message.failed events, all in the caller's transaction; at most `limit` per call, only among
  * `messageIds` when given.
  */

@@ -1,14 +1,14 @@
 /**
  * The message lifecycle: every status change Shiri makes after a send is accepted, with the SQL
- * guard that allows it, the money it moves and the event it records. Dispatch, receipts and the
- * sweepers call these functions; nothing else changes a message's status. (A send is written as
+ * guard that allows it, the money it moves and the event it records. Dispatch, receipts, the
+ * sweepers and the cancel endpoints call these functions; nothing else changes a message's status. (A send is written as
  * `enqueued`, or `failed` UNROUTABLE and billed at once, by src/sending/record-send.ts.)
  * test/integration/lifecycle.test.ts holds every row of this table to its word.
  */
 export const TRANSITIONS = [
   {
     name: "claim",
-    from: "enqueued, or processing whose lease ran out",
+    from: "enqueued, or processing whose lease ran out; never before its send_at",
     to: "processing (leased to one run)",
     money: "none",
     event: "none",
@@ -16,11 +16,19 @@ export const TRANSITIONS = [
   },
   {
     name: "expire",
-    from: "enqueued, or processing whose lease ran out, past received_at + validity",
+    from: "enqueued, or processing whose lease ran out, past send_at (else received_at) + validity",
     to: "failed VALIDITY_EXPIRED",
     money: "release",
     event: "message.failed",
     where: "expire.ts",
+  },
+  {
+    name: "cancel",
+    from: "enqueued (not yet claimed), on the sender's request",
+    to: "failed CANCELLED",
+    money: "release",
+    event: "message.failed",
+    where: "cancel.ts",
   },
   {
     name: "accept",
@@ -56,6 +64,7 @@ export const TRANSITIONS = [
   },
 ] as const;
 
+export { CANCELLED, type CancelledMessage, cancelMessages } from "./cancel.ts";
 export { type ClaimedMessage, claimMessages, extendLease } from "./claim.ts";
 export { refreshDelivery } from "./deliver.ts";
 export { expireMessages, sweepExpired, VALIDITY_EXPIRED } from "./expire.ts";

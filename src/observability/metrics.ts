@@ -55,13 +55,19 @@ export function createMetrics() {
     // Queue and dispatch
     queueDepth: new Gauge({
       name: "shiri_dispatch_queue_jobs",
-      help: "Dispatch jobs waiting, by operator queue.",
+      help: "Dispatch jobs due and waiting for a worker, by operator queue.",
       labelNames: ["operator"] as const,
       registers: r,
     }),
     queueOldestAge: new Gauge({
       name: "shiri_dispatch_queue_oldest_age_seconds",
-      help: "Age of the oldest waiting dispatch job, by operator queue.",
+      help: "How long the oldest due dispatch job has waited since it was due, by operator queue.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
+    queueNotYetDue: new Gauge({
+      name: "shiri_dispatch_queue_not_yet_due_jobs",
+      help: "Dispatch jobs waiting for their start time (scheduled sends, retries in back-off), by operator queue.",
       labelNames: ["operator"] as const,
       registers: r,
     }),
@@ -95,9 +101,15 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    messagesCancelled: new Counter({
+      name: "shiri_messages_cancelled_total",
+      help: "Messages their sender cancelled before dispatch (holds released), by operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
     dispatchLatency: new Histogram({
       name: "shiri_dispatch_latency_seconds",
-      help: "From acceptance at intake to the carrier accepting the message (enqueued → success).",
+      help: "From acceptance at intake (for a scheduled message, from its send_at) to the carrier accepting the message (enqueued → success).",
       labelNames: ["operator"] as const,
       buckets: slowBuckets,
       registers: r,
@@ -195,6 +207,7 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
     for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
     metrics.messagesExpired.inc({ operator }, 0);
+    metrics.messagesCancelled.inc({ operator }, 0);
     metrics.breakerState.set({ operator }, 0);
     metrics.sessionBound.set({ operator }, 0);
   }

@@ -14,8 +14,13 @@ const SAMPLE_EVERY_MS = 5_000;
 export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { stop(): void } {
   for (const op of OPERATORS) metrics.tpsLimit.set({ operator: op }, config.carriers[op].tps_limit);
   const sample = async () => {
-    const queues = await pool.query<{ name: string; jobs: number; oldest: number | null }>(
-      `SELECT name, count(*)::int AS jobs, extract(epoch FROM now() - min(created_on))::float8 AS oldest
+    // A job waits from when it is due: a scheduled send's job (or a retry in back-off) is not
+    // late before its start time, so it counts apart and never ages the queue.
+    const queues = await pool.query<{ name: string; jobs: number; oldest: number | null; later: number }>(
+      `SELECT name, count(*) FILTER (WHERE start_after <= now())::int AS jobs,
+              extract(epoch FROM now() - min(greatest(created_on, start_after))
+                                         FILTER (WHERE start_after <= now()))::float8 AS oldest,
+              count(*) FILTER (WHERE start_after > now())::int AS later
          FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry') GROUP BY name`,
       [OPERATORS.map(dispatchQueue)],
     );
@@ -23,6 +28,7 @@ export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { s
       const row = queues.rows.find((r) => r.name === dispatchQueue(op));
       metrics.queueDepth.set({ operator: op }, row?.jobs ?? 0);
       metrics.queueOldestAge.set({ operator: op }, row?.oldest ?? 0);
+      metrics.queueNotYetDue.set({ operator: op }, row?.later ?? 0);
     }
     const holds = await pool.query<{ currency: string; held: number }>(
       `SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM messages

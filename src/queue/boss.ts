@@ -66,13 +66,15 @@ export async function startQueue(
 /**
  * Enqueues dispatch jobs inside the caller's transaction, so the messages, their charge and
  * their jobs commit together or not at all. Message ids are grouped per operator in batches.
+ * `startAfter`: seconds from now, or the instant the jobs become due (a scheduled send's
+ * send_at); until then no fetch takes them.
  */
 export async function enqueueDispatch(
   boss: PgBoss,
   tx: Queryable,
   messages: ReadonlyArray<{ id: string; operator: Operator }>,
   batchSize: number,
-  startAfterSeconds = 0,
+  startAfter: number | Date = 0,
 ): Promise<void> {
   const byOperator = new Map<Operator, string[]>();
   for (const m of messages) {
@@ -82,10 +84,12 @@ export async function enqueueDispatch(
   }
   const db = inTransaction(tx);
   for (const [operator, ids] of byOperator) {
-    const jobs: { data: DispatchJob; startAfter?: number }[] = [];
+    const jobs: { data: DispatchJob; startAfter?: number | string }[] = [];
+    // An instant goes as RFC 3339 in UTC, which pg-boss reads as a timestamp (not as seconds).
+    const start = startAfter instanceof Date ? startAfter.toISOString() : startAfter > 0 ? startAfter : null;
     for (let i = 0; i < ids.length; i += batchSize) {
       const data = { messageIds: ids.slice(i, i + batchSize) };
-      jobs.push(startAfterSeconds > 0 ? { data, startAfter: startAfterSeconds } : { data });
+      jobs.push(start === null ? { data } : { data, startAfter: start });
     }
     await boss.insert(dispatchQueue(operator), jobs, { db });
   }

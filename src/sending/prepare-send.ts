@@ -29,6 +29,8 @@ export interface PreparedSend {
   /** The event types webhookUrl wants; null for all. */
   webhookEvents: readonly MessageEventType[] | null;
   receivedAt: Date;
+  /** When a scheduled send is due; null to send at once. */
+  sendAt: Date | null;
   messages: PreparedMessage[];
   total: number;
 }
@@ -46,6 +48,7 @@ export function prepareSend(input: {
   webhookUrl: string | null;
   webhookEvents: readonly MessageEventType[] | null;
   bulk: boolean;
+  sendAt?: Date | null;
 }): PreparedSend {
   const { encoding, segments } = countSegments(input.body);
   const priceByOperator = new Map<Operator | null, number>();
@@ -74,6 +77,7 @@ export function prepareSend(input: {
     webhookUrl: input.webhookUrl,
     webhookEvents: input.webhookUrl ? input.webhookEvents : null,
     receivedAt: new Date(),
+    sendAt: input.sendAt ?? null,
     messages,
     total,
   };

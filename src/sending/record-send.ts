@@ -21,9 +21,9 @@ export interface SendToRecord {
 const INSERT_SENDS = `
   WITH s AS (
     SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
-                         $8::text[], $9::text[], $10::timestamptz[], $11::int[], $12::bigint[])
+                         $8::text[], $9::text[], $10::timestamptz[], $11::int[], $12::bigint[], $21::timestamptz[])
              AS s(send_no, bulk_id, sender, body, encoding, segments, currency, webhook_url, webhook_events,
-                  received_at, total, charge)
+                  received_at, total, charge, send_at)
   ), approved AS (
     SELECT s.* FROM s
      WHERE EXISTS (SELECT 1 FROM sender_ids si
@@ -35,12 +35,12 @@ const INSERT_SENDS = `
   ), messages AS (
     INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
                           charge, charge_currency, operator_response, status, billing, webhook_url,
-                          webhook_events, received_at, created_at)
+                          webhook_events, received_at, created_at, send_at)
     SELECT m.id, $13, a.bulk_id, m.to, a.body, a.sender, m.operator, a.encoding, a.segments, m.charge, a.currency,
            m.response, m.status, 'held', a.webhook_url,
            CASE WHEN a.webhook_events IS NULL THEN NULL
                 ELSE ARRAY(SELECT json_array_elements_text(a.webhook_events::json)) END,
-           a.received_at, a.received_at
+           a.received_at, a.received_at, a.send_at
       FROM unnest($14::int[], $15::uuid[], $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[])
            AS m(send_no, id, "to", operator, charge, status, response)
       JOIN approved a ON a.send_no = m.send_no
@@ -74,6 +74,7 @@ export async function recordSends(
     webhookUrl: [] as (string | null)[],
     webhookEvents: [] as (string | null)[],
     receivedAt: [] as Date[],
+    sendAt: [] as (Date | null)[],
     total: [] as number[],
     charge: [] as number[],
   };
@@ -98,6 +99,7 @@ export async function recordSends(
     perSend.webhookUrl.push(send.webhookUrl);
     perSend.webhookEvents.push(send.webhookEvents ? JSON.stringify(send.webhookEvents) : null);
     perSend.receivedAt.push(send.receivedAt);
+    perSend.sendAt.push(send.sendAt);
     perSend.total.push(send.messages.length);
     perSend.charge.push(send.total);
     for (const m of send.messages) {
@@ -135,6 +137,7 @@ export async function recordSends(
       perMessage.charge,
       perMessage.status,
       perMessage.response,
+      perSend.sendAt,
     ],
   });
   const written = new Set(rows.map((r) => r.send_no));
@@ -142,16 +145,20 @@ export async function recordSends(
   const accepted = sends.filter((_, no) => written.has(no));
   if (accepted.length === 0) return { refused };
 
-  const routable: { id: string; operator: Operator }[] = [];
+  // A scheduled send's jobs start at its send_at: no worker fetches them before they are due.
+  const routable = new Map<number, { id: string; operator: Operator }[]>();
   const unroutable: string[] = [];
   const events = { enqueued: [] as string[], failed: [] as string[] };
   for (const { send, accountWebhookEvents } of accepted) {
     // Only the types the destination wants (the principal knows the account webhook's): a send
     // whose callbacks ask for delivery alone writes no event row here.
     const wanted = eventTypesWanted(send, accountWebhookEvents);
+    const due = send.sendAt?.getTime() ?? 0;
     for (const m of send.messages) {
       if (m.operator) {
-        routable.push({ id: m.id, operator: m.operator });
+        const list = routable.get(due);
+        if (list) list.push({ id: m.id, operator: m.operator });
+        else routable.set(due, [{ id: m.id, operator: m.operator }]);
         if (wanted.has("message.enqueued")) events.enqueued.push(m.id);
       } else {
         unroutable.push(m.id);
@@ -159,7 +166,8 @@ export async function recordSends(
       }
     }
   }
-  if (routable.length > 0) await enqueueDispatch(boss, tx, routable, options.dispatchBatchSize);
+  for (const [due, messages] of routable)
+    await enqueueDispatch(boss, tx, messages, options.dispatchBatchSize, due === 0 ? 0 : new Date(due));
   await recordMessageEvents(tx, events.enqueued, "message.enqueued");
   await recordMessageEvents(tx, events.failed, "message.failed");
   // An unroutable number is billed as it is accepted: its share of the hold is a charge at once.

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.ts";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import {
+  CANCELLED,
+  cancelMessages,
   claimMessages,
   expireMessages,
   giveUpLease,
@@ -38,13 +40,14 @@ afterAll(async () => {
 const PRICE = 450;
 const lease = () => ({ owner: randomUUID(), lockSeconds: 60, validityHours: 24 });
 
-async function send(): Promise<string> {
+async function send(sendAt?: Date): Promise<string> {
   const res = await call(t.base, "POST", "/api/v1/sms", {
     headers: acct.headers,
     body: {
       to: `+26377${String(1_000_000 + Math.floor(Math.random() * 8_999_999))}`,
       from: "SHIRI",
       message: "life",
+      ...(sendAt ? { send_at: sendAt.toISOString() } : {}),
     },
   });
   expect(res.status).toBe(202);
@@ -92,10 +95,11 @@ async function claimed(id: string) {
 }
 
 describe("the message lifecycle", () => {
-  it("documents six transitions, each with its money and its event", () => {
+  it("documents seven transitions, each with its money and its event", () => {
     expect(TRANSITIONS.map((x) => x.name)).toEqual([
       "claim",
       "expire",
+      "cancel",
       "accept",
       "refuse",
       "give up the lease",
@@ -108,7 +112,52 @@ describe("the message lifecycle", () => {
     const first = await claimed(id);
     expect(await row(id)).toMatchObject({ status: "processing", billing: "held", locked_by: first.owner });
     const second = await tx((c) => claimMessages(c, [id], lease()));
-    expect(second).toEqual({ claimed: [], busy: [id] });
+    expect(second).toEqual({ claimed: [], busy: [id], notDue: [] });
+    expect(await ledgerKinds(id)).toEqual([]);
+  });
+
+  it("claim: a scheduled message is refused before its send_at and named with it; taken once due", async () => {
+    const sendAt = new Date(Date.now() + 3_600_000);
+    const id = await send(sendAt);
+    expect(await tx((c) => claimMessages(c, [id], lease()))).toEqual({
+      claimed: [],
+      busy: [],
+      notDue: [{ id, sendAt }],
+    });
+    expect(await row(id)).toMatchObject({ status: "enqueued", billing: "held", locked_by: null });
+    await t.service.pool.query("UPDATE messages SET send_at = now() - interval '1 second' WHERE id = $1", [
+      id,
+    ]);
+    await claimed(id);
+  });
+
+  it("cancel: enqueued → failed CANCELLED, the hold released once, message.failed recorded", async () => {
+    const id = await send(new Date(Date.now() + 3_600_000));
+    const before = await balanceOf(t.service.pool, acct.id);
+    expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([
+      { id, operator: "econet" },
+    ]);
+    expect(await row(id)).toMatchObject({
+      status: "failed",
+      billing: "released",
+      operator_response: CANCELLED,
+    });
+    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
+    // Refused the second time, and by the claim: nothing more is released, nothing is sent.
+    expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([]);
+    expect(await tx((c) => claimMessages(c, [id], lease()))).toEqual({ claimed: [], busy: [], notDue: [] });
+    expect(await ledgerKinds(id)).toEqual(["release"]);
+    expect(await events(id)).toEqual(["message.failed"]);
+  });
+
+  it("cancel is refused for a message claimed, and for another account's", async () => {
+    const id = await send();
+    const other = await t.account();
+    expect(await tx((c) => cancelMessages(c, other.id, { messageId: id }))).toEqual([]);
+    expect(await row(id)).toMatchObject({ status: "enqueued", billing: "held" });
+    await claimed(id);
+    expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([]);
+    expect(await row(id)).toMatchObject({ status: "processing", billing: "held" });
     expect(await ledgerKinds(id)).toEqual([]);
   });
 
@@ -190,6 +239,23 @@ describe("the message lifecycle", () => {
     expect(await ledgerKinds(waiting)).toEqual(["release"]);
     expect(await events(waiting)).toEqual(["message.failed"]);
     expect(await row(done)).toMatchObject({ status: "success", billing: "captured" });
+  });
+
+  it("expire: a scheduled message's validity counts from its send_at, not from its acceptance", async () => {
+    const early = await send(new Date(Date.now() + 60_000));
+    const late = await send(new Date(Date.now() + 60_000));
+    // Both accepted two days ago; one was due an hour ago (within its validity), one 25 hours ago.
+    await t.service.pool.query(
+      `UPDATE messages SET received_at = now() - interval '2 days', created_at = now() - interval '2 days',
+              send_at = CASE WHEN id = $1 THEN now() - interval '1 hour' ELSE now() - interval '25 hours' END
+        WHERE id = ANY($2)`,
+      [early, [early, late]],
+    );
+    const expired = await tx((c) =>
+      expireMessages(c, { validityHours: 24, limit: 10, messageIds: [early, late] }),
+    );
+    expect(expired.map((e) => e.id)).toEqual([late]);
+    expect(await row(early)).toMatchObject({ status: "enqueued", billing: "held" });
   });
 
   it("deliver: success → delivered_at when every segment says DELIVRD; refused before success", async () => {

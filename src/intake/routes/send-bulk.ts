@@ -8,6 +8,7 @@ import {
   eventTypesField,
   msisdnField,
   parseBody,
+  sendAtField,
   textField,
   webhookEventsNeedUrl,
   webhookUrlField,
@@ -15,7 +16,8 @@ import {
 
 /**
  * POST /api/v1/sms/bulk — one body, many recipients; accepted or rejected whole; Kit shapes.
- * webhook_events (extension) narrows the callbacks to webhook_url to the types it names.
+ * webhook_events (extension) narrows the callbacks to webhook_url to the types it names; send_at
+ * (extension) schedules the whole send, and the result then gains data.send_at.
  */
 export function bulkBody(maxRecipients: number) {
   return z
@@ -30,6 +32,7 @@ export function bulkBody(maxRecipients: number) {
       message: textField(10_000),
       webhook_url: webhookUrlField().optional(),
       webhook_events: eventTypesField().optional(),
+      send_at: sendAtField().optional(),
     })
     .strict()
     .superRefine(webhookEventsNeedUrl);
@@ -52,6 +55,7 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
         webhookUrl: body.webhook_url ?? null,
         webhookEvents: body.webhook_events ?? null,
         bulk: true,
+        sendAt: body.send_at ?? null,
       },
       render: (send) => ({
         status: "success",
@@ -60,6 +64,7 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
           total: send.messages.length,
           charge: send.total,
           currency: send.currency,
+          ...(send.sendAt ? { send_at: send.sendAt.toISOString() } : {}),
           items: send.messages.map((m) => ({
             id: m.id,
             to: m.to,

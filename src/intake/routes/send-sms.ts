@@ -9,6 +9,7 @@ import {
   eventTypesField,
   msisdnField,
   parseBody,
+  sendAtField,
   textField,
   webhookEventsNeedUrl,
   webhookUrlField,
@@ -17,7 +18,7 @@ import {
 /**
  * POST /api/v1/sms — one recipient; the Message comes back bare, errors in the legacy shape.
  * webhook_url and webhook_events are extensions (the contract has webhook_url on bulk only),
- * validated exactly as on bulk.
+ * validated exactly as on bulk; so is send_at (a scheduled send), whose Message gains send_at.
  */
 export const sendSmsBody = z
   .object({
@@ -26,6 +27,7 @@ export const sendSmsBody = z
     message: textField(10_000),
     webhook_url: webhookUrlField().optional(),
     webhook_events: eventTypesField().optional(),
+    send_at: sendAtField().optional(),
   })
   .strict()
   .superRefine(webhookEventsNeedUrl);
@@ -46,6 +48,7 @@ export function sendSms(deps: IntakeDeps): RequestHandler {
         webhookUrl: body.webhook_url ?? null,
         webhookEvents: body.webhook_events ?? null,
         bulk: false,
+        sendAt: body.send_at ?? null,
       },
       render: (send) => {
         const m = send.messages[0];
@@ -63,6 +66,7 @@ export function sendSms(deps: IntakeDeps): RequestHandler {
           status: m.status,
           created_at: send.receivedAt,
           delivered_at: null,
+          send_at: send.sendAt,
         });
       },
       unapprovedSender: () => new ApiError("unapprovedSender"),
