@@ -93,50 +93,38 @@ export async function searchMessages(
   if (filters.status !== undefined) onRows.push(`status = ${param(filters.status)}`);
   if (filters.operator !== undefined) onRows.push(`operator = ${param(filters.operator)}`);
   const scan = onRows.length > 0 ? SCAN_WINDOW : page.limit + 1;
-  const { rows } = await db.query<
-    FoundMessage & { scanned: number; edge_at: string | null; edge_id: string | null }
-  >(
-    `WITH scanned AS MATERIALIZED (
-       SELECT id, created_at, status, operator FROM messages
-        WHERE ${where.join(" AND ")}
-        ORDER BY created_at DESC, id DESC LIMIT ${param(scan)}
-     ), hits AS (
-       SELECT id AS hit_id FROM scanned ${onRows.length > 0 ? `WHERE ${onRows.join(" AND ")}` : ""}
-        ORDER BY created_at DESC, id DESC LIMIT ${param(page.limit + 1)}
-     ), edge AS (
-       SELECT (SELECT count(*) FROM scanned)::int AS scanned, last.edge_at, last.edge_id
-         FROM (SELECT 1) one
-         LEFT JOIN LATERAL (
-           SELECT ${POSITION_AT} AS edge_at, id AS edge_id FROM scanned ORDER BY created_at, id LIMIT 1
-         ) last ON true
-     )
-     SELECT e.scanned, e.edge_at, e.edge_id, found.*
-       FROM edge e
-       LEFT JOIN (
-         SELECT ${MESSAGE_COLUMNS}, bulk_id, ${POSITION_AT} AS position_at
-           FROM messages JOIN hits ON hits.hit_id = messages.id
-          WHERE account_id = $1
-       ) found ON true
-      ORDER BY found.created_at DESC, found.id DESC`,
+  const scanParam = param(scan);
+  const matches = onRows.length > 0 ? onRows.join(" AND ") : "true";
+  // Executed lazily, row by row in index order: reading stops once limit + 1 rows match, or at
+  // the window's last row, which comes back whatever it holds (it is where the next page starts).
+  const { rows } = await db.query<FoundMessage & { matches: boolean; n: number }>(
+    `SELECT w.*, ${POSITION_AT} AS position_at, ${matches} AS matches
+       FROM (SELECT ${MESSAGE_COLUMNS}, bulk_id, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n
+               FROM messages
+              WHERE ${where.join(" AND ")}
+              ORDER BY created_at DESC, id DESC
+              LIMIT ${scanParam}) w
+      WHERE (${matches}) OR w.n = ${scanParam}
+      ORDER BY w.created_at DESC, w.id DESC
+      LIMIT ${param(page.limit + 1)}`,
     values,
   );
-  const edge = rows[0];
-  const found = rows.filter((r) => r.id !== null);
-  if (found.length > page.limit) {
-    const messages = found.slice(0, page.limit);
+  const matching = rows.filter((r) => r.matches);
+  if (matching.length > page.limit) {
+    const messages = matching.slice(0, page.limit);
     const last = messages[messages.length - 1] as FoundMessage;
     return { messages: messages.map(strip), next: { at: last.position_at, id: last.id } };
   }
-  // The window ran out before the page filled: more may match past it.
-  const more = edge !== undefined && edge.scanned >= scan && edge.edge_at !== null && edge.edge_id !== null;
+  // The window's last row was reached before the page filled: more may match past it.
+  const edge = rows.find((r) => Number(r.n) === scan);
   return {
-    messages: found.map(strip),
-    next: more ? { at: edge.edge_at as string, id: edge.edge_id as string } : null,
+    messages: matching.map(strip),
+    next: edge ? { at: edge.position_at, id: edge.id } : null,
   };
 }
 
-function strip(row: FoundMessage & { scanned?: number; edge_at?: string | null; edge_id?: string | null }) {
-  const { scanned: _s, edge_at: _a, edge_id: _i, ...message } = row;
+function strip(row: FoundMessage & { matches?: boolean; n?: number }): FoundMessage {
+  const { matches: _m, n: _n, ...message } = row;
   return message;
 }
 
