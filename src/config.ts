@@ -42,6 +42,8 @@ const envSchema = z.object({
   BULK_MAX_RECIPIENTS: intFromEnv(10_000),
   MAX_SEGMENTS: intFromEnv(10),
   IDEMPOTENCY_TTL_HOURS: intFromEnv(24),
+  /** The most messages one CSV export may cover (before its status and operator filters). */
+  SEARCH_EXPORT_MAX_ROWS: z.coerce.number().int().positive().default(100_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
   KEY_LAST_USED_PRECISION_SECONDS: intFromEnv(60),
   /** Group commit: one account's sends written together, at most this many sends and messages. */

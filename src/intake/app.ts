@@ -11,7 +11,11 @@ import { ApiError, type ErrorShape, sendError } from "./errors.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
 import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
 import { cancelBulk, cancelSms } from "./routes/cancel-sms.ts";
+import { exportSms } from "./routes/export-sms.ts";
+import { getBulk } from "./routes/get-bulk.ts";
 import { getSms } from "./routes/get-sms.ts";
+import { previewSms } from "./routes/preview-sms.ts";
+import { searchSms } from "./routes/search-sms.ts";
 import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
 import { deleteWebhook, getWebhook, putWebhook, rotateWebhookSecret } from "./routes/webhook.ts";
@@ -57,6 +61,11 @@ export function createApp(deps: IntakeDeps): express.Express {
 
   app.post("/api/v1/sms", legacy, auth, json, sendSms(deps));
   app.post("/api/v1/sms/bulk", kit, auth, bulkJson, sendBulk(deps));
+  app.post("/api/v1/sms/preview", kit, auth, bulkJson, previewSms(deps));
+  app.get("/api/v1/sms", kit, auth, searchSms(deps));
+  // Before /api/v1/sms/:id, which would take "export.csv" for an id.
+  app.get("/api/v1/sms/export.csv", kit, auth, exportSms(deps));
+  app.get("/api/v1/sms/bulk/:bulk_id", kit, auth, getBulk(deps));
   app.get("/api/v1/sms/:id", legacy, auth, getSms(deps));
   // Extensions under the contract's paths, in the Kit conventions like every new endpoint.
   app.delete("/api/v1/sms/bulk/:bulk_id", kit, auth, cancelBulk(deps));

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** The Message resource exactly as the contract shows it (charge as a JSON string). */
 export interface MessageView {
   id: string;
@@ -54,3 +56,19 @@ export function toMessageView(row: MessageRow): MessageView {
     ...(row.send_at ? { send_at: row.send_at.toISOString() } : {}),
   };
 }
+
+/** The Message as a schema, for the API reference (the same fields as MessageView). */
+export const messageViewSchema = z.object({
+  id: z.uuid(),
+  to: z.string(),
+  message: z.string(),
+  sender_id: z.string(),
+  operator: z.string(),
+  charge: z.string(),
+  charge_currency: z.string(),
+  operator_response: z.string(),
+  received_at: z.iso.datetime(),
+  status: z.enum(["created", "enqueued", "processing", "success", "failed"]),
+  created_at: z.iso.datetime(),
+  delivered_at: z.iso.datetime().nullable(),
+}) satisfies z.ZodType<MessageView>;

@@ -61,6 +61,8 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
         status: "success",
         message: "bulk sms enqueued",
         data: {
+          // An extension: the id GET /api/v1/sms/bulk/{bulk_id} and the bulk_id filter take.
+          bulk_id: send.bulkId,
           total: send.messages.length,
           charge: send.total,
           currency: send.currency,
