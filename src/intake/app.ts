@@ -8,9 +8,11 @@ import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
+import { ENDPOINTS } from "./openapi/endpoints.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
 import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
 import { getSms } from "./routes/get-sms.ts";
+import { serveOpenApi } from "./routes/openapi.ts";
 import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
 import { deleteWebhook, getWebhook, putWebhook, rotateWebhookSecret } from "./routes/webhook.ts";
@@ -31,13 +33,18 @@ declare global {
   }
 }
 
-/** Each endpoint answers errors in the convention the contract gives it. */
-const shape =
-  (errorShape: ErrorShape): RequestHandler =>
-  (_req, res, next) => {
-    res.locals.errorShape = errorShape;
-    next();
-  };
+/**
+ * Each endpoint answers errors in the convention the contract gives it. The middleware carries
+ * its convention, so the OpenAPI check can read it off the route (test/integration/openapi.test.ts).
+ */
+const shape = (errorShape: ErrorShape): RequestHandler & { errorShape: ErrorShape } =>
+  Object.assign<RequestHandler, { errorShape: ErrorShape }>(
+    (_req, res, next) => {
+      res.locals.errorShape = errorShape;
+      next();
+    },
+    { errorShape },
+  );
 
 export function createApp(deps: IntakeDeps): express.Express {
   const app = express();
@@ -69,6 +76,8 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.get("/api/v1/webhook/deliveries", kit, auth, getDeliveries(deps));
   app.post("/api/v1/webhook/deliveries/redeliver", kit, auth, json, redeliverMany(deps));
   app.post("/api/v1/webhook/deliveries/:event_id/redeliver", kit, auth, redeliverOne(deps));
+  // Every route above has an entry in ENDPOINTS (src/intake/openapi/endpoints.ts), or a test fails.
+  app.get("/api/v1/openapi.json", kit, serveOpenApi(ENDPOINTS, deps.config));
 
   app.use((_req, res) => sendError(res, "notFound"));
   app.use(errorHandler(deps.logger));

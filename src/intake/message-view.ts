@@ -1,3 +1,7 @@
+import { z } from "zod";
+import { OPERATORS } from "../../carriers/index.ts";
+import { timestamp } from "./openapi/conventions.ts";
+
 /** The Message resource exactly as the contract shows it (charge as a JSON string). */
 export interface MessageView {
   id: string;
@@ -49,3 +53,36 @@ export function toMessageView(row: MessageRow): MessageView {
     delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
   };
 }
+
+/** The Message as the OpenAPI document describes it; a test holds real answers to it. */
+export const messageSchema = z
+  .object({
+    id: z.uuid().meta({ description: "Message id; used in GET /api/v1/sms/{id}." }),
+    to: z.string().meta({ description: "Recipient MSISDN, as sent (trimmed)." }),
+    message: z.string().meta({ description: "Body as sent." }),
+    sender_id: z.string().meta({ description: "The approved sender id the recipient saw (sent as `from`)." }),
+    operator: z
+      .enum([...OPERATORS, ""])
+      .meta({ description: "Derived from the recipient MSISDN; empty for a number no operator serves." }),
+    charge: z
+      .string()
+      .regex(/^\d+$/)
+      .meta({
+        description:
+          "Amount billed, in ten-thousandths of charge_currency: a JSON string here (an integer in bulk).",
+        examples: ["450"],
+      }),
+    charge_currency: z.string().meta({ description: "Currency code of charge.", examples: ["USD"] }),
+    operator_response: z.string().meta({
+      description: "The carrier's answer: empty until dispatched; ESME_ROK, DELIVRD, UNDELIV, UNROUTABLE…",
+    }),
+    received_at: timestamp().meta({ description: "When the service accepted the message." }),
+    status: z
+      .enum(["created", "enqueued", "processing", "success", "failed"])
+      .meta({ description: "success: the carrier accepted it; not the delivery signal." }),
+    created_at: timestamp().meta({ description: "When the message record was created." }),
+    delivered_at: timestamp()
+      .nullable()
+      .meta({ description: "null until the carrier confirms handset delivery: the only delivery signal." }),
+  })
+  .meta({ id: "Message", description: "One message to one recipient." });
