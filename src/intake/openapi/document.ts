@@ -97,6 +97,11 @@ function failuresOf(entry: Endpoint): ErrorName[] {
   return [...new Set(names)];
 }
 
+/** Headers that come with an error status, whatever the endpoint. */
+const ERROR_HEADERS: Partial<Record<number, Json>> = {
+  503: { "Retry-After": { $ref: "#/components/headers/Retry-After" } },
+};
+
 const SAMPLE_FIELD_ERRORS = [{ field: "to", description: "is required" }];
 
 /** One response per error status: the shape(s) and codes it can carry, an example per error. */
@@ -133,7 +138,7 @@ function errorResponses(entry: Endpoint, components: Components): Record<string,
       }));
     out[String(status)] = {
       description: [...new Set(bodies.map(({ body }) => body.message))].join("; "),
-      ...(status === 503 ? { headers: { "Retry-After": { $ref: "#/components/headers/Retry-After" } } } : {}),
+      ...(ERROR_HEADERS[status] ? { headers: ERROR_HEADERS[status] } : {}),
       content: {
         "application/json": {
           schema: variants.length === 1 ? variants[0] : { oneOf: variants },
@@ -158,10 +163,18 @@ function operation(entry: Endpoint, config: Config, components: Components): Jso
   const bodySchema = typeof body === "function" ? body(config) : body;
   const responses: Record<string, Json> = {};
   for (const [status, response] of Object.entries(entry.responses)) {
+    const headers = parameters(components, "header", response.headers).map(
+      ({ name, in: _in, required, ...header }) => [name, { required, ...header }],
+    );
     responses[status] = {
       description: response.description,
+      ...(headers.length > 0 ? { headers: Object.fromEntries(headers) } : {}),
       ...(response.body
-        ? { content: { "application/json": { schema: components.convert(response.body) } } }
+        ? {
+            content: {
+              [response.contentType ?? "application/json"]: { schema: components.convert(response.body) },
+            },
+          }
         : {}),
     };
   }

@@ -11,6 +11,10 @@ export interface ResponseEntry {
   description: string;
   /** The body; none for an answer without one. */
   body?: z.ZodType;
+  /** The body's media type: JSON unless given (e.g. "text/csv" with a z.string() body). */
+  contentType?: string;
+  /** Response headers worth documenting, by name. */
+  headers?: z.ZodObject;
 }
 
 /**
