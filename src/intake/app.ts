@@ -8,12 +8,14 @@ import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
+import { ENDPOINTS } from "./openapi/endpoints.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
 import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
 import { cancelBulk, cancelSms } from "./routes/cancel-sms.ts";
 import { exportSms } from "./routes/export-sms.ts";
 import { getBulk } from "./routes/get-bulk.ts";
 import { getSms } from "./routes/get-sms.ts";
+import { serveOpenApi } from "./routes/openapi.ts";
 import { previewSms } from "./routes/preview-sms.ts";
 import { searchSms } from "./routes/search-sms.ts";
 import { sendBulk } from "./routes/send-bulk.ts";
@@ -36,13 +38,18 @@ declare global {
   }
 }
 
-/** Each endpoint answers errors in the convention the contract gives it. */
-const shape =
-  (errorShape: ErrorShape): RequestHandler =>
-  (_req, res, next) => {
-    res.locals.errorShape = errorShape;
-    next();
-  };
+/**
+ * Each endpoint answers errors in the convention the contract gives it. The middleware carries
+ * its convention, so the OpenAPI check can read it off the route (test/integration/openapi.test.ts).
+ */
+const shape = (errorShape: ErrorShape): RequestHandler & { errorShape: ErrorShape } =>
+  Object.assign<RequestHandler, { errorShape: ErrorShape }>(
+    (_req, res, next) => {
+      res.locals.errorShape = errorShape;
+      next();
+    },
+    { errorShape },
+  );
 
 export function createApp(deps: IntakeDeps): express.Express {
   const app = express();
@@ -82,6 +89,8 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.get("/api/v1/webhook/deliveries", kit, auth, getDeliveries(deps));
   app.post("/api/v1/webhook/deliveries/redeliver", kit, auth, json, redeliverMany(deps));
   app.post("/api/v1/webhook/deliveries/:event_id/redeliver", kit, auth, redeliverOne(deps));
+  // Every route above has an entry in ENDPOINTS (src/intake/openapi/endpoints.ts), or a test fails.
+  app.get("/api/v1/openapi.json", kit, serveOpenApi(ENDPOINTS, deps.config));
 
   app.use((_req, res) => sendError(res, "notFound"));
   app.use(errorHandler(deps.logger));

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Request } from "express";
+import { z } from "zod";
 import type { Queryable, Tx } from "../db/pool.ts";
 import { every } from "../periodic.ts";
 import { ApiError } from "./errors.ts";
@@ -11,6 +12,19 @@ import { ApiError } from "./errors.ts";
  * and then replays it; if the first rolls back (bad sender, no balance) the second proceeds.
  */
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+
+/** The header as the OpenAPI document shows it on the two send endpoints. */
+export const idempotencyHeaders = z.object({
+  "Idempotency-Key": z
+    .string()
+    .regex(KEY_PATTERN)
+    .optional()
+    .meta({
+      description:
+        "Extension: the same key and body within 24 hours answers the original response, with no new " +
+        "message and no new charge; the same key with another body is a 409.",
+    }),
+});
 
 export function idempotencyKeyOf(req: Request): string | null {
   const key = req.headers["idempotency-key"];

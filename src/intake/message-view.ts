@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { OPERATORS } from "../../carriers/index.ts";
+import { timestamp } from "./openapi/conventions.ts";
 
 /** The Message resource exactly as the contract shows it (charge as a JSON string). */
 export interface MessageView {
@@ -57,18 +59,40 @@ export function toMessageView(row: MessageRow): MessageView {
   };
 }
 
-/** The Message as a schema, for the API reference (the same fields as MessageView). */
-export const messageViewSchema = z.object({
-  id: z.uuid(),
-  to: z.string(),
-  message: z.string(),
-  sender_id: z.string(),
-  operator: z.string(),
-  charge: z.string(),
-  charge_currency: z.string(),
-  operator_response: z.string(),
-  received_at: z.iso.datetime(),
-  status: z.enum(["created", "enqueued", "processing", "success", "failed"]),
-  created_at: z.iso.datetime(),
-  delivered_at: z.iso.datetime().nullable(),
-}) satisfies z.ZodType<MessageView>;
+/** The Message as the OpenAPI document describes it; a test holds real answers to it. */
+export const messageSchema = z
+  .object({
+    id: z.uuid().meta({ description: "Message id; used in GET /api/v1/sms/{id}." }),
+    to: z.string().meta({ description: "Recipient MSISDN, as sent (trimmed)." }),
+    message: z.string().meta({ description: "Body as sent." }),
+    sender_id: z.string().meta({ description: "The approved sender id the recipient saw (sent as `from`)." }),
+    operator: z
+      .enum([...OPERATORS, ""])
+      .meta({ description: "Derived from the recipient MSISDN; empty for a number no operator serves." }),
+    charge: z
+      .string()
+      .regex(/^\d+$/)
+      .meta({
+        description:
+          "Amount billed, in ten-thousandths of charge_currency: a JSON string here (an integer in bulk).",
+        examples: ["450"],
+      }),
+    charge_currency: z.string().meta({ description: "Currency code of charge.", examples: ["USD"] }),
+    operator_response: z.string().meta({
+      description: "The carrier's answer: empty until dispatched; ESME_ROK, DELIVRD, UNDELIV, UNROUTABLE…",
+    }),
+    received_at: timestamp().meta({ description: "When the service accepted the message." }),
+    status: z
+      .enum(["created", "enqueued", "processing", "success", "failed"])
+      .meta({ description: "success: the carrier accepted it; not the delivery signal." }),
+    created_at: timestamp().meta({ description: "When the message record was created." }),
+    delivered_at: timestamp()
+      .nullable()
+      .meta({ description: "null until the carrier confirms handset delivery: the only delivery signal." }),
+    send_at: timestamp()
+      .optional()
+      .meta({
+        description: "Extension: when a scheduled message is due; present on scheduled messages only.",
+      }),
+  })
+  .meta({ id: "Message", description: "One message to one recipient." });

@@ -17,13 +17,20 @@ export const textField = (maxLength: number) =>
     .refine((s) => s.trim().length > 0, "cannot be blank")
     .refine((s) => s.length <= maxLength, `must be at most ${maxLength} characters`)
     .refine((s) => !CONTROL_CHARS.test(s), "must not contain control characters")
-    .refine((s) => !LONE_SURROGATE.test(s), "must be valid Unicode text");
+    .refine((s) => !LONE_SURROGATE.test(s), "must be valid Unicode text")
+    // What the checks above mean, for the OpenAPI document (refinements do not show there).
+    .meta({ minLength: 1, maxLength, description: "not blank; no control characters" });
 
 /** A phone number: digits with an optional leading +, surrounding spaces ignored. */
 export const msisdnField = () =>
   requiredString()
     .refine((s) => s.trim().length > 0, "cannot be blank")
-    .refine((s) => /^\+?\d{3,20}$/.test(s.trim()), "must be a phone number in international format");
+    .refine((s) => /^\+?\d{3,20}$/.test(s.trim()), "must be a phone number in international format")
+    .meta({
+      pattern: "^\\s*\\+?\\d{3,20}\\s*$",
+      description: "MSISDN in international format (optional +, 3 to 20 digits)",
+      examples: ["+263771234567"],
+    });
 
 /** A callback URL: http or https only, as a send's webhook_url and the account webhook take it. */
 export const webhookUrlField = () =>
@@ -34,7 +41,8 @@ export const webhookUrlField = () =>
       if (!URL.canParse(s)) return false;
       const { protocol } = new URL(s);
       return protocol === "http:" || protocol === "https:";
-    }, "must be a valid URL");
+    }, "must be a valid URL")
+    .meta({ format: "uri", maxLength: 2048, description: "an http or https URL" });
 
 /**
  * A scheduled send's time: an RFC 3339 date-time with its offset (`Z` or `+02:00`), read as the
@@ -62,10 +70,19 @@ function eventTypesProblem(value: unknown): string | null {
  * reported on the field itself (not on an element), with one description.
  */
 export const eventTypesField = () =>
-  z.custom<MessageEventType[]>().check((ctx) => {
-    const problem = eventTypesProblem(ctx.value);
-    if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value });
-  });
+  z
+    .custom<MessageEventType[]>()
+    .check((ctx) => {
+      const problem = eventTypesProblem(ctx.value);
+      if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value });
+    })
+    // A custom check has no JSON Schema of its own: this is what it accepts.
+    .meta({
+      type: "array",
+      items: { type: "string", enum: [...MESSAGE_EVENT_TYPES] },
+      minItems: 1,
+      uniqueItems: true,
+    });
 
 /**
  * A send's webhook_events filters its own webhook_url; without one it would have nothing to

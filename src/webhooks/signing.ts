@@ -1,11 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** Headers every callback carries; the README documents them for receivers. */
+/** Headers every callback carries; docs/api.md documents them for receivers. */
 export const SIGNATURE_HEADER = "Shiri-Signature";
 export const EVENT_ID_HEADER = "Shiri-Event-Id";
 export const EVENT_TYPE_HEADER = "Shiri-Event-Type";
 
-/** How old a signed timestamp a receiver should accept; the README's snippet uses the same. */
+/** How old a signed timestamp a receiver should accept; the snippets in docs/webhook-verification use the same. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** A fresh signing secret: 32 random bytes, prefixed so a leaked one is recognisable in a scan. */
@@ -28,7 +28,7 @@ export function signatureHeader(secrets: readonly string[], body: string, timest
   return [`t=${timestamp}`, ...secrets.map((s) => `v1=${hmacHex(s, timestamp, body)}`)].join(",");
 }
 
-/** The receiver's check, as the README's snippet does it (the unit tests hold the two to one scheme). */
+/** The receiver's check, as docs/webhook-verification does it (the tests hold them to one scheme). */
 export function verifySignature(
   secret: string,
   body: string,

@@ -1,7 +1,3 @@
-import { readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
@@ -60,19 +56,10 @@ async function bulk(to: string[], message: string, webhookUrl?: string) {
 const types = (rs: Received[]) => rs.map((r) => r.event.type).sort();
 
 type Verify = (body: string, header: unknown, secret: string) => boolean;
-/** The README's Node.js verification snippet, written to a file and imported as a receiver would. */
-async function readmeVerifier(): Promise<Verify> {
-  const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
-  const snippet = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
-  expect(snippet).toContain("export function verifyShiriSignature");
-  const file = path.join(tmpdir(), `shiri-verify-${process.pid}-${Date.now()}.mjs`);
-  await writeFile(file, snippet);
-  try {
-    return ((await import(pathToFileURL(file).href)) as { verifyShiriSignature: Verify })
-      .verifyShiriSignature;
-  } finally {
-    await rm(file, { force: true });
-  }
+/** The documented Node.js verification snippet (docs/api.md), imported as a receiver would. */
+async function documentedVerifier(): Promise<Verify> {
+  const snippet = new URL("../../docs/webhook-verification/verify.mjs", import.meta.url).href;
+  return ((await import(snippet)) as { verifyShiriSignature: Verify }).verifyShiriSignature;
 }
 
 /** The events of these messages, once each is settled (delivered or failed). */
@@ -139,12 +126,12 @@ describe("callbacks for a bulk send", () => {
     expect(delivered).toEqual((res.body as { data: unknown }).data);
   });
 
-  it("signs every callback so that the README's Node.js snippet verifies it, and only with the right secret", async () => {
+  it("signs every callback so that the documented Node.js snippet verifies it, and only with the right secret", async () => {
     const rx = await receiver();
     await bulk([phone("772", 1), phone("712", 1)], "signed", rx.url);
     await waitFor(() => rx.received.length >= 2, { what: "two callbacks" });
 
-    const verifyShiriSignature = await readmeVerifier();
+    const verifyShiriSignature = await documentedVerifier();
     for (const r of rx.received) {
       const header = r.headers["shiri-signature"];
       expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
@@ -186,7 +173,7 @@ describe("callbacks for a bulk send", () => {
       await waitFor(() => rx.forMessage(id).length === 1, { timeoutMs: 30_000, what: "the callback" });
       return rx.forMessage(id)[0] as Received;
     };
-    const verify = await readmeVerifier();
+    const verify = await documentedVerifier();
 
     const during = await sendOne(phone("781", 1));
     const header = String(during.headers["shiri-signature"]);

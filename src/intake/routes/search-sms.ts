@@ -10,7 +10,7 @@ import {
 } from "../../search/search-messages.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { messageViewSchema, toMessageView } from "../message-view.ts";
+import { messageSchema, toMessageView } from "../message-view.ts";
 import { msisdnField, parseBody, UUID_PATTERN } from "../validation.ts";
 
 /**
@@ -71,7 +71,7 @@ export const searchSmsResponse = z.object({
   status: z.literal("success"),
   message: z.string(),
   data: z.object({
-    items: z.array(messageViewSchema),
+    items: z.array(messageSchema),
     /** Pass as `cursor` for the next page; null on the last. */
     next_cursor: z.string().nullable(),
   }),

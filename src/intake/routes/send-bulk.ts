@@ -3,7 +3,9 @@ import { z } from "zod";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { idempotencyKeyOf } from "../idempotency.ts";
+import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
+import { amount, kitEnvelope } from "../openapi/conventions.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import {
   eventTypesField,
   msisdnField,
@@ -83,3 +85,45 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
     res.status(out.statusCode).json(out.body);
   };
 }
+
+const bulkItemSchema = z.object({
+  id: z.uuid().meta({ description: "Message id; behaves exactly like a single send's." }),
+  to: z.string(),
+  status: z.enum(["enqueued", "failed"]).meta({ description: "failed for a number no operator serves." }),
+  operator: z.string().meta({ description: "econet, netone, telecel, or empty when unroutable." }),
+  charge: amount().meta({ description: "Held for this recipient, ten-thousandths: an integer here." }),
+  charge_currency: z.string(),
+});
+
+export const bulkResultSchema = z
+  .object({
+    total: z.int().meta({ description: "Recipients accepted." }),
+    charge: amount().meta({ description: "Total held for the send, ten-thousandths: an integer here." }),
+    currency: z.string().meta({ description: "Currency of charge (named currency, not charge_currency)." }),
+    items: z.array(bulkItemSchema).meta({ description: "One per recipient, in request order." }),
+  })
+  .meta({ id: "BulkResult" });
+
+export const sendBulkEndpoint = endpoint({
+  method: "post",
+  path: "/api/v1/sms/bulk",
+  operationId: "sendBulk",
+  summary: "Send one text to many recipients",
+  description:
+    "Priced as one send and accepted or rejected whole: one bad recipient, an unapproved sender or a " +
+    "balance that does not cover every recipient rejects it all, and nothing is sent.",
+  tag: "Messages",
+  origin: "contract",
+  errors: "kit",
+  request: {
+    headers: idempotencyHeaders,
+    body: (config) => bulkBody(config.BULK_MAX_RECIPIENTS),
+  },
+  responses: {
+    202: {
+      description: "Accepted: one message per recipient.",
+      body: kitEnvelope(bulkResultSchema, "bulk sms enqueued"),
+    },
+  },
+  failures: ["validation", "insufficientBalance", "invalidIdempotencyKey", "idempotencyConflict"],
+});

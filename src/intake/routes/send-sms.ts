@@ -3,8 +3,9 @@ import { z } from "zod";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { idempotencyKeyOf } from "../idempotency.ts";
-import { toMessageView } from "../message-view.ts";
+import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
+import { messageSchema, toMessageView } from "../message-view.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import {
   eventTypesField,
   msisdnField,
@@ -74,3 +75,26 @@ export function sendSms(deps: IntakeDeps): RequestHandler {
     res.status(out.statusCode).json(out.body);
   };
 }
+
+export const sendSmsEndpoint = endpoint({
+  method: "post",
+  path: "/api/v1/sms",
+  operationId: "sendSms",
+  summary: "Send one SMS",
+  description:
+    "Validates the sender id, prices the text per segment, holds the charge on the prepaid balance and " +
+    "queues the message, in one transaction. 202 means accepted, priced and queued, not delivered. " +
+    "webhook_url and webhook_events are extensions here.",
+  tag: "Messages",
+  origin: "contract",
+  errors: "legacy",
+  request: { headers: idempotencyHeaders, body: sendSmsBody },
+  responses: { 202: { description: "The Message, bare (no envelope).", body: messageSchema } },
+  failures: [
+    "validation",
+    "unapprovedSender",
+    "insufficientBalance",
+    "invalidIdempotencyKey",
+    "idempotencyConflict",
+  ],
+});

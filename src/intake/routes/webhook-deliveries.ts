@@ -6,8 +6,11 @@ import {
   redeliverEvent,
   redeliverRange,
 } from "../../webhooks/deliveries.ts";
+import { MESSAGE_EVENT_TYPES } from "../../webhooks/events.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
+import { kitEnvelope, timestamp } from "../openapi/conventions.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import { parseBody, UUID_PATTERN } from "../validation.ts";
 
 /**
@@ -24,7 +27,8 @@ const dateTime = () =>
       message: "must be an RFC 3339 date-time",
       abort: true,
     })
-    .transform((s) => new Date(s));
+    .transform((s) => new Date(s))
+    .meta({ format: "date-time", description: "RFC 3339, with Z or an offset" });
 
 export const listDeliveriesQuery = z.object({
   limit: z
@@ -33,11 +37,12 @@ export const listDeliveriesQuery = z.object({
       message: `must be an integer from 1 to ${MAX_LIMIT}`,
     })
     .transform(Number)
-    .optional(),
+    .optional()
+    .meta({ type: "integer", minimum: 1, maximum: MAX_LIMIT, description: `${DEFAULT_LIMIT} when omitted` }),
   state: z
     .enum(["pending", "delivered", "failed"], { error: "must be pending, delivered or failed" })
     .optional(),
-  since: dateTime().optional(),
+  since: dateTime().optional().meta({ description: "events created then or later" }),
 });
 
 export const redeliverRangeBody = z
@@ -48,6 +53,8 @@ export const redeliverRangeBody = z
     path: ["until"],
     message: "must be after since",
   });
+
+const SCHEDULED = "redelivery scheduled";
 
 /** GET /api/v1/webhook/deliveries?limit=&state=&since= — newest first, at most 100. */
 export function getDeliveries(deps: IntakeDeps): RequestHandler {
@@ -76,7 +83,7 @@ export function redeliverOne(deps: IntakeDeps): RequestHandler {
     const delivery = await redeliverEvent(deps.pool, res.locals.accountId, id);
     if (!delivery) throw new ApiError("notFound");
     deps.metrics.webhookRequeued.inc({ reason: "redeliver" });
-    res.status(202).json({ status: "success", message: "redelivery scheduled", data: delivery });
+    res.status(202).json({ status: "success", message: SCHEDULED, data: delivery });
   };
 }
 
@@ -93,8 +100,69 @@ export function redeliverMany(deps: IntakeDeps): RequestHandler {
         },
       ]);
     deps.metrics.webhookRequeued.inc({ reason: "redeliver" }, count);
-    res
-      .status(202)
-      .json({ status: "success", message: "redelivery scheduled", data: { redelivered: count } });
+    res.status(202).json({ status: "success", message: SCHEDULED, data: { redelivered: count } });
   };
 }
+
+export const deliverySchema = z
+  .object({
+    id: z.uuid().meta({ description: "The event id (as in the callback)." }),
+    type: z.enum(MESSAGE_EVENT_TYPES as [string, ...string[]]),
+    message_id: z.uuid(),
+    url: z.string().meta({ description: "Where it goes: fixed when the event was recorded." }),
+    state: z.enum(["pending", "delivered", "failed"]),
+    attempts: z.int().nonnegative(),
+    last_status: z.int().nullable().meta({ description: "The last attempt's HTTP status." }),
+    last_error: z
+      .string()
+      .nullable()
+      .meta({ description: "The last attempt's error, when it had no status." }),
+    created_at: timestamp(),
+    completed_at: timestamp().nullable(),
+  })
+  .meta({ id: "Delivery", description: "One callback event of the account and what became of it." });
+
+const common = { tag: "Webhooks", origin: "extension", errors: "kit" } as const;
+
+export const getDeliveriesEndpoint = endpoint({
+  ...common,
+  method: "get",
+  path: "/api/v1/webhook/deliveries",
+  operationId: "listWebhookDeliveries",
+  summary: "Recent callback events and their outcome",
+  description: "Newest first. Unknown query parameters are ignored.",
+  request: { query: listDeliveriesQuery },
+  responses: {
+    200: { description: "The events (message is empty).", body: kitEnvelope(z.array(deliverySchema), "") },
+  },
+  failures: ["validation"],
+});
+
+export const redeliverOneEndpoint = endpoint({
+  ...common,
+  method: "post",
+  path: "/api/v1/webhook/deliveries/{event_id}/redeliver",
+  operationId: "redeliverWebhookEvent",
+  summary: "Send one event again now",
+  description: "Whatever its state; it keeps its id. An unknown id or another account's event is not found.",
+  request: { path: z.object({ event_id: z.uuid() }) },
+  responses: { 202: { description: "Back in the outbox.", body: kitEnvelope(deliverySchema, SCHEDULED) } },
+  failures: ["notFound"],
+});
+
+export const redeliverManyEndpoint = endpoint({
+  ...common,
+  method: "post",
+  path: "/api/v1/webhook/deliveries/redeliver",
+  operationId: "redeliverWebhookEvents",
+  summary: "Send every event of a time range again",
+  description: `Every event created in [since, until); more than ${REDELIVER_RANGE_LIMIT} is refused, to be split.`,
+  request: { body: redeliverRangeBody },
+  responses: {
+    202: {
+      description: "How many events went back to the outbox.",
+      body: kitEnvelope(z.object({ redelivered: z.int().nonnegative() }), SCHEDULED),
+    },
+  },
+  failures: ["validation"],
+});

@@ -6,7 +6,10 @@ import {
   putAccountWebhook,
   rotateSigningSecret,
 } from "../../webhooks/account-webhooks.ts";
+import { MESSAGE_EVENT_TYPES } from "../../webhooks/events.ts";
 import type { IntakeDeps } from "../deps.ts";
+import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import { eventTypesField, parseBody, webhookUrlField } from "../validation.ts";
 
 /**
@@ -18,12 +21,15 @@ export const putWebhookBody = z
   .object({
     url: z
       .string({ error: (i) => (i.input === undefined ? "is required" : "must be a valid URL") })
-      .pipe(webhookUrlField()),
+      .pipe(webhookUrlField())
+      .meta({ format: "uri", maxLength: 2048, description: "an http or https URL" }),
     events: eventTypesField().optional(),
   })
   .strict();
 
 const ONCE = "save the signing secret now, it is returned only once";
+const SAVED = "webhook saved";
+const DELETED = "webhook deleted";
 
 /** GET /api/v1/webhook — the registered URL (or null), its event types, whether a secret exists. */
 export function getWebhook(deps: IntakeDeps): RequestHandler {
@@ -38,7 +44,7 @@ export function putWebhook(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const { url, events } = parseBody(putWebhookBody, req.body);
     const webhook = await putAccountWebhook(deps.pool, res.locals.accountId, { url, events: events ?? null });
-    const message = webhook.signing_secret ? `webhook saved: ${ONCE}` : "webhook saved";
+    const message = webhook.signing_secret ? `${SAVED}: ${ONCE}` : SAVED;
     res.status(200).json({ status: "success", message, data: webhook });
   };
 }
@@ -47,7 +53,7 @@ export function putWebhook(deps: IntakeDeps): RequestHandler {
 export function deleteWebhook(deps: IntakeDeps): RequestHandler {
   return async (_req, res) => {
     await deleteAccountWebhook(deps.pool, res.locals.accountId);
-    res.status(200).json({ status: "success", message: "webhook deleted" });
+    res.status(200).json({ status: "success", message: DELETED });
   };
 }
 
@@ -58,3 +64,89 @@ export function rotateWebhookSecret(deps: IntakeDeps): RequestHandler {
     res.status(201).json({ status: "success", message: `signing secret created: ${ONCE}`, data: secret });
   };
 }
+
+const eventTypes = () => z.array(z.enum(MESSAGE_EVENT_TYPES as [string, ...string[]]));
+
+export const webhookSchema = z
+  .object({
+    url: z.string().nullable().meta({ description: "The account webhook; null when none is registered." }),
+    events: eventTypes().meta({
+      description: "The event types it receives: all five unless a PUT named some.",
+    }),
+    signing_secret_set: z.boolean(),
+    secret_created_at: timestamp().nullable(),
+    updated_at: timestamp().nullable(),
+  })
+  .meta({ id: "Webhook" });
+
+export const savedWebhookSchema = webhookSchema
+  .extend({
+    signing_secret: z.string().optional().meta({
+      description: "Only in the first answer that reveals the secret (a PUT that creates it); shown once.",
+    }),
+  })
+  .meta({ id: "SavedWebhook" });
+
+export const signingSecretSchema = z
+  .object({ signing_secret: z.string().meta({ examples: ["whsec_…"] }), secret_created_at: timestamp() })
+  .meta({ id: "SigningSecret" });
+
+const common = { tag: "Webhooks", origin: "extension", errors: "kit" } as const;
+
+export const getWebhookEndpoint = endpoint({
+  ...common,
+  method: "get",
+  path: "/api/v1/webhook",
+  operationId: "getWebhook",
+  summary: "The account webhook",
+  responses: { 200: { description: "The webhook.", body: kitEnvelope(webhookSchema, "request successful") } },
+  failures: [],
+});
+
+export const putWebhookEndpoint = endpoint({
+  ...common,
+  method: "put",
+  path: "/api/v1/webhook",
+  operationId: "putWebhook",
+  summary: "Register or replace the account webhook",
+  description:
+    "Replaces the URL and the event filter together (no events: all). Where events of sends without " +
+    "their own webhook_url go, from now on.",
+  request: { body: putWebhookBody },
+  responses: {
+    200: {
+      description: "Saved; the first answer carries the signing secret.",
+      body: kitEnvelope(savedWebhookSchema, [SAVED, `${SAVED}: ${ONCE}`]),
+    },
+  },
+  failures: ["validation"],
+});
+
+export const deleteWebhookEndpoint = endpoint({
+  ...common,
+  method: "delete",
+  path: "/api/v1/webhook",
+  operationId: "deleteWebhook",
+  summary: "Remove the account webhook",
+  description: "Idempotent; the signing secret is kept (sends' own webhook_urls still use it).",
+  responses: { 200: { description: "Deleted (no data).", body: kitDone(DELETED) } },
+  failures: [],
+});
+
+export const rotateWebhookSecretEndpoint = endpoint({
+  ...common,
+  method: "post",
+  path: "/api/v1/webhook/secret",
+  operationId: "rotateWebhookSecret",
+  summary: "A new signing secret",
+  description:
+    "Effective at once; the previous secret (if it was ever shown) signs alongside it for " +
+    "WEBHOOK_SECRET_GRACE_HOURS. Creates the first secret if there is none.",
+  responses: {
+    201: {
+      description: "The new secret, shown once.",
+      body: kitEnvelope(signingSecretSchema, `signing secret created: ${ONCE}`),
+    },
+  },
+  failures: [],
+});

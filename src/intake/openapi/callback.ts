@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { MESSAGE_EVENT_TYPES } from "../../webhooks/events.ts";
+import { messageSchema } from "../message-view.ts";
+import { timestamp } from "./conventions.ts";
+
+/** What a webhook receiver gets: the callback's body and headers (src/webhooks, docs/api.md). */
+export const callbackEventSchema = z
+  .object({
+    id: z.uuid().meta({ description: "The event id: the same on every retry; deduplicate on it." }),
+    type: z.enum(MESSAGE_EVENT_TYPES as [string, ...string[]]),
+    created_at: timestamp().meta({ description: "When the change happened." }),
+    // The Message as GET /api/v1/sms/{id} showed it then.
+    data: messageSchema,
+  })
+  .meta({ id: "CallbackEvent" });
+
+export const callbackHeaders = z.object({
+  "Shiri-Signature": z.string().meta({
+    description:
+      '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; ' +
+      "one v1 per secret during a rotation's grace period, the new one first.",
+    examples: ["t=1740821412,v1=5f2b…"],
+  }),
+  "Shiri-Event-Id": z.uuid().meta({ description: "The event id, as in the body." }),
+  "Shiri-Event-Type": z.enum(MESSAGE_EVENT_TYPES as [string, ...string[]]),
+});

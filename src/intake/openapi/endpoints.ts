@@ -1,0 +1,42 @@
+import { getBalanceEndpoint, getSenderIdsEndpoint } from "../routes/account.ts";
+import { createTokenEndpoint, listTokensEndpoint, revokeTokenEndpoint } from "../routes/api-tokens.ts";
+import { getSmsEndpoint } from "../routes/get-sms.ts";
+import { openApiEndpoint } from "../routes/openapi.ts";
+import { sendBulkEndpoint } from "../routes/send-bulk.ts";
+import { sendSmsEndpoint } from "../routes/send-sms.ts";
+import {
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  putWebhookEndpoint,
+  rotateWebhookSecretEndpoint,
+} from "../routes/webhook.ts";
+import {
+  getDeliveriesEndpoint,
+  redeliverManyEndpoint,
+  redeliverOneEndpoint,
+} from "../routes/webhook-deliveries.ts";
+import type { Endpoint } from "./endpoint.ts";
+
+/**
+ * Every endpoint of the API, in the order the document lists them. A route registered in
+ * app.ts needs its entry here (declared beside its handler); test/integration/openapi.test.ts
+ * fails on a route without one, or an entry without a route.
+ */
+export const ENDPOINTS: readonly Endpoint[] = [
+  sendSmsEndpoint,
+  sendBulkEndpoint,
+  getSmsEndpoint,
+  createTokenEndpoint,
+  listTokensEndpoint,
+  revokeTokenEndpoint,
+  getBalanceEndpoint,
+  getSenderIdsEndpoint,
+  getWebhookEndpoint,
+  putWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecretEndpoint,
+  getDeliveriesEndpoint,
+  redeliverManyEndpoint,
+  redeliverOneEndpoint,
+  openApiEndpoint,
+];

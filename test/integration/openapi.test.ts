@@ -1,0 +1,291 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { type Config, loadConfig } from "../../src/config.ts";
+import { createApp } from "../../src/intake/app.ts";
+import { openApiDocument } from "../../src/intake/openapi/document.ts";
+import type { Endpoint } from "../../src/intake/openapi/endpoint.ts";
+import { ENDPOINTS } from "../../src/intake/openapi/endpoints.ts";
+import { createLogger } from "../../src/logger.ts";
+import { SendCommitter } from "../../src/sending/send-committer.ts";
+import { type RegisteredRoute, registeredRoutes } from "../support/routes.ts";
+import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
+
+/**
+ * The OpenAPI document against the app: every route registered on the Express app has an entry
+ * and every entry a route (method, path and error convention); the document is served as built
+ * and is well formed; and real answers, successes and errors, are what it documents.
+ */
+let t: TestService;
+let acct: TestAccount;
+let config: Config;
+let doc: Record<string, unknown>;
+
+beforeAll(async () => {
+  t = await startTestService();
+  acct = await t.account({ senders: ["SHIRI", "OTHER"] });
+  config = loadConfig({ ...process.env, DATABASE_URL: t.database.url, LOG_LEVEL: "silent" });
+  doc = openApiDocument(ENDPOINTS, config);
+});
+afterAll(() => t.stop());
+
+function app() {
+  const { pool, boss, metrics } = t.service;
+  const sends = new SendCommitter(pool, boss, {
+    maxSends: 1,
+    maxMessages: 1,
+    maxOpen: 1,
+    dispatchBatchSize: 1,
+  });
+  return createApp({ pool, boss, metrics, config, logger: createLogger("silent"), sends });
+}
+
+const key = (r: { method: string; path: string }) => `${r.method.toUpperCase()} ${r.path}`;
+
+/** What differs between the routes and the entries; all three lists empty when they agree. */
+function compare(routes: RegisteredRoute[], entries: readonly Endpoint[]) {
+  const documented = new Map(entries.map((e) => [key(e), e]));
+  const routed = new Set(routes.map(key));
+  return {
+    routesWithoutEntry: routes.filter((r) => !documented.has(key(r))).map(key),
+    entriesWithoutRoute: entries.filter((e) => !routed.has(key(e))).map(key),
+    conventionsThatDiffer: routes
+      .filter((r) => documented.has(key(r)) && documented.get(key(r))?.errors !== r.errors)
+      .map((r) => `${key(r)}: route ${r.errors}, entry ${documented.get(key(r))?.errors}`),
+  };
+}
+
+describe("the document and the routes", () => {
+  it("agree: every route has an entry, every entry a route, with the same error convention", () => {
+    const routes = registeredRoutes(app());
+    expect(routes.length).toBeGreaterThanOrEqual(16);
+    expect(compare(routes, ENDPOINTS)).toEqual({
+      routesWithoutEntry: [],
+      entriesWithoutRoute: [],
+      conventionsThatDiffer: [],
+    });
+  });
+
+  it("the check catches a route without an entry, an entry without a route, and a wrong convention", () => {
+    const express = app();
+    express.get("/api/v1/undocumented/:id", (_req, res) => res.end());
+    const [first, ...rest] = ENDPOINTS as [Endpoint, ...Endpoint[]];
+    const entries = [...rest, { ...first, errors: "kit" as const }, { ...first, path: "/api/v1/nowhere" }];
+    expect(compare(registeredRoutes(express), entries)).toEqual({
+      routesWithoutEntry: ["GET /api/v1/undocumented/{id}"],
+      entriesWithoutRoute: ["POST /api/v1/nowhere"],
+      conventionsThatDiffer: ["POST /api/v1/sms: route legacy, entry kit"],
+    });
+  });
+});
+
+type Json = Record<string, unknown>;
+const at = (value: unknown, ...path: string[]): unknown =>
+  path.reduce<unknown>((v, p) => (v && typeof v === "object" ? (v as Json)[p] : undefined), value);
+
+function* walk(value: unknown, path = "#"): Generator<[string, unknown]> {
+  yield [path, value];
+  if (value && typeof value === "object")
+    for (const [k, v] of Object.entries(value)) yield* walk(v, `${path}/${k}`);
+}
+
+describe("GET /api/v1/openapi.json", () => {
+  it("is served without a key, exactly as built from the entries", async () => {
+    const res = await fetch(`${t.base}/api/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual(JSON.parse(JSON.stringify(doc)));
+  });
+
+  it("is OpenAPI 3.1 whose references all resolve, with path parameters declared and no empty schema", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    for (const [where, value] of walk(doc)) {
+      if (where.endsWith("/$ref")) {
+        const target = String(value).slice(2).split("/");
+        expect(at(doc, ...target), `${where} → ${value}`).toBeDefined();
+      }
+      // A schema of {} accepts anything: a custom check that did not say what it accepts.
+      if (/\/(schema|properties\/[^/]+|items)$/.test(where)) expect(value, where).not.toEqual({});
+    }
+    const paths = doc.paths as Record<string, Record<string, Json>>;
+    for (const [path, item] of Object.entries(paths)) {
+      const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+      for (const [method, op] of Object.entries(item)) {
+        const declared = (op.parameters as Json[]).filter((p) => p.in === "path").map((p) => p.name);
+        expect(declared.sort(), `${method} ${path}`).toEqual(inPath);
+        const statuses = Object.keys(op.responses as Json);
+        expect(
+          statuses.some((s) => s.startsWith("2")),
+          `${method} ${path}`,
+        ).toBe(true);
+        expect(statuses.includes("401"), `${method} ${path}`).toBe(op.security === undefined);
+      }
+    }
+  });
+
+  it("describes the contract's types: charge a string on the Message, an integer in bulk; PascalCase keys", () => {
+    const schemas = at(doc, "components", "schemas") as Json;
+    expect(at(schemas, "Message", "properties", "charge", "type")).toBe("string");
+    expect(at(schemas, "BulkResult", "properties", "charge", "type")).toBe("integer");
+    expect(at(schemas, "BulkResult", "properties", "items", "items", "properties", "charge", "type")).toBe(
+      "integer",
+    );
+    expect(Object.keys(at(schemas, "ApiKeyRecord", "properties") as Json)).toEqual([
+      "ID",
+      "CreatedAt",
+      "UpdatedAt",
+      "DeletedAt",
+      "Name",
+      "TokenHash",
+      "AccountId",
+      "Active",
+      "LastUsedAt",
+    ]);
+    const send = at(doc, "paths", "/api/v1/sms", "post", "responses") as Json;
+    expect(at(send, "202", "content", "application/json", "schema")).toEqual({
+      $ref: "#/components/schemas/Message",
+    });
+    expect(Object.keys(send)).toEqual(["202", "400", "401", "409", "413", "422", "500", "503"]);
+    expect(at(send, "422", "content", "application/json", "schema", "allOf")).toEqual([
+      { $ref: "#/components/schemas/LegacyError" },
+      { properties: { error: { properties: { type: { enum: ["ERR_INSUFFICIENT_BALANCE"] } } } } },
+    ]);
+  });
+});
+
+/** The entry whose path template matches a concrete path. */
+function entryFor(method: string, url: string): Endpoint {
+  const path = url.split("?")[0] ?? "";
+  const entry = ENDPOINTS.find(
+    (e) =>
+      e.method === method.toLowerCase() && new RegExp(`^${e.path.replace(/\{\w+\}/g, "[^/]+")}$`).test(path),
+  );
+  if (!entry) throw new Error(`no entry for ${method} ${path}`);
+  return entry;
+}
+
+const withoutFieldErrors = (body: unknown) => {
+  const copy = structuredClone(body) as { error?: { validation_errors?: unknown } };
+  if (copy?.error) delete copy.error.validation_errors;
+  return copy;
+};
+
+/** Calls the API and checks the answer is documented: a success by its schema, an error by its example. */
+async function documentedCall(
+  method: string,
+  url: string,
+  opts: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {},
+) {
+  const res = await call(t.base, method, url, { headers: acct.headers, ...opts });
+  const entry = entryFor(method, url);
+  const success = entry.responses[res.status];
+  if (success) {
+    const schema = success.body as z.ZodType;
+    const parsed = schema.safeParse(res.body);
+    expect(parsed.error, `${method} ${url} ${res.status}`).toBeUndefined();
+    // zod drops keys it does not know: equality means no undocumented field either.
+    expect(parsed.data, `${method} ${url} ${res.status}: undocumented fields`).toEqual(res.body);
+  } else {
+    const documented = at(doc, "paths", entry.path, entry.method, "responses", String(res.status));
+    expect(documented, `${method} ${url} answered ${res.status}: ${JSON.stringify(res.body)}`).toBeDefined();
+    const examples = Object.values(at(documented, "content", "application/json", "examples") as Json).map(
+      (e) => at(doc, ...String(at(e, "$ref")).slice(2).split("/"), "value"),
+    );
+    expect(examples.map(withoutFieldErrors)).toContainEqual(withoutFieldErrors(res.body));
+  }
+  return res;
+}
+
+describe("real answers are what the document says", () => {
+  it("sends, bulk sends and retrieves, with their errors", async () => {
+    const body = { to: "+263771234567", from: "SHIRI", message: "Mhoro" };
+    const sent = await documentedCall("POST", "/api/v1/sms", { body });
+    expect(sent.status).toBe(202);
+    const id = (sent.body as { id: string }).id;
+    const idem = { ...acct.headers, "idempotency-key": "openapi-1" };
+    expect((await documentedCall("POST", "/api/v1/sms", { headers: idem, body })).status).toBe(202);
+    expect((await documentedCall("POST", "/api/v1/sms", { headers: idem, body })).status).toBe(202);
+    const other = { ...body, message: "another" };
+    expect((await documentedCall("POST", "/api/v1/sms", { headers: idem, body: other })).status).toBe(409);
+    const bad = { ...acct.headers, "idempotency-key": "" };
+    expect((await documentedCall("POST", "/api/v1/sms", { headers: bad, body })).status).toBe(400);
+    const unroutable = await documentedCall("POST", "/api/v1/sms", { body: { ...body, to: "+15551234567" } });
+    expect(unroutable.body).toMatchObject({ status: "failed", operator: "" });
+    const unapproved = await documentedCall("POST", "/api/v1/sms", { body: { ...body, from: "NOPE" } });
+    expect(unapproved.status).toBe(400);
+    expect((await documentedCall("POST", "/api/v1/sms", { body: { to: "" } })).status).toBe(400);
+    expect((await documentedCall("POST", "/api/v1/sms", { rawBody: "{" })).status).toBe(400);
+
+    const bulk = { to: ["+263771234567", "+263712345678"], from: "SHIRI", message: "Mhoro" };
+    expect((await documentedCall("POST", "/api/v1/sms/bulk", { body: bulk })).status).toBe(202);
+    expect((await documentedCall("POST", "/api/v1/sms/bulk", { body: { ...bulk, to: [] } })).status).toBe(
+      400,
+    );
+    expect((await documentedCall("POST", "/api/v1/sms/bulk", { rawBody: "[" })).status).toBe(400);
+    const poor = await t.account({ balance: 0 });
+    const broke = await documentedCall("POST", "/api/v1/sms/bulk", { headers: poor.headers, body: bulk });
+    expect(broke.status).toBe(422);
+    const broke1 = await documentedCall("POST", "/api/v1/sms", { headers: poor.headers, body });
+    expect(broke1.status).toBe(422);
+
+    expect((await documentedCall("GET", `/api/v1/sms/${id}`)).status).toBe(200);
+    expect((await documentedCall("GET", "/api/v1/sms/12345")).status).toBe(400);
+    expect((await documentedCall("GET", `/api/v1/sms/${crypto.randomUUID()}`)).status).toBe(404);
+  });
+
+  it("manages keys, reads the account, and runs the webhook endpoints, with their errors", async () => {
+    const created = await documentedCall("POST", "/api/v1/api-tokens", { body: { name: "docs" } });
+    expect(created.status).toBe(201);
+    expect((await documentedCall("POST", "/api/v1/api-tokens", { body: {} })).status).toBe(400);
+    expect((await documentedCall("GET", "/api/v1/api-tokens")).status).toBe(200);
+    const keyId = (created.body as { data: { id: string } }).data.id;
+    expect((await documentedCall("DELETE", `/api/v1/api-tokens/${keyId}`)).status).toBe(200);
+    expect((await documentedCall("DELETE", "/api/v1/api-tokens/nope")).status).toBe(400);
+    expect((await documentedCall("DELETE", `/api/v1/api-tokens/${crypto.randomUUID()}`)).status).toBe(404);
+    expect((await documentedCall("GET", "/api/v1/balance")).status).toBe(200);
+    expect((await documentedCall("GET", "/api/v1/sender-ids")).status).toBe(200);
+
+    expect((await documentedCall("GET", "/api/v1/webhook")).status).toBe(200);
+    const hook = { url: "http://127.0.0.1:9/hooks", events: ["message.enqueued"] };
+    const first = await documentedCall("PUT", "/api/v1/webhook", { body: hook });
+    expect(first.body).toMatchObject({ data: { signing_secret: expect.any(String) } });
+    const again = await documentedCall("PUT", "/api/v1/webhook", { body: hook });
+    expect(again.body).not.toMatchObject({ data: { signing_secret: expect.anything() } });
+    expect((await documentedCall("PUT", "/api/v1/webhook", { body: { url: "ftp://x" } })).status).toBe(400);
+    expect((await documentedCall("GET", "/api/v1/webhook")).status).toBe(200);
+    expect((await documentedCall("POST", "/api/v1/webhook/secret")).status).toBe(201);
+
+    // An event to list and redeliver (the API role alone delivers nothing).
+    await documentedCall("POST", "/api/v1/sms", {
+      body: { to: "+263771234567", from: "SHIRI", message: "x" },
+    });
+    const listed = await documentedCall("GET", "/api/v1/webhook/deliveries?limit=5&state=pending");
+    const events = (listed.body as { data: { id: string }[] }).data;
+    expect(events.length).toBeGreaterThan(0);
+    expect((await documentedCall("GET", "/api/v1/webhook/deliveries?limit=0")).status).toBe(400);
+    const eventId = events[0]?.id;
+    expect((await documentedCall("POST", `/api/v1/webhook/deliveries/${eventId}/redeliver`)).status).toBe(
+      202,
+    );
+    const unknown = `/api/v1/webhook/deliveries/${crypto.randomUUID()}/redeliver`;
+    expect((await documentedCall("POST", unknown)).status).toBe(404);
+    const range = { since: "2020-01-01T00:00:00Z", until: new Date(Date.now() + 60_000).toISOString() };
+    const redelivered = await documentedCall("POST", "/api/v1/webhook/deliveries/redeliver", { body: range });
+    expect(redelivered.status).toBe(202);
+    const backwards = { since: range.until, until: range.since };
+    const refused = await documentedCall("POST", "/api/v1/webhook/deliveries/redeliver", { body: backwards });
+    expect(refused.status).toBe(400);
+    expect((await documentedCall("DELETE", "/api/v1/webhook")).status).toBe(200);
+    expect((await documentedCall("GET", "/api/v1/openapi.json", { headers: {} })).status).toBe(200);
+  });
+
+  it("every endpoint that needs a key answers 401 as documented, without one or with a bad one", async () => {
+    const sample = (path: string) => path.replace(/\{\w+\}/g, crypto.randomUUID());
+    for (const entry of ENDPOINTS.filter((e) => e.authenticated !== false)) {
+      const url = sample(entry.path);
+      const none = await documentedCall(entry.method, url, { headers: {} });
+      expect(none.status, key(entry)).toBe(401);
+      const badKey = { authorization: `Bearer shr_${"x".repeat(43)}` };
+      expect((await documentedCall(entry.method, url, { headers: badKey })).status, key(entry)).toBe(401);
+    }
+  });
+});
