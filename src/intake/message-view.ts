@@ -89,10 +89,8 @@ export const messageSchema = z
     delivered_at: timestamp()
       .nullable()
       .meta({ description: "null until the carrier confirms handset delivery: the only delivery signal." }),
-    send_at: timestamp()
-      .optional()
-      .meta({
-        description: "Extension: when a scheduled message is due; present on scheduled messages only.",
-      }),
+    send_at: timestamp().optional().meta({
+      description: "Extension: when a scheduled message is due; present on scheduled messages only.",
+    }),
   })
   .meta({ id: "Message", description: "One message to one recipient." });
