@@ -3,7 +3,7 @@ import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { formatAmount } from "../domain/money.ts";
 import { createLogger } from "../logger.ts";
-import { type Role, startService } from "../service.ts";
+import type { Role } from "../service.ts";
 import { ADMIN_COMMANDS } from "./admin.ts";
 import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
 
@@ -18,6 +18,8 @@ async function start(args: ParsedArgs): Promise<void> {
   const role = (stringOption(args, "role") ?? "all") as Role;
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
+  // Loaded here, not at the top: the whole service takes seconds to import, which every other command would pay.
+  const { startService } = await import("../service.ts");
   const service = await startService(config, logger, role);
   if (service.devAccount) {
     const a = service.devAccount;

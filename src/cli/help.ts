@@ -30,7 +30,8 @@ export function commandHelp(command: Command): string {
   const lines = [`usage: ${synopsis(command)}`, "", command.summary];
   if (command.details) lines.push("", command.details);
   const positionals = command.positionals ?? [];
-  if (positionals.length > 0) lines.push("", "arguments:", ...aligned(positionals.map((p) => [p.name, p.help])));
+  if (positionals.length > 0)
+    lines.push("", "arguments:", ...aligned(positionals.map((p) => [p.name, p.help])));
   const rows: Array<[string, string]> = Object.entries(optionsOf(command)).map(([name, spec]) => [
     optionWords(name, spec),
     spec.required ? `${spec.help} (required)` : spec.help,

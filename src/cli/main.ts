@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { ConfigError, loadConfig } from "../config.ts";
+import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
-import { createPool } from "../db/pool.ts";
-import { databaseTimeouts } from "../service.ts";
+import { createPool, type DatabaseTimeouts } from "../db/pool.ts";
 import {
   asksForHelp,
   type Command,
@@ -54,6 +53,19 @@ function helpFor(words: readonly string[]): string {
     return groupHelp(COMMANDS, words[0] ?? "");
   }
   return commandHelp(resolve(words).command);
+}
+
+/**
+ * The service's database timeouts (service.ts's databaseTimeouts, restated: importing service.ts
+ * would load the whole service, seconds on a busy machine, for every command).
+ */
+function databaseTimeouts(config: Config): DatabaseTimeouts {
+  return {
+    statementMs: config.PG_STATEMENT_TIMEOUT_MS,
+    lockMs: config.PG_LOCK_TIMEOUT_MS,
+    idleInTransactionMs: config.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    connectMs: config.PG_CONNECT_TIMEOUT_MS,
+  };
 }
 
 /** Runs a data command against the service's database (the embedded one when DATABASE_URL is unset). */
