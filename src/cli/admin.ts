@@ -26,7 +26,8 @@ import {
 
 /**
  * The admin commands: accounts, sender ids, top-ups and keys happen outside the public API.
- * Each is one entry of the table; each returns the one JSON object or array the CLI prints.
+ * Each is one entry of the table: its run checks the words (a usage error, before any database)
+ * and returns what to do with the database, which gives the one JSON object or array printed.
  */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -98,13 +99,17 @@ function statusCommand(verb: "approve" | "reject", status: VerificationStatus, s
     ].join("\n"),
     options: ACCOUNT,
     positionals: SENDER,
-    run: async (args, pool) => {
+    run: (args) => {
       const accountId = accountIdOf(args);
       const address = senderOf(args);
-      await existingAccount(pool, accountId);
-      const previous = await withTransaction(pool, (tx) => setSenderIdStatus(tx, accountId, address, status));
-      if (!previous) throw new CommandError(`account ${accountId} has no sender id ${address}`);
-      return { account_id: accountId, address, verification_status: status, previous_status: previous };
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const previous = await withTransaction(pool, (tx) =>
+          setSenderIdStatus(tx, accountId, address, status),
+        );
+        if (!previous) throw new CommandError(`account ${accountId} has no sender id ${address}`);
+        return { account_id: accountId, address, verification_status: status, previous_status: previous };
+      };
     },
   };
 }
@@ -130,16 +135,18 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       },
       currency: { type: "string", value: "CODE", help: "the account's currency (default USD)" },
     },
-    run: async (args, pool) => {
+    run: (args) => {
       const name = nameOf(args, 200);
       const balance = amountOf(args, "balance", true);
       const currency = (stringOption(args, "currency") ?? "USD").toUpperCase();
       if (!isPricedCurrency(currency))
         throw new UsageError(`--currency ${currency} is not priced by any carrier`);
-      const { account, key } = await withTransaction(pool, (tx) =>
-        createAccount(tx, { name, currency, openingBalance: balance }),
-      );
-      return { account_id: account.id, api_key: key.token, api_key_id: key.id };
+      return async (pool) => {
+        const { account, key } = await withTransaction(pool, (tx) =>
+          createAccount(tx, { name, currency, openingBalance: balance }),
+        );
+        return { account_id: account.id, api_key: key.token, api_key_id: key.id };
+      };
     },
   },
   {
@@ -148,7 +155,7 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
     summary: "list every account with its available balance",
     details: "Amounts are in ten-thousandths of the currency (available_display is the decimal).",
     columns: ["account_id", "name", "currency", "available_display", "created_at"],
-    run: async (_args, pool) =>
+    run: () => async (pool) =>
       (await listAccounts(pool)).map((a) => ({
         account_id: a.id,
         name: a.name,
@@ -164,26 +171,29 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
     summary: "show an account: balance, held charges, sender ids, key counts",
     details: "Amounts are in ten-thousandths of the currency (the _display fields are decimals).",
     options: ACCOUNT,
-    run: async (args, pool) => {
-      const account = await existingAccount(pool, accountIdOf(args));
-      const [balance, senders, keys] = await Promise.all([
-        balanceReport(pool, account.id),
-        listSenderIds(pool, account.id),
-        apiKeySummaries(pool, account.id),
-      ]);
-      const active = keys.filter((k) => k.active).length;
-      return {
-        account_id: account.id,
-        name: account.name,
-        currency: account.currency,
-        created_at: account.created_at,
-        available: balance.available,
-        held: balance.held,
-        available_display: balance.available_display,
-        held_display: formatAmount(balance.held),
-        sender_ids: senders,
-        api_keys_active: active,
-        api_keys_revoked: keys.length - active,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return async (pool) => {
+        const account = await existingAccount(pool, accountId);
+        const [balance, senders, keys] = await Promise.all([
+          balanceReport(pool, account.id),
+          listSenderIds(pool, account.id),
+          apiKeySummaries(pool, account.id),
+        ]);
+        const active = keys.filter((k) => k.active).length;
+        return {
+          account_id: account.id,
+          name: account.name,
+          currency: account.currency,
+          created_at: account.created_at,
+          available: balance.available,
+          held: balance.held,
+          available_display: balance.available_display,
+          held_display: formatAmount(balance.held),
+          sender_ids: senders,
+          api_keys_active: active,
+          api_keys_revoked: keys.length - active,
+        };
       };
     },
   },
@@ -200,12 +210,14 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
         required: true,
       },
     },
-    run: async (args, pool) => {
+    run: (args) => {
       const accountId = accountIdOf(args);
       const amount = amountOf(args, "amount", false);
-      await existingAccount(pool, accountId);
-      await withTransaction(pool, (tx) => topUp(tx, accountId, amount));
-      return { ...(await balanceReport(pool, accountId)), topped_up: amount };
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        await withTransaction(pool, (tx) => topUp(tx, accountId, amount));
+        return { ...(await balanceReport(pool, accountId)), topped_up: amount };
+      };
     },
   },
   {
@@ -213,7 +225,10 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
     name: "balance show",
     summary: "show an account's available and held balance",
     options: ACCOUNT,
-    run: async (args, pool) => balanceReport(pool, accountIdOf(args)),
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return (pool) => balanceReport(pool, accountId);
+    },
   },
   {
     kind: "data",
@@ -228,12 +243,14 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
         required: true,
       },
     },
-    run: async (args, pool) => {
+    run: (args) => {
       const accountId = accountIdOf(args);
       const name = nameOf(args, 100);
-      await existingAccount(pool, accountId);
-      const key = await createApiKey(pool, accountId, name);
-      return { account_id: accountId, api_key: key.token, api_key_id: key.id, name: key.name };
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const key = await createApiKey(pool, accountId, name);
+        return { account_id: accountId, api_key: key.token, api_key_id: key.id, name: key.name };
+      };
     },
   },
   {
@@ -241,9 +258,9 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
     name: "api-key list",
     summary: "list an account's API keys (never their secrets)",
     options: ACCOUNT,
-    run: async (args, pool) => {
-      const account = await existingAccount(pool, accountIdOf(args));
-      return apiKeySummaries(pool, account.id);
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return async (pool) => apiKeySummaries(pool, (await existingAccount(pool, accountId)).id);
     },
   },
   {
@@ -256,16 +273,18 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       ...ACCOUNT,
       key: { type: "string", value: "KEY_ID", help: "the key's id (api_key_id), a UUID", required: true },
     },
-    run: async (args, pool) => {
+    run: (args) => {
       const accountId = accountIdOf(args);
       const keyId = uuidOption(args, "key", "an API key id");
-      await existingAccount(pool, accountId);
-      const before = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
-      if (!before || !(await revokeApiKey(pool, accountId, keyId))) {
-        throw new CommandError(`account ${accountId} has no API key ${keyId}`);
-      }
-      const after = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
-      return { account_id: accountId, ...after, was_active: before.active };
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const before = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
+        if (!before || !(await revokeApiKey(pool, accountId, keyId))) {
+          throw new CommandError(`account ${accountId} has no API key ${keyId}`);
+        }
+        const after = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
+        return { account_id: accountId, ...after, was_active: before.active };
+      };
     },
   },
   {
@@ -284,7 +303,7 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       pending: { type: "boolean", help: "add it pending approval (the default; kept for old scripts)" },
     },
     positionals: SENDER,
-    run: async (args, pool) => {
+    run: (args) => {
       const accountId = accountIdOf(args);
       const address = senderOf(args);
       if (args.values.approved && args.values.pending) {
@@ -295,20 +314,24 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
         : args.values.pending
           ? "pending"
           : null;
-      await existingAccount(pool, accountId);
-      let sender: Awaited<ReturnType<typeof addSenderId>>;
-      try {
-        sender = await withTransaction(pool, (tx) => addSenderId(tx, accountId, address, asked ?? "pending"));
-      } catch (err) {
-        if (err instanceof SenderIdLimitError) throw new CommandError(`${err.message}; remove one first`);
-        throw err;
-      }
-      if (!sender.added && asked && sender.verification_status !== asked) {
-        throw new CommandError(
-          `${address} is already on account ${accountId} as ${sender.verification_status}; add leaves it so (change it with \`shiri sender-id approve|reject|remove\`)`,
-        );
-      }
-      return { account_id: accountId, ...sender };
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        let sender: Awaited<ReturnType<typeof addSenderId>>;
+        try {
+          sender = await withTransaction(pool, (tx) =>
+            addSenderId(tx, accountId, address, asked ?? "pending"),
+          );
+        } catch (err) {
+          if (err instanceof SenderIdLimitError) throw new CommandError(`${err.message}; remove one first`);
+          throw err;
+        }
+        if (!sender.added && asked && sender.verification_status !== asked) {
+          throw new CommandError(
+            `${address} is already on account ${accountId} as ${sender.verification_status}; add leaves it so (change it with \`shiri sender-id approve|reject|remove\`)`,
+          );
+        }
+        return { account_id: accountId, ...sender };
+      };
     },
   },
   {
@@ -316,9 +339,9 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
     name: "sender-id list",
     summary: "list an account's sender ids and their status",
     options: ACCOUNT,
-    run: async (args, pool) => {
-      const account = await existingAccount(pool, accountIdOf(args));
-      return listSenderIds(pool, account.id);
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return async (pool) => listSenderIds(pool, (await existingAccount(pool, accountId)).id);
     },
   },
   statusCommand("approve", "verified", "approve a sender id (status verified): it can send"),
@@ -334,13 +357,15 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
     details: "Messages already sent keep their sender id. Exit 1 when the account has no such sender id.",
     options: ACCOUNT,
     positionals: SENDER,
-    run: async (args, pool) => {
+    run: (args) => {
       const accountId = accountIdOf(args);
       const address = senderOf(args);
-      await existingAccount(pool, accountId);
-      const removed = await withTransaction(pool, (tx) => removeSenderId(tx, accountId, address));
-      if (!removed) throw new CommandError(`account ${accountId} has no sender id ${address}`);
-      return { account_id: accountId, ...removed, removed: true };
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const removed = await withTransaction(pool, (tx) => removeSenderId(tx, accountId, address));
+        if (!removed) throw new CommandError(`account ${accountId} has no sender id ${address}`);
+        return { account_id: accountId, ...removed, removed: true };
+      };
     },
   },
 ];

@@ -51,16 +51,21 @@ interface CommandBase {
   positionals?: readonly PositionalSpec[];
 }
 
+/** What a data command does with the database: the one JSON object or array it prints. */
+export type DataAction = (pool: Pool) => Promise<object>;
+
 /**
  * A command that works on the database and prints one JSON object or array (or a table with
- * `--format table`). It runs on the migrated database unless `migrates` (that is `shiri migrate`).
+ * `--format table`). Its run checks the words first (a UsageError) and returns the action, so
+ * bad words never open, start or migrate a database. The database is migrated first unless
+ * `migrates` (that is `shiri migrate`).
  */
 export interface DataCommand extends CommandBase {
   kind: "data";
   migrates?: boolean;
   /** The columns `--format table` shows for a list, when not every field. */
   columns?: readonly string[];
-  run: (args: ParsedArgs, pool: Pool) => Promise<object>;
+  run: (args: ParsedArgs) => DataAction;
 }
 
 /** A command that runs on its own until stopped (the service, the simulators). */

@@ -82,7 +82,7 @@ export const COMMANDS: readonly Command[] = [
     summary: "apply the database migrations not yet applied",
     details: "Prints the migrations it applied and the current one. Safe to run twice at once.",
     migrates: true,
-    run: (_args, pool) => migrate(pool),
+    run: () => migrate,
   },
   {
     kind: "process",
@@ -114,13 +114,16 @@ export const COMMANDS: readonly Command[] = [
         help: "a segment without a receipt after N hours is listed (48)",
       },
     },
-    run: async (args, pool): Promise<AuditReport> => {
-      const report = await audit(pool, {
+    run: (args) => {
+      const options = {
         stuckMinutes: positiveNumberOf(args, "stuck-minutes", 60),
         receiptHours: positiveNumberOf(args, "receipt-hours", 48),
-      });
-      if (!report.clean) process.exitCode = 1;
-      return report;
+      };
+      return async (pool): Promise<AuditReport> => {
+        const report = await audit(pool, options);
+        if (!report.clean) process.exitCode = 1;
+        return report;
+      };
     },
   },
 ];

@@ -70,13 +70,14 @@ function databaseTimeouts(config: Config): DatabaseTimeouts {
 
 /** Runs a data command against the service's database (the embedded one when DATABASE_URL is unset). */
 async function runData(command: DataCommand, args: ParsedArgs): Promise<void> {
+  const action = command.run(args);
   const config = loadConfig();
   const database = await openDatabase(config);
   const pool = createPool(database.url, 2, databaseTimeouts(config));
   try {
     // Every command but migrate itself works on a fresh checkout: it migrates first.
     if (!command.migrates) await migrate(pool);
-    const result = await command.run(args, pool);
+    const result = await action(pool);
     process.stdout.write(render(result, formatOf(args), command.columns));
   } finally {
     await pool.end();

@@ -402,7 +402,7 @@ describe("shiri: failures and usage errors of the operator commands", {
     });
   });
 
-  it("bad options and arguments: exit 2 with that command's usage", async () => {
+  it("bad options and arguments: exit 2 with that command's usage, before reaching for any database", async () => {
     const id = randomUUID();
     const cases: Array<{ args: string[]; stderr: RegExp; usage: string }> = [
       { args: ["account", "list", "extra"], stderr: /unexpected argument "extra"/, usage: "account list" },
@@ -443,7 +443,8 @@ describe("shiri: failures and usage errors of the operator commands", {
         usage: "sender-id <add|",
       },
     ];
-    const results = await inParallel(cases, PARALLEL_RUNS, (c) => run(...c.args));
+    // Against a database that is not there: a usage error is found before any connection.
+    const results = await inParallel(cases, PARALLEL_RUNS, (c) => shiri(NO_DATABASE, c.args));
     cases.forEach((c, i) => {
       usageError(results[i] as CliResult, c.stderr, c.usage, `shiri ${c.args.join(" ")}`);
     });
