@@ -103,17 +103,12 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { command, rest } = resolve(argv);
-  let args: ParsedArgs;
   try {
-    args = parseCommandArgs(command, rest);
-  } catch (err) {
-    if (err instanceof UsageError) err.usage ??= commandHelp(command);
-    throw err;
-  }
-  try {
+    const args = parseCommandArgs(command, rest);
     if (command.kind === "process") await command.run(args);
     else await runData(command, args);
   } catch (err) {
+    // A usage error names this command: its usage follows the message.
     if (err instanceof UsageError) err.usage ??= commandHelp(command);
     throw err;
   }
