@@ -26,9 +26,29 @@ export async function createAccount(
   return { account, key };
 }
 
-export async function findAccount(db: Queryable, accountId: string): Promise<Account | null> {
-  const { rows } = await db.query<Account>("SELECT id, name, currency FROM accounts WHERE id = $1", [
-    accountId,
-  ]);
+export async function findAccount(
+  db: Queryable,
+  accountId: string,
+): Promise<(Account & { created_at: Date }) | null> {
+  const { rows } = await db.query<Account & { created_at: Date }>(
+    "SELECT id, name, currency, created_at FROM accounts WHERE id = $1",
+    [accountId],
+  );
   return rows[0] ?? null;
+}
+
+export interface AccountListing extends Account {
+  created_at: Date;
+  /** Available balance in ten-thousandths. */
+  available: number;
+}
+
+/** Every account, oldest first, with its available balance (held needs its messages: see balanceOf). */
+export async function listAccounts(db: Queryable): Promise<AccountListing[]> {
+  const { rows } = await db.query<AccountListing>(
+    `SELECT a.id, a.name, a.currency, a.created_at, b.balance AS available
+       FROM accounts a JOIN account_balances b ON b.account_id = a.id
+      ORDER BY a.created_at, a.id`,
+  );
+  return rows;
 }

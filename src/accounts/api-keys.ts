@@ -51,6 +51,25 @@ export async function listApiKeys(db: Queryable, accountId: string): Promise<Api
   return rows;
 }
 
+/** A key as an operator sees it: never its secret or the secret's hash. */
+export interface ApiKeySummary {
+  api_key_id: string;
+  name: string;
+  active: boolean;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export async function apiKeySummaries(db: Queryable, accountId: string): Promise<ApiKeySummary[]> {
+  const { rows } = await db.query<ApiKeySummary>(
+    `SELECT id AS api_key_id, name, active, created_at, last_used_at, deleted_at AS revoked_at
+       FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+    [accountId],
+  );
+  return rows;
+}
+
 /** Revokes a key of the account. Returns false when the account has no key with that id. */
 export async function revokeApiKey(db: Queryable, accountId: string, keyId: string): Promise<boolean> {
   const { rowCount } = await db.query(

@@ -14,28 +14,20 @@ export interface SenderId {
 export class SenderIdLimitError extends Error {}
 
 /**
- * Adds a sender id to the account; at most three per account. The account row is locked so
- * two concurrent adds cannot both pass the count.
+ * Adds a sender id to the account with the given status; at most three per account. One the
+ * account already has is left as it is (`added: false`, its current status): a status changes
+ * only through setSenderIdStatus. The account row is locked so two concurrent adds cannot both
+ * pass the count.
  */
 export async function addSenderId(
   tx: Tx,
   accountId: string,
   address: string,
   status: VerificationStatus,
-): Promise<SenderId> {
+): Promise<SenderId & { added: boolean }> {
   await tx.query("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", [accountId]);
-  const existing = await tx.query<SenderId>(
-    "SELECT address, verification_status FROM sender_ids WHERE account_id = $1 AND address = $2",
-    [accountId, address],
-  );
-  if (existing.rows[0]) {
-    await tx.query("UPDATE sender_ids SET verification_status = $3 WHERE account_id = $1 AND address = $2", [
-      accountId,
-      address,
-      status,
-    ]);
-    return { address, verification_status: status };
-  }
+  const existing = await findSenderId(tx, accountId, address);
+  if (existing) return { ...existing, added: false };
   const { rows } = await tx.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM sender_ids WHERE account_id = $1",
     [accountId],
@@ -47,7 +39,46 @@ export async function addSenderId(
     "INSERT INTO sender_ids (id, account_id, address, verification_status) VALUES ($1, $2, $3, $4)",
     [randomUUID(), accountId, address, status],
   );
-  return { address, verification_status: status };
+  return { address, verification_status: status, added: true };
+}
+
+export async function findSenderId(
+  db: Queryable,
+  accountId: string,
+  address: string,
+): Promise<SenderId | null> {
+  const { rows } = await db.query<SenderId>(
+    "SELECT address, verification_status FROM sender_ids WHERE account_id = $1 AND address = $2",
+    [accountId, address],
+  );
+  return rows[0] ?? null;
+}
+
+/** Sets a sender id's status (approval, rejection); its status before, or null when the account has no such sender id. */
+export async function setSenderIdStatus(
+  tx: Tx,
+  accountId: string,
+  address: string,
+  status: VerificationStatus,
+): Promise<VerificationStatus | null> {
+  const { rows } = await tx.query<{ previous: VerificationStatus }>(
+    `UPDATE sender_ids s SET verification_status = $3
+       FROM (SELECT id, verification_status FROM sender_ids
+              WHERE account_id = $1 AND address = $2 FOR UPDATE) old
+      WHERE s.id = old.id
+      RETURNING old.verification_status AS previous`,
+    [accountId, address, status],
+  );
+  return rows[0]?.previous ?? null;
+}
+
+/** Removes a sender id, freeing its place among the three; what it was, or null when there was none. */
+export async function removeSenderId(tx: Tx, accountId: string, address: string): Promise<SenderId | null> {
+  const { rows } = await tx.query<SenderId>(
+    "DELETE FROM sender_ids WHERE account_id = $1 AND address = $2 RETURNING address, verification_status",
+    [accountId, address],
+  );
+  return rows[0] ?? null;
 }
 
 export async function listSenderIds(db: Queryable, accountId: string): Promise<SenderId[]> {

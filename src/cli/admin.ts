@@ -1,23 +1,55 @@
-import { createAccount, findAccount } from "../accounts/accounts.ts";
-import { createApiKey } from "../accounts/api-keys.ts";
-import { addSenderId, SENDER_ID_PATTERN, SenderIdLimitError } from "../accounts/sender-ids.ts";
-import { type AuditReport, audit } from "../audit/audit.ts";
+import { createAccount, findAccount, listAccounts } from "../accounts/accounts.ts";
+import { apiKeySummaries, createApiKey, revokeApiKey } from "../accounts/api-keys.ts";
+import {
+  addSenderId,
+  listSenderIds,
+  MAX_SENDER_IDS_PER_ACCOUNT,
+  removeSenderId,
+  SENDER_ID_PATTERN,
+  SenderIdLimitError,
+  setSenderIdStatus,
+  type VerificationStatus,
+} from "../accounts/sender-ids.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import { formatAmount, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";
 import { balanceOf, topUp } from "../ledger/ledger.ts";
-import { type ParsedArgs, parseOptions, requireOption, UsageError } from "./args.ts";
+import {
+  CommandError,
+  type DataCommand,
+  type OptionSpec,
+  type ParsedArgs,
+  requireOption,
+  stringOption,
+  UsageError,
+} from "./args.ts";
 
 /**
  * The admin commands: accounts, sender ids, top-ups and keys happen outside the public API.
- * Each returns the one JSON object the CLI prints.
+ * Each is one entry of the table: its run checks the words (a usage error, before any database)
+ * and returns what to do with the database, which gives the one JSON object or array printed.
  */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function accountIdOf(args: ParsedArgs): string {
-  const id = requireOption(args, "account");
-  if (!UUID.test(id)) throw new UsageError(`--account must be an account id (a UUID), got "${id}"`);
-  return id;
+const ACCOUNT: Record<string, OptionSpec> = {
+  account: { type: "string", value: "ID", help: "the account's id, a UUID", required: true },
+};
+const SENDER = [{ name: "SENDER", help: "the sender id: 3 to 11 letters or digits, as the account has it" }];
+
+function uuidOption(args: ParsedArgs, name: string, what: string): string {
+  const id = requireOption(args, name);
+  if (!UUID.test(id)) throw new UsageError(`--${name} must be ${what} (a UUID), got "${id}"`);
+  return id.toLowerCase();
+}
+
+const accountIdOf = (args: ParsedArgs) => uuidOption(args, "account", "an account id");
+
+function senderOf(args: ParsedArgs): string {
+  const address = args.positionals[0] ?? "";
+  if (!SENDER_ID_PATTERN.test(address)) {
+    throw new UsageError(`a sender id is 3 to 11 letters or digits, got "${address}"`);
+  }
+  return address;
 }
 
 function amountOf(args: ParsedArgs, name: string, allowZero: boolean): number {
@@ -31,15 +63,21 @@ function amountOf(args: ParsedArgs, name: string, allowZero: boolean): number {
   return amount;
 }
 
+function nameOf(args: ParsedArgs, max: number): string {
+  const name = requireOption(args, "name");
+  if (name.length > max) throw new UsageError(`--name must be at most ${max} characters`);
+  return name;
+}
+
 async function existingAccount(pool: Pool, id: string) {
   const account = await findAccount(pool, id);
-  if (!account) throw new UsageError(`no account ${id}`);
+  if (!account) throw new CommandError(`no account ${id}`);
   return account;
 }
 
 async function balanceReport(pool: Pool, accountId: string) {
   const balance = await balanceOf(pool, accountId);
-  if (!balance) throw new UsageError(`no account ${accountId}`);
+  if (!balance) throw new CommandError(`no account ${accountId}`);
   return {
     account_id: accountId,
     currency: balance.currency,
@@ -49,88 +87,285 @@ async function balanceReport(pool: Pool, accountId: string) {
   };
 }
 
-export type AdminCommand = (pool: Pool, argv: string[]) => Promise<object>;
-
-export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
-  "account create": async (pool, argv) => {
-    const args = parseOptions(
-      argv,
-      { name: { type: "string" }, balance: { type: "string" }, currency: { type: "string" } },
-      0,
-    );
-    const name = requireOption(args, "name");
-    if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
-    const balance = amountOf(args, "balance", true);
-    const currency = (typeof args.values.currency === "string" ? args.values.currency : "USD").toUpperCase();
-    if (!isPricedCurrency(currency))
-      throw new UsageError(`--currency ${currency} is not priced by any carrier`);
-    const { account, key } = await withTransaction(pool, (tx) =>
-      createAccount(tx, { name, currency, openingBalance: balance }),
-    );
-    return { account_id: account.id, api_key: key.token, api_key_id: key.id };
-  },
-
-  "sender-id add": async (pool, argv) => {
-    const args = parseOptions(argv, { account: { type: "string" }, pending: { type: "boolean" } }, 1);
-    const accountId = accountIdOf(args);
-    const address = args.positionals[0] ?? "";
-    if (!SENDER_ID_PATTERN.test(address)) {
-      throw new UsageError(`a sender id is 3 to 11 letters or digits, got "${address}"`);
-    }
-    await existingAccount(pool, accountId);
-    try {
-      const sender = await withTransaction(pool, (tx) =>
-        addSenderId(tx, accountId, address, args.values.pending ? "pending" : "verified"),
-      );
-      return { account_id: accountId, ...sender };
-    } catch (err) {
-      if (err instanceof SenderIdLimitError) throw new UsageError(err.message);
-      throw err;
-    }
-  },
-
-  "balance top-up": async (pool, argv) => {
-    const args = parseOptions(argv, { account: { type: "string" }, amount: { type: "string" } }, 0);
-    const accountId = accountIdOf(args);
-    const amount = amountOf(args, "amount", false);
-    await existingAccount(pool, accountId);
-    await withTransaction(pool, (tx) => topUp(tx, accountId, amount));
-    return { ...(await balanceReport(pool, accountId)), topped_up: amount };
-  },
-
-  "balance show": async (pool, argv) => {
-    const args = parseOptions(argv, { account: { type: "string" } }, 0);
-    return balanceReport(pool, accountIdOf(args));
-  },
-
-  "api-key create": async (pool, argv) => {
-    const args = parseOptions(argv, { account: { type: "string" }, name: { type: "string" } }, 0);
-    const accountId = accountIdOf(args);
-    const name = requireOption(args, "name");
-    if (name.length > 100) throw new UsageError("--name must be at most 100 characters");
-    await existingAccount(pool, accountId);
-    const key = await createApiKey(pool, accountId, name);
-    return { account_id: accountId, api_key: key.token, api_key_id: key.id, name: key.name };
-  },
-};
-
-function positiveNumberOf(args: ParsedArgs, name: string, fallback: number): number {
-  const value = args.values[name];
-  if (value === undefined) return fallback;
-  const n = typeof value === "string" && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
-  if (!(n > 0)) throw new UsageError(`--${name} must be a positive number, got "${String(value)}"`);
-  return n;
+/** approve and reject: the same change to a different status. */
+function statusCommand(verb: "approve" | "reject", status: VerificationStatus, summary: string): DataCommand {
+  return {
+    kind: "data",
+    name: `sender-id ${verb}`,
+    summary,
+    details: [
+      "Prints the sender id with its status now and before (previous_status); one already",
+      `${status} stays so. Exit 1 when the account has no such sender id.`,
+    ].join("\n"),
+    options: ACCOUNT,
+    positionals: SENDER,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const address = senderOf(args);
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const previous = await withTransaction(pool, (tx) =>
+          setSenderIdStatus(tx, accountId, address, status),
+        );
+        if (!previous) throw new CommandError(`account ${accountId} has no sender id ${address}`);
+        return { account_id: accountId, address, verification_status: status, previous_status: previous };
+      };
+    },
+  };
 }
 
-/** `shiri audit`: the report, whose `clean` decides the exit status (1 when anything is listed). */
-export async function auditCommand(pool: Pool, argv: string[]): Promise<AuditReport> {
-  const args = parseOptions(
-    argv,
-    { "stuck-minutes": { type: "string" }, "receipt-hours": { type: "string" } },
-    0,
-  );
-  return audit(pool, {
-    stuckMinutes: positiveNumberOf(args, "stuck-minutes", 60),
-    receiptHours: positiveNumberOf(args, "receipt-hours", 48),
-  });
-}
+export const ADMIN_COMMANDS: readonly DataCommand[] = [
+  {
+    kind: "data",
+    name: "account create",
+    summary: "create an account with its first API key (shown only this once)",
+    details: "Prints account_id, api_key (the secret; only its hash is kept) and api_key_id.",
+    options: {
+      name: {
+        type: "string",
+        value: "NAME",
+        help: "the account's name (at most 200 characters)",
+        required: true,
+      },
+      balance: {
+        type: "string",
+        value: "AMOUNT",
+        help: "opening balance, a decimal like 250.00",
+        required: true,
+      },
+      currency: { type: "string", value: "CODE", help: "the account's currency (default USD)" },
+    },
+    run: (args) => {
+      const name = nameOf(args, 200);
+      const balance = amountOf(args, "balance", true);
+      const currency = (stringOption(args, "currency") ?? "USD").toUpperCase();
+      if (!isPricedCurrency(currency))
+        throw new UsageError(`--currency ${currency} is not priced by any carrier`);
+      return async (pool) => {
+        const { account, key } = await withTransaction(pool, (tx) =>
+          createAccount(tx, { name, currency, openingBalance: balance }),
+        );
+        return { account_id: account.id, api_key: key.token, api_key_id: key.id };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "account list",
+    summary: "list every account with its available balance",
+    details: "Amounts are in ten-thousandths of the currency (available_display is the decimal).",
+    columns: ["account_id", "name", "currency", "available_display", "created_at"],
+    run: () => async (pool) =>
+      (await listAccounts(pool)).map((a) => ({
+        account_id: a.id,
+        name: a.name,
+        currency: a.currency,
+        available: a.available,
+        available_display: formatAmount(a.available),
+        created_at: a.created_at,
+      })),
+  },
+  {
+    kind: "data",
+    name: "account show",
+    summary: "show an account: balance, held charges, sender ids, key counts",
+    details: "Amounts are in ten-thousandths of the currency (the _display fields are decimals).",
+    options: ACCOUNT,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return async (pool) => {
+        const account = await existingAccount(pool, accountId);
+        const [balance, senders, keys] = await Promise.all([
+          balanceReport(pool, account.id),
+          listSenderIds(pool, account.id),
+          apiKeySummaries(pool, account.id),
+        ]);
+        const active = keys.filter((k) => k.active).length;
+        return {
+          account_id: account.id,
+          name: account.name,
+          currency: account.currency,
+          created_at: account.created_at,
+          available: balance.available,
+          held: balance.held,
+          available_display: balance.available_display,
+          held_display: formatAmount(balance.held),
+          sender_ids: senders,
+          api_keys_active: active,
+          api_keys_revoked: keys.length - active,
+        };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "balance top-up",
+    summary: "add to an account's balance",
+    options: {
+      ...ACCOUNT,
+      amount: {
+        type: "string",
+        value: "AMOUNT",
+        help: "a positive decimal like 50 or 12.50",
+        required: true,
+      },
+    },
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const amount = amountOf(args, "amount", false);
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        await withTransaction(pool, (tx) => topUp(tx, accountId, amount));
+        return { ...(await balanceReport(pool, accountId)), topped_up: amount };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "balance show",
+    summary: "show an account's available and held balance",
+    options: ACCOUNT,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return (pool) => balanceReport(pool, accountId);
+    },
+  },
+  {
+    kind: "data",
+    name: "api-key create",
+    summary: "create an API key for an account (the secret is shown only this once)",
+    options: {
+      ...ACCOUNT,
+      name: {
+        type: "string",
+        value: "NAME",
+        help: "what the key is for (at most 100 characters)",
+        required: true,
+      },
+    },
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const name = nameOf(args, 100);
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const key = await createApiKey(pool, accountId, name);
+        return { account_id: accountId, api_key: key.token, api_key_id: key.id, name: key.name };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "api-key list",
+    summary: "list an account's API keys (never their secrets)",
+    options: ACCOUNT,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return async (pool) => apiKeySummaries(pool, (await existingAccount(pool, accountId)).id);
+    },
+  },
+  {
+    kind: "data",
+    name: "api-key revoke",
+    summary: "revoke an API key: its next request is refused",
+    details:
+      "Prints the key as api-key list shows it; revoking a revoked key changes nothing (was_active: false).",
+    options: {
+      ...ACCOUNT,
+      key: { type: "string", value: "KEY_ID", help: "the key's id (api_key_id), a UUID", required: true },
+    },
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const keyId = uuidOption(args, "key", "an API key id");
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const before = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
+        if (!before || !(await revokeApiKey(pool, accountId, keyId))) {
+          throw new CommandError(`account ${accountId} has no API key ${keyId}`);
+        }
+        const after = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
+        return { account_id: accountId, ...after, was_active: before.active };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "sender-id add",
+    summary: `add a sender id to an account, pending approval unless --approved (at most ${MAX_SENDER_IDS_PER_ACCOUNT})`,
+    details: [
+      "A new sender id is pending (it cannot send) unless --approved is given; approve it later with",
+      "`shiri sender-id approve`. One the account already has is left unchanged: the output says",
+      "added: false with its current status, and an --approved or --pending that disagrees with that",
+      "status fails (exit 1) rather than change it. A fourth sender id fails (exit 1): remove one first.",
+    ].join("\n"),
+    options: {
+      ...ACCOUNT,
+      approved: { type: "boolean", help: "add it approved (verified): it can send at once" },
+      pending: { type: "boolean", help: "add it pending approval (the default; kept for old scripts)" },
+    },
+    positionals: SENDER,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const address = senderOf(args);
+      if (args.values.approved && args.values.pending) {
+        throw new UsageError("--approved and --pending cannot both be given");
+      }
+      const asked: VerificationStatus | null = args.values.approved
+        ? "verified"
+        : args.values.pending
+          ? "pending"
+          : null;
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        let sender: Awaited<ReturnType<typeof addSenderId>>;
+        try {
+          sender = await withTransaction(pool, (tx) =>
+            addSenderId(tx, accountId, address, asked ?? "pending"),
+          );
+        } catch (err) {
+          if (err instanceof SenderIdLimitError) throw new CommandError(`${err.message}; remove one first`);
+          throw err;
+        }
+        if (!sender.added && asked && sender.verification_status !== asked) {
+          throw new CommandError(
+            `${address} is already on account ${accountId} as ${sender.verification_status}; add leaves it so (change it with \`shiri sender-id approve|reject|remove\`)`,
+          );
+        }
+        return { account_id: accountId, ...sender };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "sender-id list",
+    summary: "list an account's sender ids and their status",
+    options: ACCOUNT,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      return async (pool) => listSenderIds(pool, (await existingAccount(pool, accountId)).id);
+    },
+  },
+  statusCommand("approve", "verified", "approve a sender id (status verified): it can send"),
+  statusCommand(
+    "reject",
+    "rejected",
+    "reject a sender id (status rejected): it cannot send, and still counts",
+  ),
+  {
+    kind: "data",
+    name: "sender-id remove",
+    summary: "remove a sender id from an account, freeing its place",
+    details: "Messages already sent keep their sender id. Exit 1 when the account has no such sender id.",
+    options: ACCOUNT,
+    positionals: SENDER,
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const address = senderOf(args);
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const removed = await withTransaction(pool, (tx) => removeSenderId(tx, accountId, address));
+        if (!removed) throw new CommandError(`account ${accountId} has no sender id ${address}`);
+        return { account_id: accountId, ...removed, removed: true };
+      };
+    },
+  },
+];

@@ -1,84 +1,84 @@
-import { ConfigError, loadConfig } from "../config.ts";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
-import { createPool } from "../db/pool.ts";
-import { formatAmount } from "../domain/money.ts";
-import { createLogger } from "../logger.ts";
-import { databaseTimeouts, type Role, startService } from "../service.ts";
-import { ADMIN_COMMANDS, auditCommand } from "./admin.ts";
-import { parseOptions, UsageError } from "./args.ts";
+import { createPool, type DatabaseTimeouts } from "../db/pool.ts";
+import {
+  asksForHelp,
+  type Command,
+  type DataCommand,
+  formatOf,
+  type ParsedArgs,
+  parseCommandArgs,
+  UsageError,
+} from "./args.ts";
+import { COMMANDS } from "./commands.ts";
+import { commandHelp, commandsIn, groupHelp, overallHelp } from "./help.ts";
+import { render } from "./output.ts";
 
-const USAGE = `usage: shiri <command>
-  start [--role api|worker|all]                      run the service (default role: all)
-  migrate                                            apply database migrations
-  simulator                                          run the carrier simulators alone
-  account create --name N --balance D [--currency USD]
-  sender-id add --account ID SENDER [--pending]
-  balance top-up --account ID --amount D
-  balance show --account ID
-  api-key create --account ID --name N
-  audit [--stuck-minutes 60] [--receipt-hours 48]    check balances against the ledger; exit 1 if not clean
-The database is DATABASE_URL when set, else this checkout's embedded Postgres (in DATA_DIR).`;
+/**
+ * `shiri`: finds the command in the table, answers --help and --version, parses the rest against
+ * the command's entry and runs it. Exit status 0 done, 1 failed, 2 bad usage.
+ */
 
-const ROLES: readonly Role[] = ["api", "worker", "all"];
+const HELP_WORDS = new Set(["help", "--help", "-h"]);
 
-async function start(argv: string[]): Promise<void> {
-  const args = parseOptions(argv, { role: { type: "string" } }, 0);
-  const role = (args.values.role ?? "all") as Role;
-  if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
-  const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL);
-  const service = await startService(config, logger, role);
-  if (service.devAccount) {
-    const a = service.devAccount;
-    const base = `http://localhost:${service.port ?? config.PORT}`;
-    process.stdout.write(
-      [
-        "",
-        "  Shiri development account created (the key is shown only this once):",
-        `    account id : ${a.accountId}`,
-        `    api key    : ${a.apiKey}`,
-        `    sender id  : ${a.senderId}`,
-        `    balance    : ${formatAmount(a.balance)} ${a.currency}`,
-        "  Try:",
-        `    curl -s ${base}/api/v1/sms -H 'Authorization: Bearer ${a.apiKey}' \\`,
-        `      -H 'Content-Type: application/json' -d '{"to":"+263771234567","from":"${a.senderId}","message":"Hello"}'`,
-        "",
-      ].join("\n"),
-    );
+function version(): string {
+  const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
+  return z.object({ version: z.string() }).parse(JSON.parse(text)).version;
+}
+
+/** The command the words name and the words after its name; a usage error when there is none. */
+function resolve(argv: readonly string[]): { command: Command; rest: string[] } {
+  const [first = "", second] = argv;
+  const two = COMMANDS.find((c) => c.name === `${first} ${second ?? ""}`);
+  if (two) return { command: two, rest: argv.slice(2) };
+  const one = COMMANDS.find((c) => c.name === first);
+  if (one) return { command: one, rest: argv.slice(1) };
+  if (commandsIn(COMMANDS, first).length > 0) {
+    const usage = groupHelp(COMMANDS, first);
+    if (second === undefined || second.startsWith("-")) {
+      throw new UsageError(`"${first}" needs a command after it`, usage);
+    }
+    throw new UsageError(`unknown command "${first} ${second}"`, usage);
   }
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    service.stop().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGINT", () => shutdown("SIGINT"));
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  throw new UsageError(`unknown command "${first}"`, overallHelp(COMMANDS));
+}
+
+/** `shiri help [command words]`, `shiri --help`, `shiri <group> --help`: the help asked for. */
+function helpFor(words: readonly string[]): string {
+  if (words.length === 0) return overallHelp(COMMANDS);
+  if (words.length === 1 && commandsIn(COMMANDS, words[0] ?? "").length > 0) {
+    return groupHelp(COMMANDS, words[0] ?? "");
+  }
+  return commandHelp(resolve(words).command);
 }
 
 /**
- * The admin commands and migrate reach the service's database, starting the embedded one if
- * needed. Admin commands migrate it first, so they work on a fresh checkout.
+ * The service's database timeouts (service.ts's databaseTimeouts, restated: importing service.ts
+ * would load the whole service, seconds on a busy machine, for every command).
  */
-async function withDatabase(
-  run: (pool: ReturnType<typeof createPool>) => Promise<object>,
-  opts: { migrateFirst: boolean },
-): Promise<void> {
+function databaseTimeouts(config: Config): DatabaseTimeouts {
+  return {
+    statementMs: config.PG_STATEMENT_TIMEOUT_MS,
+    lockMs: config.PG_LOCK_TIMEOUT_MS,
+    idleInTransactionMs: config.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    connectMs: config.PG_CONNECT_TIMEOUT_MS,
+  };
+}
+
+/** Runs a data command against the service's database (the embedded one when DATABASE_URL is unset). */
+async function runData(command: DataCommand, args: ParsedArgs): Promise<void> {
+  const action = command.run(args);
   const config = loadConfig();
   const database = await openDatabase(config);
   const pool = createPool(database.url, 2, databaseTimeouts(config));
   try {
-    if (opts.migrateFirst) await migrate(pool);
-    const result = await run(pool);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    // Every command but migrate itself works on a fresh checkout: it migrates first.
+    if (!command.migrates) await migrate(pool);
+    const result = await action(pool);
+    process.stdout.write(render(result, formatOf(args), command.columns));
   } finally {
     await pool.end();
     await database.stop();
@@ -86,45 +86,49 @@ async function withDatabase(
 }
 
 async function main(argv: string[]): Promise<void> {
-  const [command, sub, ...rest] = argv;
-  if (!command || command === "help" || command === "--help" || command === "-h") {
-    process.stdout.write(`${USAGE}\n`);
+  const [first] = argv;
+  if (first === undefined || HELP_WORDS.has(first)) {
+    const words = first === "help" ? argv.slice(1) : [];
+    process.stdout.write(`${helpFor(words)}\n`);
     return;
   }
-  if (command === "start") return start(argv.slice(1));
-  if (command === "migrate") {
-    parseOptions(argv.slice(1), {}, 0);
-    return withDatabase(migrate, { migrateFirst: false });
+  if (first === "--version" || first === "-v") {
+    process.stdout.write(`shiri ${version()}\n`);
+    return;
   }
-  if (command === "simulator") {
-    const { runSimulators } = await import("../../carriers/simulator/main.ts");
-    return runSimulators();
+  if (asksForHelp(argv)) {
+    // `shiri account --help`, `shiri account show --help`: the words before the flag name it.
+    const words = argv.slice(0, 2).filter((w) => !w.startsWith("-"));
+    process.stdout.write(`${helpFor(words)}\n`);
+    return;
   }
-  if (command === "audit") {
-    return withDatabase(
-      async (pool) => {
-        const report = await auditCommand(pool, argv.slice(1));
-        if (!report.clean) process.exitCode = 1;
-        return report;
-      },
-      { migrateFirst: true },
-    );
+  const { command, rest } = resolve(argv);
+  try {
+    const args = parseCommandArgs(command, rest);
+    if (command.kind === "process") await command.run(args);
+    else await runData(command, args);
+  } catch (err) {
+    // A usage error names this command: its usage follows the message.
+    if (err instanceof UsageError) err.usage ??= commandHelp(command);
+    throw err;
   }
-  const admin = ADMIN_COMMANDS[`${command} ${sub ?? ""}`];
-  if (!admin) throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(" ")}"`);
-  return withDatabase((pool) => admin(pool, rest), { migrateFirst: true });
 }
+
+/** One line: a failure's message never spreads over the terminal. */
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError) {
-    process.stderr.write(`shiri: ${err.message}\n\n${USAGE}\n`);
+    process.stderr.write(`shiri: ${oneLine(err.message)}\n${err.usage ? `\n${err.usage}\n` : ""}`);
     process.exit(2);
   }
   // The environment, not the command line, is wrong: the usage would not help.
   if (err instanceof ConfigError) {
-    process.stderr.write(`shiri: ${err.message}\n`);
+    process.stderr.write(`shiri: ${oneLine(err.message)}\n`);
     process.exit(2);
   }
-  process.stderr.write(`shiri: ${err instanceof Error ? err.message : String(err)}\n`);
+  // A CommandError, or anything else that went wrong (the database unreachable...): exit 1.
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`shiri: ${oneLine(message)}\n`);
   process.exit(1);
 });

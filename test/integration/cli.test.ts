@@ -1,83 +1,33 @@
-import { execFile } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { readdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.ts";
+import {
+  CLI_TEST_TIMEOUT_MS,
+  type CliResult,
+  failedWith,
+  inParallel,
+  oneJsonObject,
+  PARALLEL_RUNS,
+  shiri,
+  usageError,
+} from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { databaseUrl } from "../support/global-setup.ts";
 
 /**
  * The `shiri` admin CLI, run for real (`node bin/shiri.mjs`) against a database of this file's
- * own. Each run costs a node + tsx start-up, so independent runs go in parallel, a few at a time.
+ * own: creating accounts, keys, sender ids and top-ups, migrating, and refusing bad arguments.
+ * The read, revoke and sender-id lifecycle commands, help and tables: cli-admin.test.ts.
  */
-const BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TOKEN = /^shr_[A-Za-z0-9_-]{43}$/;
-const CLI_TIMEOUT_MS = 30_000;
 /** The numbered migrations shipped in src/db/migrations, in the order they apply. */
 const MIGRATIONS = readdirSync(new URL("../../src/db/migrations/", import.meta.url))
   .filter((f) => /^\d{3}_.+\.sql$/.test(f))
   .sort();
 const LATEST = MIGRATIONS.at(-1);
-const PARALLEL_RUNS = 4;
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function shiri(url: string, args: readonly string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      {
-        timeout: CLI_TIMEOUT_MS,
-        killSignal: "SIGKILL",
-        env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent", NO_COLOR: "1" },
-      },
-      (err, stdout, stderr) => {
-        if (err && typeof err.code !== "number") {
-          // Not an exit status: the CLI could not be run, or it hung past the timeout.
-          reject(new Error(`shiri ${args.join(" ")} failed to run: ${err.message}\n${stderr}`));
-          return;
-        }
-        resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
-      },
-    );
-  });
-}
-
-/** Runs tasks with at most `limit` in flight; results in input order. */
-async function inParallel<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
-/** A successful run prints exactly one JSON object on one line, and exits 0. */
-function oneJsonObject(res: CliResult): Record<string, unknown> {
-  expect(res.code, res.stderr).toBe(0);
-  const lines = res.stdout.split("\n");
-  expect(lines).toHaveLength(2);
-  expect(lines[1]).toBe("");
-  const parsed: unknown = JSON.parse(lines[0] as string);
-  expect(parsed).toBeTypeOf("object");
-  expect(Array.isArray(parsed)).toBe(false);
-  expect(parsed).not.toBeNull();
-  return parsed as Record<string, unknown>;
-}
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -110,7 +60,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe("shiri account create", () => {
+describe("shiri account create", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("prints exactly one JSON object with account_id, api_key and api_key_id; only the key's hash is stored", async () => {
     const res = await run("account", "create", "--name", "Acme Ltd", "--balance", "25.50");
     const out = oneJsonObject(res);
@@ -151,45 +101,85 @@ describe("shiri account create", () => {
   });
 });
 
-describe("shiri sender-id add", () => {
-  it("adds verified and --pending sender ids, refuses a fourth with exit 2 and a clear message", async () => {
+describe("shiri sender-id add", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it("adds pending unless --approved (--pending still accepted), refuses a fourth with exit 1 and one line", async () => {
     const { id } = await createAccount();
-    const [verified, pending] = await Promise.all([
+    const [plain, approved, pending] = await Promise.all([
       run("sender-id", "add", "--account", id, "SHIRI"),
+      run("sender-id", "add", "--account", id, "--approved", "APPR1"),
       run("sender-id", "add", "--account", id, "--pending", "PEND1"),
     ]);
-    expect(oneJsonObject(verified as CliResult)).toEqual({
+    expect(oneJsonObject(plain as CliResult)).toEqual({
       account_id: id,
       address: "SHIRI",
+      verification_status: "pending",
+      added: true,
+    });
+    expect(oneJsonObject(approved as CliResult)).toEqual({
+      account_id: id,
+      address: "APPR1",
       verification_status: "verified",
+      added: true,
     });
     expect(oneJsonObject(pending as CliResult)).toEqual({
       account_id: id,
       address: "PEND1",
       verification_status: "pending",
+      added: true,
     });
-    oneJsonObject(await run("sender-id", "add", "--account", id, "Third3"));
 
-    const fourth = await run("sender-id", "add", "--account", id, "FOURTH");
-    expect(fourth.code).toBe(2);
-    expect(fourth.stdout).toBe("");
-    expect(fourth.stderr).toMatch(/at most 3 sender ids/);
+    const fourth = await run("sender-id", "add", "--account", id, "--approved", "FOURTH");
+    failedWith(fourth, /at most 3 sender ids; remove one first/);
 
     const { rows } = await pool.query(
       "SELECT address, verification_status FROM sender_ids WHERE account_id = $1 ORDER BY address",
       [id],
     );
     expect(rows).toEqual([
+      { address: "APPR1", verification_status: "verified" },
       { address: "PEND1", verification_status: "pending" },
-      { address: "SHIRI", verification_status: "verified" },
-      { address: "Third3", verification_status: "verified" },
+      { address: "SHIRI", verification_status: "pending" },
     ]);
+  });
 
-    // At the limit, approving one the account already has is not a fourth sender id.
-    const approve = oneJsonObject(await run("sender-id", "add", "--account", id, "PEND1"));
-    expect(approve).toMatchObject({ address: "PEND1", verification_status: "verified" });
-    const after = await pool.query("SELECT count(*)::int AS n FROM sender_ids WHERE account_id = $1", [id]);
-    expect(after.rows[0]).toEqual({ n: 3 });
+  it("re-adding a sender id the account has never changes its status: added false, or exit 1 when a flag disagrees", async () => {
+    const { id } = await createAccount();
+    oneJsonObject(await run("sender-id", "add", "--account", id, "AGAIN"));
+    oneJsonObject(await run("sender-id", "add", "--account", id, "--approved", "OKAYED"));
+    const [again, againPending, approveByAdd, pendByAdd, againApproved] = await Promise.all([
+      run("sender-id", "add", "--account", id, "AGAIN"),
+      run("sender-id", "add", "--account", id, "--pending", "AGAIN"),
+      run("sender-id", "add", "--account", id, "--approved", "AGAIN"),
+      run("sender-id", "add", "--account", id, "--pending", "OKAYED"),
+      run("sender-id", "add", "--account", id, "OKAYED"),
+    ]);
+    expect(oneJsonObject(again as CliResult)).toEqual({
+      account_id: id,
+      address: "AGAIN",
+      verification_status: "pending",
+      added: false,
+    });
+    expect(oneJsonObject(againPending as CliResult)).toMatchObject({
+      verification_status: "pending",
+      added: false,
+    });
+    failedWith(approveByAdd as CliResult, /AGAIN is already on account .* as pending; add leaves it so/);
+    expect((approveByAdd as CliResult).stderr).toMatch(/shiri sender-id approve\|reject\|remove/);
+    failedWith(pendByAdd as CliResult, /OKAYED is already on account .* as verified; add leaves it so/);
+    // The one the old CLI silently approved: a plain re-add of a verified sender keeps it verified.
+    expect(oneJsonObject(againApproved as CliResult)).toMatchObject({
+      verification_status: "verified",
+      added: false,
+    });
+
+    const { rows } = await pool.query(
+      "SELECT address, verification_status FROM sender_ids WHERE account_id = $1 ORDER BY address",
+      [id],
+    );
+    expect(rows).toEqual([
+      { address: "AGAIN", verification_status: "pending" },
+      { address: "OKAYED", verification_status: "verified" },
+    ]);
   });
 
   it("lets exactly three of four concurrent adds through", async () => {
@@ -197,7 +187,7 @@ describe("shiri sender-id add", () => {
     const results = await Promise.all(
       ["RACEA", "RACEB", "RACEC", "RACED"].map((s) => run("sender-id", "add", "--account", id, s)),
     );
-    expect(results.map((r) => r.code).sort()).toEqual([0, 0, 0, 2]);
+    expect(results.map((r) => r.code).sort()).toEqual([0, 0, 0, 1]);
     const { rows } = await pool.query("SELECT count(*)::int AS n FROM sender_ids WHERE account_id = $1", [
       id,
     ]);
@@ -205,7 +195,7 @@ describe("shiri sender-id add", () => {
   });
 });
 
-describe("shiri balance and api-key create", () => {
+describe("shiri balance and api-key create", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("balance top-up --amount 10 adds 100000 and balance show reflects it", async () => {
     const { id } = await createAccount("25.50");
     const topped = oneJsonObject(await run("balance", "top-up", "--account", id, "--amount", "10"));
@@ -243,7 +233,7 @@ describe("shiri balance and api-key create", () => {
   });
 });
 
-describe("shiri migrate", () => {
+describe("shiri migrate", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   const admin = () => inject("adminDatabaseUrl");
   const empties: string[] = [];
 
@@ -306,87 +296,159 @@ describe("shiri migrate", () => {
   });
 });
 
-describe("shiri: bad arguments", () => {
-  it("exit 2 with a message on stderr and nothing on stdout, writing nothing", async () => {
+describe("shiri: bad arguments", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it("exit 2 with a message and the command's usage on stderr, nothing on stdout, writing nothing", async () => {
     const { id } = await createAccount();
-    const unknown = randomUUID();
     const before = await counts();
-    const cases: Array<{ args: string[]; stderr: RegExp }> = [
-      { args: ["frobnicate"], stderr: /unknown command "frobnicate"/ },
-      { args: ["account"], stderr: /unknown command "account"/ },
-      { args: ["account", "delete", "--account", id], stderr: /unknown command "account delete"/ },
-      { args: ["account", "create", "--balance", "1"], stderr: /--name is required/ },
-      { args: ["account", "create", "--name", "X"], stderr: /--balance is required/ },
-      { args: ["account", "create", "--name", "X", "--balance", "abc"], stderr: /--balance must be/ },
+    const cases: Array<{ args: string[]; stderr: RegExp; usage: string }> = [
+      { args: ["frobnicate"], stderr: /unknown command "frobnicate"/, usage: "<command>" },
+      {
+        args: ["account"],
+        stderr: /"account" needs a command after it/,
+        usage: "account <create|list|show>",
+      },
+      {
+        args: ["account", "delete", "--account", id],
+        stderr: /unknown command "account delete"/,
+        usage: "account <create|list|show>",
+      },
+      {
+        args: ["account", "create", "--balance", "1"],
+        stderr: /--name is required/,
+        usage: "account create",
+      },
+      {
+        args: ["account", "create", "--name", "X"],
+        stderr: /--balance is required/,
+        usage: "account create",
+      },
+      {
+        args: ["account", "create", "--name", "X", "--balance", "abc"],
+        stderr: /--balance must be/,
+        usage: "account create",
+      },
       {
         args: ["account", "create", "--name", "X", "--balance", "1", "--currency", "XYZ"],
         stderr: /XYZ is not priced/,
+        usage: "account create",
       },
       {
         args: ["account", "create", "--name", "X".repeat(201), "--balance", "1"],
         stderr: /--name must be at most/,
+        usage: "account create",
       },
-      { args: ["sender-id", "add", "SHIRI"], stderr: /--account is required/ },
-      { args: ["balance", "show"], stderr: /--account is required/ },
-      { args: ["balance", "top-up", "--amount", "10"], stderr: /--account is required/ },
-      { args: ["api-key", "create", "--name", "svc"], stderr: /--account is required/ },
+      { args: ["sender-id", "add", "SHIRI"], stderr: /--account is required/, usage: "sender-id add" },
+      { args: ["balance", "show"], stderr: /--account is required/, usage: "balance show" },
+      {
+        args: ["balance", "top-up", "--amount", "10"],
+        stderr: /--account is required/,
+        usage: "balance top-up",
+      },
+      {
+        args: ["api-key", "create", "--name", "svc"],
+        stderr: /--account is required/,
+        usage: "api-key create",
+      },
       {
         args: ["balance", "show", "--account", "not-a-uuid"],
         stderr: /--account must be an account id \(a UUID\)/,
+        usage: "balance show",
       },
-      { args: ["balance", "show", "--account", "' OR 1=1 --"], stderr: /--account must be an account id/ },
-      { args: ["balance", "show", "--account", `${id}x`], stderr: /--account must be an account id/ },
+      {
+        args: ["balance", "show", "--account", "' OR 1=1 --"],
+        stderr: /--account must be an account id/,
+        usage: "balance show",
+      },
+      {
+        args: ["balance", "show", "--account", `${id}x`],
+        stderr: /--account must be an account id/,
+        usage: "balance show",
+      },
       // "-5" on its own looks like an option to the parser; either way --amount is named.
-      { args: ["balance", "top-up", "--account", id, "--amount", "-5"], stderr: /--amount/ },
-      { args: ["balance", "top-up", "--account", id, "--amount=-5"], stderr: /--amount must be a positive/ },
       {
-        args: ["balance", "top-up", "--account", id, "--amount", "abc"],
+        args: ["balance", "top-up", "--account", id, "--amount", "-5"],
+        stderr: /--amount/,
+        usage: "balance top-up",
+      },
+      ...["-5", "abc", "1.23456", "0", "1e3"].map((amount) => ({
+        args: ["balance", "top-up", "--account", id, `--amount=${amount}`],
         stderr: /--amount must be a positive/,
+        usage: "balance top-up",
+      })),
+      {
+        args: ["balance", "top-up", "--account", id, "--amount", ""],
+        stderr: /--amount is required/,
+        usage: "balance top-up",
       },
       {
-        args: ["balance", "top-up", "--account", id, "--amount", "1.23456"],
-        stderr: /--amount must be a positive/,
+        args: ["balance", "top-up", "--account", id],
+        stderr: /--amount is required/,
+        usage: "balance top-up",
+      },
+      { args: ["api-key", "create", "--account", id], stderr: /--name is required/, usage: "api-key create" },
+      {
+        args: ["sender-id", "add", "--account", id, "AB"],
+        stderr: /3 to 11 letters or digits, got "AB"/,
+        usage: "sender-id add",
       },
       {
-        args: ["balance", "top-up", "--account", id, "--amount", "0"],
-        stderr: /--amount must be a positive/,
+        args: ["sender-id", "add", "--account", id, "TOO-LONG-SENDER"],
+        stderr: /3 to 11 letters or digits/,
+        usage: "sender-id add",
       },
       {
-        args: ["balance", "top-up", "--account", id, "--amount", "1e3"],
-        stderr: /--amount must be a positive/,
+        args: ["sender-id", "add", "--account", id, "SH IRI"],
+        stderr: /3 to 11 letters or digits/,
+        usage: "sender-id add",
       },
-      { args: ["balance", "top-up", "--account", id, "--amount", ""], stderr: /--amount is required/ },
-      { args: ["balance", "top-up", "--account", id], stderr: /--amount is required/ },
-      { args: ["balance", "show", "--account", unknown], stderr: new RegExp(`no account ${unknown}`) },
-      { args: ["balance", "top-up", "--account", unknown, "--amount", "5"], stderr: /no account/ },
-      { args: ["sender-id", "add", "--account", unknown, "SHIRI"], stderr: /no account/ },
-      { args: ["api-key", "create", "--account", unknown, "--name", "svc"], stderr: /no account/ },
-      { args: ["api-key", "create", "--account", id], stderr: /--name is required/ },
-      { args: ["sender-id", "add", "--account", id, "AB"], stderr: /3 to 11 letters or digits, got "AB"/ },
-      { args: ["sender-id", "add", "--account", id, "TOO-LONG-SENDER"], stderr: /3 to 11 letters or digits/ },
-      { args: ["sender-id", "add", "--account", id, "SH IRI"], stderr: /3 to 11 letters or digits/ },
-      { args: ["sender-id", "add", "--account", id], stderr: /expected 1 positional argument/ },
-      { args: ["sender-id", "add", "--account", id, "ONE", "TWO"], stderr: /expected 1 positional argument/ },
-      { args: ["balance", "show", "--account", id, "--verbose"], stderr: /Unknown option '--verbose'/ },
-      { args: ["migrate", "extra"], stderr: /expected 0 positional argument/ },
+      { args: ["sender-id", "add", "--account", id], stderr: /SENDER is required/, usage: "sender-id add" },
+      {
+        args: ["sender-id", "add", "--account", id, "ONE", "TWO"],
+        stderr: /unexpected argument "TWO"/,
+        usage: "sender-id add",
+      },
+      {
+        args: ["sender-id", "add", "--account", id, "--approved", "--pending", "BOTH"],
+        stderr: /--approved and --pending cannot both be given/,
+        usage: "sender-id add",
+      },
+      {
+        args: ["balance", "show", "--account", id, "--verbose"],
+        stderr: /Unknown option '--verbose'/,
+        usage: "balance show",
+      },
+      { args: ["migrate", "extra"], stderr: /unexpected argument "extra"/, usage: "migrate" },
+      {
+        args: ["start", "--role", "boss"],
+        stderr: /--role must be one of api, worker, all, got "boss"/,
+        usage: "start",
+      },
+      {
+        args: ["audit", "--stuck-minutes", "0"],
+        stderr: /--stuck-minutes must be a positive number/,
+        usage: "audit",
+      },
     ];
     const results = await inParallel(cases, PARALLEL_RUNS, (c) => run(...c.args));
     cases.forEach((c, i) => {
-      const res = results[i] as CliResult;
-      const label = `shiri ${c.args.join(" ")}`;
-      expect(res.code, label).toBe(2);
-      expect(res.stdout, label).toBe("");
-      expect(res.stderr, label).toMatch(c.stderr);
-      expect(res.stderr, label).toMatch(/^shiri: /);
-      expect(res.stderr, `${label}: no stack trace`).not.toMatch(/\n\s+at /);
+      usageError(results[i] as CliResult, c.stderr, c.usage, `shiri ${c.args.join(" ")}`);
     });
     expect(await counts()).toEqual(before);
-  }, 120_000);
+  });
 
-  it("no command prints the usage on stdout and exits 0", async () => {
-    const res = await run();
-    expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/^usage: shiri <command>/);
-    expect(res.stdout).toMatch(/sender-id add --account ID SENDER \[--pending\]/);
+  it("an unknown account is a failure, not a usage error: exit 1 and one line, writing nothing", async () => {
+    const unknown = randomUUID();
+    const before = await counts();
+    const cases = [
+      ["balance", "show", "--account", unknown],
+      ["balance", "top-up", "--account", unknown, "--amount", "5"],
+      ["sender-id", "add", "--account", unknown, "SHIRI"],
+      ["api-key", "create", "--account", unknown, "--name", "svc"],
+    ];
+    const results = await inParallel(cases, PARALLEL_RUNS, (args) => run(...args));
+    cases.forEach((args, i) => {
+      failedWith(results[i] as CliResult, new RegExp(`^shiri: no account ${unknown}\n$`), args.join(" "));
+    });
+    expect(await counts()).toEqual(before);
   });
 });

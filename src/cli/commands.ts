@@ -1,0 +1,129 @@
+import { type AuditReport, audit } from "../audit/audit.ts";
+import { loadConfig } from "../config.ts";
+import { migrate } from "../db/migrate.ts";
+import { formatAmount } from "../domain/money.ts";
+import { createLogger } from "../logger.ts";
+import type { Role } from "../service.ts";
+import { ADMIN_COMMANDS } from "./admin.ts";
+import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
+
+/**
+ * Every `shiri` command, in the order `shiri --help` lists them. Adding a command is adding an
+ * entry here (or to ADMIN_COMMANDS): the parser, the help and the dispatcher all read this table.
+ */
+
+const ROLES: readonly Role[] = ["api", "worker", "all"];
+
+async function start(args: ParsedArgs): Promise<void> {
+  const role = (stringOption(args, "role") ?? "all") as Role;
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL);
+  // Loaded here, not at the top: the whole service takes seconds to import, which every other command would pay.
+  const { startService } = await import("../service.ts");
+  const service = await startService(config, logger, role);
+  if (service.devAccount) {
+    const a = service.devAccount;
+    const base = `http://localhost:${service.port ?? config.PORT}`;
+    process.stdout.write(
+      [
+        "",
+        "  Shiri development account created (the key is shown only this once):",
+        `    account id : ${a.accountId}`,
+        `    api key    : ${a.apiKey}`,
+        `    sender id  : ${a.senderId}`,
+        `    balance    : ${formatAmount(a.balance)} ${a.currency}`,
+        "  Try:",
+        `    curl -s ${base}/api/v1/sms -H 'Authorization: Bearer ${a.apiKey}' \\`,
+        `      -H 'Content-Type: application/json' -d '{"to":"+263771234567","from":"${a.senderId}","message":"Hello"}'`,
+        "",
+      ].join("\n"),
+    );
+  }
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    service.stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+function positiveNumberOf(args: ParsedArgs, name: string, fallback: number): number {
+  const value = stringOption(args, name);
+  if (value === undefined) return fallback;
+  const n = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n > 0)) throw new UsageError(`--${name} must be a positive number, got "${value}"`);
+  return n;
+}
+
+export const COMMANDS: readonly Command[] = [
+  {
+    kind: "process",
+    name: "start",
+    summary: "run the service (API, dispatch workers, or both) until SIGINT or SIGTERM",
+    details:
+      "On the first start of an empty embedded database it creates a development account and prints its key.",
+    options: {
+      role: { type: "string", value: "ROLE", help: "api, worker or all (the default)", choices: ROLES },
+    },
+    run: start,
+  },
+  {
+    kind: "data",
+    name: "migrate",
+    summary: "apply the database migrations not yet applied",
+    details: "Prints the migrations it applied and the current one. Safe to run twice at once.",
+    migrates: true,
+    run: () => migrate,
+  },
+  {
+    kind: "process",
+    name: "simulator",
+    summary: "run the carrier simulators alone (SMPP, one per operator)",
+    run: async () => {
+      const { runSimulators } = await import("../../carriers/simulator/main.ts");
+      return runSimulators();
+    },
+  },
+  ...ADMIN_COMMANDS,
+  {
+    kind: "data",
+    name: "audit",
+    summary: "check balances against the ledger and look for stuck money; exit 1 if not clean",
+    details: [
+      "Recomputes every balance from the ledger, and lists holds of final messages, messages not final",
+      "after --stuck-minutes, and accepted segments without a receipt after --receipt-hours.",
+    ].join("\n"),
+    options: {
+      "stuck-minutes": {
+        type: "string",
+        value: "N",
+        help: "a message not final after N minutes is stuck (60)",
+      },
+      "receipt-hours": {
+        type: "string",
+        value: "N",
+        help: "a segment without a receipt after N hours is listed (48)",
+      },
+    },
+    run: (args) => {
+      const options = {
+        stuckMinutes: positiveNumberOf(args, "stuck-minutes", 60),
+        receiptHours: positiveNumberOf(args, "receipt-hours", 48),
+      };
+      return async (pool): Promise<AuditReport> => {
+        const report = await audit(pool, options);
+        if (!report.clean) process.exitCode = 1;
+        return report;
+      };
+    },
+  },
+];
