@@ -17,7 +17,7 @@ free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1
 unset DATABASE_URL
 export HOME=$home NO_COLOR=1 CI=true
 cd "$home"
-git clone -q "$bundle" shiri
+git -c advice.detachedHead=false clone -q "$bundle" shiri
 cd shiri
 say "npm ci in $PWD ($(id -un), home mode $(stat -c %a "$home"))"
 npm ci --prefer-offline --no-audit --no-fund >"$home/npm-ci.log" 2>&1 || {
@@ -78,5 +78,5 @@ npm test -- test/integration/get-sms.test.ts >"$home/test.log" 2>&1 || {
   tail -n 40 "$home/test.log" >&2
   fail "npm test"
 }
-grep -E "passed" "$home/test.log" | tail -n 2
+grep -E "^ *Tests " "$home/test.log" || true
 say "passed"
