@@ -24,6 +24,11 @@ const USER = "postgres";
 const PASSWORD = "shiri-embedded";
 const START_TIMEOUT_MS = 60_000;
 
+/** The URL of a database on the embedded server listening on port (also for tools beside it, e.g. an exporter). */
+export function embeddedDatabaseUrl(port: number, database: string): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
 /** Why the embedded Postgres cannot run, in one line, with what to do instead. */
 export class EmbeddedPostgresError extends Error {
   constructor(reason: string) {
@@ -254,8 +259,8 @@ export async function startEmbeddedPostgres(opts: {
   onLog?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
   const onLog = opts.onLog ?? (() => {});
-  const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`;
-  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${opts.database}`;
+  const adminUrl = embeddedDatabaseUrl(opts.port, "postgres");
+  const url = embeddedDatabaseUrl(opts.port, opts.database);
   let child: ChildProcess | null = null;
   try {
     const placement = await place(path.resolve(opts.dataDir), onLog);
