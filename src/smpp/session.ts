@@ -281,6 +281,7 @@ export class SmppSession {
     if (!this.stopping) return;
     this.stopping = false;
     this.closing = undefined;
+    this.lostBecause = undefined; // a fresh start binds; it recovers from nothing
     this.connect();
   }
 
