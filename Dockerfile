@@ -1,22 +1,41 @@
-# Shiri: one image for every role (api, worker, all) and the carrier simulator.
-# TypeScript runs through tsx (a runtime dependency), so there is no build step.
-FROM node:22-slim
+# Shiri: one image for every role (api, worker, all) and the carrier simulator. It runs the
+# JavaScript `npm run build` compiles, with production dependencies only: no TypeScript at run
+# time (tsx) and no embedded Postgres (both development dependencies).
+# Node 20 is the version CI tests (package.json `engines`); scripts/check-production-build.sh
+# repeats these stages without Docker in CI.
 
-ENV NODE_ENV=production
+# 1. Compile: every dependency, then dist/ (src/ and carriers/ as JavaScript, the migrations copied).
+FROM node:20-slim AS build
 WORKDIR /app
-
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
-
-COPY bin ./bin
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.ts ./scripts/
+COPY types ./types
 COPY carriers ./carriers
 COPY src ./src
-COPY tsconfig.json ./
+RUN npm run build
 
-# DATA_DIR (.data) is only used without DATABASE_URL, by the embedded Postgres.
-RUN mkdir -p /app/.data && chown node:node /app/.data
+# 2. The production dependencies alone (none of them has an install script).
+FROM node:20-slim AS dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+# 3. What runs: node, the production dependencies, bin/ and dist/.
+FROM node:20-slim
+# NODE_ENV=production makes bin/shiri.mjs run dist/; SHIRI_ENV=production refuses private callback
+# addresses, starts no simulators and refuses to start without DATABASE_URL.
+ENV NODE_ENV=production \
+    SHIRI_ENV=production
+WORKDIR /app
+COPY package.json ./
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY bin ./bin
+COPY --from=build /app/dist ./dist
 USER node
 
-# The API (PORT) and Prometheus metrics (METRICS_PORT), src/config.ts's defaults.
+# The API (PORT) and Prometheus metrics (METRICS_PORT), src/config.ts's defaults. Each role answers
+# GET /readyz on METRICS_PORT (the API also on PORT); docker-compose.yml's healthchecks use them.
 EXPOSE 3000 9464
 CMD ["node", "bin/shiri.mjs", "start"]

@@ -3,9 +3,12 @@
  * folder), drives real traffic through the carrier simulators, runs a real Prometheus scraping
  * it with the real rule file, then evaluates every dashboard query and every rule against it:
  * each must parse and return data, unless grafana/README.md lists it as empty until a fault
- * happens. Also runs promtool on the rule file and the compose Prometheus config.
+ * happens. Postgres is watched by a real postgres_exporter with the compose stack's queries.
+ * Also runs promtool on the rule file and the compose Prometheus config, amtool on the
+ * Alertmanager config and its routes, and checks that every alert has its runbook.
  *
- *   npm run check:dashboards      (needs `prometheus` and `promtool`: scripts/install-prometheus.sh)
+ *   npm run check:dashboards      (needs prometheus, promtool, amtool and postgres_exporter:
+ *                                  scripts/install-prometheus.sh installs them)
  *
  * Loopback only, at most three minutes; every process it starts is stopped by pid.
  */
@@ -13,9 +16,15 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { checkCompose } from "./lib/compose.ts";
+import { embeddedDatabaseUrl } from "../src/db/embedded.ts";
+import { checkAlertmanager, checkRunbooks, readAlerts } from "./lib/alerting.ts";
 import { loadDashboards, provisionedDatasourceUid, substitute } from "./lib/dashboards.ts";
-import { compareWithReadme, EMPTY_UNTIL, PROVOKED_FAULTS } from "./lib/empty-until-fault.ts";
+import {
+  compareWithReadme,
+  EMPTY_UNTIL,
+  PROVOKED_COUNTERS,
+  PROVOKED_FAULTS,
+} from "./lib/empty-until-fault.ts";
 import {
   type Child,
   freePorts,
@@ -31,6 +40,9 @@ import { driveTraffic, startWebhookReceiver, type WebhookReceiver } from "./lib/
 const ROOT = path.resolve(import.meta.dirname, "..");
 const GRAFANA = path.join(ROOT, "grafana");
 const RULES = path.join(GRAFANA, "prometheus", "rules.yml");
+const ALERTMANAGER = path.join(GRAFANA, "alertmanager", "alertmanager.yml");
+/** Debian's name for postgres_exporter (prometheus-postgres-exporter package). */
+const EXPORTER = "prometheus-postgres-exporter";
 const HARD_LIMIT_MS = 150_000;
 const TRAFFIC_MS = 25_000;
 
@@ -124,13 +136,15 @@ function staticChecks(): { datasourceUid: string } {
   if (readme.length === 0)
     report("PASS", "grafana/README.md lists exactly the check's empty-until-fault queries");
   for (const problem of readme) report("FAIL", "grafana/README.md", problem);
-  const compose = checkCompose(ROOT);
-  for (const problem of compose) report("FAIL", "docker-compose.yml", problem);
-  if (compose.length === 0)
-    report(
-      "PASS",
-      "docker-compose.yml: every variable is one src/config.ts or the simulator reads; ports agree",
-    );
+  const alerts = readAlerts(RULES);
+  const runbooks = checkRunbooks(ROOT, alerts);
+  for (const problem of runbooks) report("FAIL", "runbooks", problem);
+  if (runbooks.length === 0)
+    report("PASS", `runbooks: docs/runbooks/<alert>.md for each of the ${alerts.length} alerts, linked`);
+  const routing = checkAlertmanager(ALERTMANAGER, alerts);
+  for (const problem of routing) report("FAIL", "grafana/alertmanager/alertmanager.yml", problem);
+  if (routing.length === 0)
+    report("PASS", "amtool: alertmanager.yml valid, every alert routed to a webhook receiver");
   return { datasourceUid: datasourceUid ?? "shiri-prometheus" };
 }
 
@@ -157,8 +171,9 @@ function serviceEnv(ports: Record<string, number>, dataDir: string): NodeJS.Proc
 }
 
 async function main(): Promise<void> {
-  if (!which("prometheus") || !which("promtool")) {
-    report("FAIL", "prometheus and promtool", "not installed: run scripts/install-prometheus.sh (as root)");
+  const missing = ["prometheus", "promtool", "amtool", EXPORTER].filter((tool) => !which(tool));
+  if (missing.length > 0) {
+    report("FAIL", missing.join(", "), "not installed: run scripts/install-prometheus.sh (as root)");
     return finish(1);
   }
   const { datasourceUid } = staticChecks();
@@ -168,8 +183,8 @@ async function main(): Promise<void> {
     report("PASS", `dashboard JSON: ${dashboards.files.join(", ")} (${dashboards.queries.length} queries)`);
 
   // ---- Shiri, on its embedded defaults ----
-  const [api, metrics, pg, econet, netone, telecel, prom] = await freePorts(7);
-  const ports = { api, metrics, pg, econet, netone, telecel, prom } as Record<string, number>;
+  const [api, metrics, pg, econet, netone, telecel, prom, exporter] = await freePorts(8);
+  const ports = { api, metrics, pg, econet, netone, telecel, prom, exporter } as Record<string, number>;
   const dataDir = path.join(tmp, "data");
   const spawnedAt = Date.now();
   const shiri = startChild("shiri", process.execPath, ["bin/shiri.mjs", "start"], {
@@ -192,9 +207,30 @@ async function main(): Promise<void> {
   }
   info(`shiri up in ${((Date.now() - spawnedAt) / 1000).toFixed(1)} s (api :${api}, metrics :${metrics})`);
 
-  // ---- Prometheus, scraping it every second with the real rules ----
+  // ---- postgres_exporter on its database, with the compose stack's extra queries ----
+  const postgresExporter = startChild(
+    "postgres_exporter",
+    EXPORTER,
+    [`--web.listen-address=127.0.0.1:${exporter}`, "--log.level=warn"],
+    {
+      cwd: tmp,
+      env: {
+        PATH: process.env.PATH,
+        DATA_SOURCE_NAME: `${embeddedDatabaseUrl(Number(pg), "shiri")}?sslmode=disable`,
+        PG_EXPORTER_EXTEND_QUERY_PATH: path.join(GRAFANA, "postgres-exporter", "queries.yml"),
+      },
+      logPath: path.join(tmp, "postgres-exporter.log"),
+    },
+  );
+  children.push(postgresExporter);
+
+  // ---- Prometheus, scraping both every second with the real rules ----
   const promConfig = path.join(tmp, "prometheus.yml");
-  writeCheckConfig(promConfig, { target: `127.0.0.1:${metrics}`, rulesFile: RULES });
+  writeCheckConfig(promConfig, {
+    target: `127.0.0.1:${metrics}`,
+    postgresExporter: `127.0.0.1:${exporter}`,
+    rulesFile: RULES,
+  });
   promtool(["check", "config", promConfig], "promtool check config (the check's own scrape config)");
   mkdirSync(path.join(tmp, "tsdb"));
   const prometheus = startChild(
@@ -212,7 +248,7 @@ async function main(): Promise<void> {
   const promApi = new PrometheusApi(`http://127.0.0.1:${prom}`);
   try {
     await waitFor("prometheus to be ready", 30_000, async () => ((await promApi.ready()) ? true : undefined));
-    await waitFor("the shiri target to be up", 20_000, async () => {
+    await waitFor("the shiri and postgres_exporter targets to be up", 20_000, async () => {
       const targets = await promApi.targets();
       return targets.length > 0 && targets.every((t) => t.health === "up") ? true : undefined;
     });
@@ -258,6 +294,14 @@ async function main(): Promise<void> {
   } catch (err) {
     report("FAIL", "settle", String(err));
   }
+  // The counters the fault panels rest on, provoked by the check itself: the SMPP link drops
+  // (SIM_NETONE_DROP_RATE) must have been counted, and recovered from.
+  for (const [what, expr] of PROVOKED_COUNTERS) {
+    const result = await promApi.query(expr);
+    if (hasData(result)) report("PASS", what, expr);
+    else report("FAIL", what, `no data: ${expr}`);
+  }
+
   const cb = receiver.received();
   info(`callbacks received: ${cb.total} (${cb.refused} answered 503 on purpose)`);
   if (cb.total === 0) report("FAIL", "callbacks", "the webhook receiver got no callback");

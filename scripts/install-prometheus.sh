@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs Prometheus and promtool (Debian's `prometheus` package) when either is missing.
-# Used by CI before scripts/check-dashboards.ts; needs root (or sudo) and apt.
+# Installs what scripts/check-dashboards.ts runs, from Debian, when any is missing: Prometheus and
+# promtool (`prometheus`), amtool (`prometheus-alertmanager`) and postgres_exporter
+# (`prometheus-postgres-exporter`). Used by CI before the check; needs root (or sudo) and apt.
 set -euo pipefail
 
-if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
+EXPORTER=/usr/bin/prometheus-postgres-exporter
+present() { command -v prometheus && command -v promtool && command -v amtool && [ -x "$EXPORTER" ]; }
+if present >/dev/null 2>&1; then
   echo "prometheus: already installed ($(prometheus --version 2>&1 | head -n 1))"
   exit 0
 fi
@@ -18,13 +21,15 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 # --no-install-recommends: the exporters and the web console libraries are not needed here.
-# The package's postinst starts a system prometheus where systemd runs; in a container it does not.
-install() { $SUDO apt-get install -y --no-install-recommends prometheus; }
+# The packages' postinst starts system services where systemd runs; in a container it does not.
+install() {
+  $SUDO apt-get install -y --no-install-recommends prometheus prometheus-alertmanager prometheus-postgres-exporter
+}
 if ! install; then
   # Only refresh the package lists when the install fails without it (a fresh image has none).
   $SUDO apt-get update
   install
 fi
 
-command -v prometheus >/dev/null && command -v promtool >/dev/null
-echo "prometheus: installed ($(prometheus --version 2>&1 | head -n 1))"
+present >/dev/null
+echo "prometheus, amtool, postgres_exporter: installed ($(prometheus --version 2>&1 | head -n 1))"

@@ -173,6 +173,11 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const flag = (v: string | undefined, fallback: boolean) =>
     v === undefined ? fallback : v === "true" || v === "1";
   const production = rest.SHIRI_ENV === "production";
+  // The embedded Postgres and the simulators are development conveniences: never a fallback here.
+  if (production && !rest.DATABASE_URL)
+    throw new ConfigError(
+      "SHIRI_ENV=production needs DATABASE_URL (production never starts an embedded Postgres)",
+    );
   return {
     ...rest,
     WEBHOOK_ALLOW_PRIVATE: flag(WEBHOOK_ALLOW_PRIVATE, !production),

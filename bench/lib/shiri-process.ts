@@ -1,12 +1,29 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
  * The service under test in a process of its own (`shiri start --role …`), so it never shares
  * an event loop with the load generator or the simulators. Loopback only; stopped by its pid.
  */
-const BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
+const SOURCES_BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
+
+/**
+ * The `shiri` command under test. By default this checkout's sources (through tsx). With
+ * SHIRI_UNDER_TEST set to a directory laid out as the image is (bin/, dist/, production
+ * node_modules: scripts/production-tree.sh makes one), that directory's compiled code, run as
+ * the image runs it (NODE_ENV=production); SHIRI_UNDER_TEST=. is this checkout's own dist/.
+ */
+export function shiriCommand(): { bin: string; env: Record<string, string> } {
+  const app = process.env.SHIRI_UNDER_TEST;
+  if (!app) return { bin: SOURCES_BIN, env: {} };
+  const root = path.resolve(app);
+  if (!existsSync(path.join(root, "dist", "src", "cli", "main.js")))
+    throw new Error(`SHIRI_UNDER_TEST=${app}: no dist/src/cli/main.js there (run npm run build)`);
+  return { bin: path.join(root, "bin", "shiri.mjs"), env: { NODE_ENV: "production" } };
+}
 
 export interface ShiriProcess {
   pid: number;
@@ -69,19 +86,25 @@ export async function startShiriProcess(opts: {
   readyTimeoutMs?: number;
 }): Promise<ShiriProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), BIN, "start", "--role", opts.role], {
-    env: {
-      ...process.env,
-      DATABASE_URL: opts.databaseUrl,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      LOG_LEVEL: "warn",
-      START_SIMULATORS: "false",
-      ...opts.env,
+  const shiri = shiriCommand();
+  const child = spawn(
+    process.execPath,
+    [...(opts.nodeFlags ?? []), shiri.bin, "start", "--role", opts.role],
+    {
+      env: {
+        ...process.env,
+        ...shiri.env,
+        DATABASE_URL: opts.databaseUrl,
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        LOG_LEVEL: "warn",
+        START_SIMULATORS: "false",
+        ...opts.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   let output = "";
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString("utf8")).slice(-8_000);

@@ -1,8 +1,12 @@
 /**
  * docker-compose.yml cannot be run here (no Docker engine), so it is checked against the code
- * instead: every variable it gives Shiri is one src/config.ts reads and accepts, every SIM_*
- * one the simulator reads; the workers' SMPP ports are the simulator's; Prometheus scrapes the
- * METRICS_PORT the services use; Grafana's datasource names the Prometheus service.
+ * instead, with its ${VAR} substituted from .env.example as `docker compose` would from .env:
+ * every variable it gives Shiri is one src/config.ts reads and accepts, every SIM_* one the
+ * simulator reads; the workers' SMPP ports are the simulator's; Prometheus scrapes the
+ * METRICS_PORT the services use; Grafana's datasource names the Prometheus service. And what an
+ * SRE expects: every substituted variable documented in .env.example (and no password filled
+ * in there), a restart policy on every service, a /readyz healthcheck on every Shiri role on
+ * the port it serves it, Grafana without anonymous access.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -95,13 +99,73 @@ function serviceVariables(root: string): Set<string> {
   return names;
 }
 
+/** KEY=value lines of an env file; values may refer to earlier keys (${KEY}), as in compose's .env. */
+export function readEnvFile(text: string): Map<string, string> {
+  const vars = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const m = line.match(/^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/);
+    if (m?.[1]) vars.set(m[1], interpolate(m[2] ?? "", vars).value);
+  }
+  return vars;
+}
+
+/**
+ * Compose's substitution: ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?message},
+ * ${VAR?message}. Reports the names it met and the required ones that were unset or empty.
+ */
+export function interpolate(
+  text: string,
+  vars: ReadonlyMap<string, string>,
+): { value: string; names: string[]; missing: string[] } {
+  const names: string[] = [];
+  const missing: string[] = [];
+  const value = text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g,
+    (_, name: string, colon: string | undefined, op: string | undefined, arg: string | undefined) => {
+      names.push(name);
+      const set = vars.get(name);
+      const usable = colon ? set !== undefined && set !== "" : set !== undefined;
+      if (usable) return set ?? "";
+      if (op === "?") missing.push(name);
+      return op === "-" ? (arg ?? "") : "";
+    },
+  );
+  return { value, names, missing };
+}
+
 export function checkCompose(root: string): string[] {
   const problems: string[] = [];
   let doc: { [key: string]: Yaml };
+  const composeText = readFileSync(path.join(root, "docker-compose.yml"), "utf8");
+  const exampleText = readFileSync(path.join(root, ".env.example"), "utf8");
+  const envExample = readEnvFile(exampleText);
+  for (const [key, value] of envExample)
+    if (/PASSWORD$/.test(key) && value !== "") problems.push(`.env.example: ${key} must be left empty`);
+  // As an operator fills it in: the required passwords set, everything else as documented.
+  const resolved = readEnvFile(
+    exampleText.replace(/^((?:POSTGRES|GRAFANA_ADMIN)_PASSWORD)=$/gm, "$1=s3cret"),
+  );
+  // Compose substitutes in values only, never in comments.
+  const composeValues = composeText.replace(/^\s*#.*$/gm, "");
+  const substituted = interpolate(composeValues, resolved);
+  for (const name of new Set(substituted.names))
+    if (!envExample.has(name))
+      problems.push(`docker-compose.yml uses \${${name}}, which .env.example does not document`);
+  for (const name of envExample.keys())
+    if (!substituted.names.includes(name))
+      problems.push(`.env.example documents ${name}, which docker-compose.yml never uses`);
+  for (const name of new Set(substituted.missing))
+    problems.push(
+      `docker-compose.yml requires ${name}, still unset once .env.example's passwords are filled in`,
+    );
+  const required = new Set(interpolate(composeValues, new Map()).missing);
+  for (const name of ["POSTGRES_PASSWORD", "GRAFANA_ADMIN_PASSWORD", "DATABASE_URL"])
+    if (!required.has(name))
+      problems.push(`docker-compose.yml must require \${${name}:?…} (no default secret)`);
   try {
-    doc = readComposeYaml(readFileSync(path.join(root, "docker-compose.yml"), "utf8"));
+    doc = readComposeYaml(substituted.value);
   } catch (err) {
-    return [String(err instanceof Error ? err.message : err)];
+    return [...problems, String(err instanceof Error ? err.message : err)];
   }
   const services = asMap(doc.services);
   const known = serviceVariables(root);
@@ -115,7 +179,7 @@ export function checkCompose(root: string): string[] {
     asStrings(asMap(s).command).join(" ").includes("simulator"),
   );
   const simPorts = new Map<string, number>();
-  if (!simulator) problems.push("no simulator service (`npm run simulator`)");
+  if (!simulator) problems.push("no simulator service (`node bin/shiri.mjs simulator`)");
   else {
     const env = Object.fromEntries(
       Object.entries(asMap(asMap(simulator[1]).environment)).map(([k, v]) => [k, String(v)]),
@@ -160,6 +224,14 @@ export function checkCompose(root: string): string[] {
     else if (!services[new URL(config.DATABASE_URL ?? "").hostname])
       problems.push(`${name}: DATABASE_URL's host is not a compose service`);
     metricsPorts.set(name, config.METRICS_PORT);
+    // Ready means serving: /readyz on the API port for the API, on the metrics port otherwise.
+    const role = asStrings(asMap(s).command).includes("api") ? "api" : "other";
+    const probe = asStrings(asMap(asMap(s).healthcheck).test).join(" ");
+    const port = role === "api" ? config.PORT : config.METRICS_PORT;
+    if (probe !== `CMD node bin/readyz.mjs ${port}`)
+      problems.push(
+        `${name}: healthcheck must be ["CMD", "node", "bin/readyz.mjs", "${port}"], is [${probe}]`,
+      );
     if (asStrings(asMap(s).command).includes("worker") || !asStrings(asMap(s).command).includes("--role")) {
       if (config.START_SIMULATORS)
         problems.push(`${name}: START_SIMULATORS must be false (the simulator is a service)`);
@@ -191,6 +263,19 @@ export function checkCompose(root: string): string[] {
   for (const m of scraped)
     if (m[1] && !services[m[1]])
       problems.push(`grafana/prometheus/prometheus.yml scrapes ${m[1]}, not a compose service`);
+
+  // Every service comes back by itself; Grafana admits no anonymous viewer.
+  for (const [name, s] of Object.entries(services))
+    if (!["always", "unless-stopped", "on-failure"].some((p) => String(asMap(s).restart).startsWith(p)))
+      problems.push(`${name}: no restart policy`);
+  const grafana = Object.entries(services).find(([, s]) => String(asMap(s).image).startsWith("grafana/"));
+  if (grafana && asMap(asMap(grafana[1]).environment).GF_AUTH_ANONYMOUS_ENABLED !== "false")
+    problems.push(`${grafana[0]}: GF_AUTH_ANONYMOUS_ENABLED must be "false"`);
+
+  // Static scrape targets and the Alertmanager Prometheus sends to are compose services.
+  for (const m of promYml.matchAll(/targets:\s*\[\s*([\w-]+):\d+\s*\]/g))
+    if (m[1] && m[1] !== "localhost" && !services[m[1]])
+      problems.push(`grafana/prometheus/prometheus.yml targets ${m[1]}, not a compose service`);
 
   // Grafana's datasource is the Prometheus service; the mounted folders exist.
   const ds = readFileSync(

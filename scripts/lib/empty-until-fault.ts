@@ -24,7 +24,20 @@ export const PROVOKED_FAULTS: Readonly<Record<string, string>> = {
   SIM_ECONET_REJECT_RATE: "0.03", // ESME_RINVDSTADR for 3% of econet submits: failed messages
   SIM_NETONE_OUTCOMES: "DELIVRD=90,UNDELIV=10", // 10% of netone receipts are UNDELIV
   SIM_TELECEL_TPS_LIMIT: "20", // telecel's SMSC throttles beyond 20 submit_sm/s (ours has no limit)
+  SIM_NETONE_DROP_RATE: "0.02", // netone's SMSC drops the connection on 2% of submits: disconnects, rebinds
 };
+
+/** Counters that read 0 until a fault; the check provokes each and demands it rose. */
+export const PROVOKED_COUNTERS: readonly (readonly [string, string])[] = [
+  [
+    "SMPP disconnects counted (SIM_NETONE_DROP_RATE)",
+    'sum(shiri_smpp_link_events_total{operator="netone",event="disconnect",reason="peer_closed"}) > 0',
+  ],
+  [
+    "SMPP rebinds counted after them",
+    'sum(shiri_smpp_link_events_total{operator="netone",event="rebind",reason="peer_closed"}) > 0',
+  ],
+];
 
 export const EMPTY_UNTIL: readonly EmptyUntil[] = [
   { key: "shiri-overview / API 5xx rate", kind: "fault", until: "the API answers a 5xx" },

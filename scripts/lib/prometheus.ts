@@ -1,8 +1,11 @@
 /** A throwaway Prometheus for the dashboard check: its config, and the bits of its HTTP API we use. */
 import { writeFileSync } from "node:fs";
 
-/** Scrapes the service every second and loads the real rule file, evaluated every second too. */
-export function writeCheckConfig(path: string, opts: { target: string; rulesFile: string }): void {
+/** Scrapes the service and postgres_exporter every second; the real rule file, evaluated every second too. */
+export function writeCheckConfig(
+  path: string,
+  opts: { target: string; postgresExporter: string; rulesFile: string },
+): void {
   writeFileSync(
     path,
     [
@@ -18,6 +21,10 @@ export function writeCheckConfig(path: string, opts: { target: string; rulesFile
       "    static_configs:",
       `      - targets: [${JSON.stringify(opts.target)}]`,
       "        labels: { role: all }",
+      // The compose stack's job name for it (grafana/prometheus/prometheus.yml).
+      "  - job_name: shiri-postgres",
+      "    static_configs:",
+      `      - targets: [${JSON.stringify(opts.postgresExporter)}]`,
       "",
     ].join("\n"),
   );

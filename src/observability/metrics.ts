@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { LINK_EVENTS, LINK_LOSS_REASONS } from "../smpp/link-events.ts";
 
 /**
  * Every metric Shiri exports, declared in one place. Labels are bounded: operators, routes,
@@ -151,6 +152,12 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    smppLinkEvents: new Counter({
+      name: "shiri_smpp_link_events_total",
+      help: "Bound SMPP sessions lost (event=disconnect) and bound again after a loss (event=rebind), by operator and the loss's reason.",
+      labelNames: ["operator", "event", "reason"] as const,
+      registers: r,
+    }),
     sessionBound: new Gauge({
       name: "shiri_smpp_session_bound",
       help: "1 while this process holds a bound SMPP session to the operator.",
@@ -210,6 +217,8 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
     metrics.messagesCancelled.inc({ operator }, 0);
     metrics.breakerState.set({ operator }, 0);
     metrics.sessionBound.set({ operator }, 0);
+    for (const event of LINK_EVENTS)
+      for (const reason of LINK_LOSS_REASONS) metrics.smppLinkEvents.inc({ operator, event, reason }, 0);
   }
   for (const outcome of ["delivered", "retry", "failed", "refused"])
     metrics.webhookDeliveries.inc({ outcome }, 0);

@@ -8,6 +8,7 @@ import smpp, { type PDU, type PduOptions, type Session } from "smpp";
 import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
+import type { LinkEvent, LinkLossReason } from "./link-events.ts";
 
 export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
 
@@ -103,6 +104,8 @@ export interface SmppSessionOptions {
   /** deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC retries. */
   onDeliverSm?: (pdu: DeliverSm) => Promise<void> | void;
   onStateChange?: (state: SessionState) => void;
+  /** A bound session lost (not by close()), and each bind that follows such a loss. */
+  onLinkEvent?: (event: LinkEvent, reason: LinkLossReason) => void;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** Pause of new submits after ESME_RTHROTTLED / ESME_RMSGQFUL, doubling while they persist. */
   throttle?: { initialDelayMs?: number; maxDelayMs?: number };
@@ -123,6 +126,10 @@ interface Connection {
   closed: boolean;
   whenClosed: Promise<void>;
   enquireOutstanding: boolean;
+  /** Set once bound: only a bound connection's loss is a disconnect. */
+  bound: boolean;
+  /** Why we are ending it, or why the peer did; "peer_closed" when nothing said otherwise. */
+  lossReason: LinkLossReason | undefined;
   /** The socket is corked until the end of this tick (see write). */
   corked: boolean;
 }
@@ -238,6 +245,8 @@ export class SmppSession {
   private stopping = true;
   private closing: Promise<void> | undefined;
   private reconnectAttempt = 0;
+  /** The loss the next successful bind recovers from. */
+  private lostBecause: LinkLossReason | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private enquireTimer: NodeJS.Timeout | undefined;
   private slotsInUse = 0;
@@ -272,6 +281,7 @@ export class SmppSession {
     if (!this.stopping) return;
     this.stopping = false;
     this.closing = undefined;
+    this.lostBecause = undefined; // a fresh start binds; it recovers from nothing
     this.connect();
   }
 
@@ -397,6 +407,8 @@ export class SmppSession {
         markClosed = resolve;
       }),
       enquireOutstanding: false,
+      bound: false,
+      lossReason: undefined,
       corked: false,
     };
     this.conn = conn;
@@ -410,6 +422,7 @@ export class SmppSession {
     // After a framing error node-smpp stalls; only a fresh connection recovers.
     session.on("error", (error) => {
       this.log.warn({ host, port, err: error.message }, "smpp connection error");
+      conn.lossReason ??= "socket_error";
       session.destroy();
     });
     session.on("close", () => {
@@ -443,6 +456,9 @@ export class SmppSession {
     if (this.stopping) return void conn.session.destroy();
     this.reconnectAttempt = 0;
     this.log.info({ host, port, system_id }, "smpp session bound");
+    conn.bound = true;
+    if (this.lostBecause) this.options.onLinkEvent?.("rebind", this.lostBecause);
+    this.lostBecause = undefined;
     this.setState("bound");
     clearInterval(this.enquireTimer);
     this.enquireTimer = setInterval(
@@ -462,6 +478,10 @@ export class SmppSession {
     if (this.stateNow === "bound")
       this.log.warn({ host: this.settings.host, port: this.settings.port }, "smpp connection lost");
     if (this.stopping) return;
+    if (conn.bound) {
+      this.lostBecause = conn.lossReason ?? "peer_closed";
+      this.options.onLinkEvent?.("disconnect", this.lostBecause);
+    }
     this.setState("disconnected");
     const { initialDelayMs = 500, maxDelayMs = 30_000 } = this.options.reconnect ?? {};
     const delay = backoff(this.reconnectAttempt++, initialDelayMs, maxDelayMs);
@@ -545,6 +565,7 @@ export class SmppSession {
         this.log.info({ host: this.settings.host, port: this.settings.port }, "peer unbound");
         if (this.stateNow === "bound") this.setState(this.stopping ? "closing" : "disconnected");
         this.reconnectAttempt = 0;
+        conn.lossReason ??= "peer_unbind";
         write(conn, pdu.response(), () => conn.session.close());
         return;
       case "deliver_sm":
@@ -582,6 +603,7 @@ export class SmppSession {
         { host: this.settings.host, port: this.settings.port },
         "enquire_link unanswered; reconnecting",
       );
+      conn.lossReason ??= "enquire_link_timeout";
       conn.session.destroy();
     }
   }

@@ -56,6 +56,7 @@ function startSession(
 ) {
   const { entries, logger } = captureLogger();
   const states: SessionState[] = [];
+  const linkEvents: string[] = [];
   const session = new SmppSession({
     settings: {
       ...CARRIERS.econet.smpp,
@@ -67,11 +68,12 @@ function startSession(
     logger,
     reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
     onStateChange: (state) => states.push(state),
+    onLinkEvent: (event, reason) => linkEvents.push(`${event}:${reason}`),
     ...options,
   });
   cleanups.push(() => session.close());
   session.start();
-  return { session, states, logs: entries };
+  return { session, states, linkEvents, logs: entries };
 }
 
 async function boundSession(...args: Parameters<typeof startSession>) {
@@ -336,21 +338,27 @@ describe("SmppSession", () => {
 
     it("rebinds by itself when the SMSC drops an idle connection", async () => {
       const { sim, port } = await startSimulator({ idleTimeoutMs: 100 });
-      const { session } = await boundSession(port);
+      const { session, linkEvents } = await boundSession(port);
 
       await waitFor(() => sim.stats.binds >= 2 && session.state === "bound", { what: "a rebind" });
       expect(sim.stats.connections).toBeGreaterThanOrEqual(2);
+      // Each loss counted once, and the bind after it as a rebind for the same reason.
+      expect(linkEvents.slice(0, 2)).toEqual(["disconnect:peer_closed", "rebind:peer_closed"]);
     });
 
     it("abandons a connection whose enquire_link goes unanswered, and rebinds", async () => {
       const { sim, port } = await startSimulator({ answerEnquireLink: false });
-      const { session, logs } = await boundSession(port, {
+      const { session, logs, linkEvents } = await boundSession(port, {
         enquire_link_interval_ms: 30,
         response_timeout_ms: 100,
       });
 
       await waitFor(() => sim.stats.binds >= 2 && session.state === "bound", { what: "a rebind" });
       expect(logs.some((l) => l.msg.includes("enquire_link unanswered"))).toBe(true);
+      expect(linkEvents.slice(0, 2)).toEqual([
+        "disconnect:enquire_link_timeout",
+        "rebind:enquire_link_timeout",
+      ]);
     });
 
     it("answers the SMSC's enquire_link", async () => {
@@ -363,7 +371,7 @@ describe("SmppSession", () => {
 
   it("close() lets submits in flight finish, unbinds, and stays closed", async () => {
     const { sim, port } = await startSimulator({ submitLatencyMs: 100 });
-    const { session, states } = await boundSession(port);
+    const { session, states, linkEvents } = await boundSession(port);
 
     const inFlight = session.submit(message("last one"));
     await waitFor(() => session.inFlight === 1, { what: "the submit to take its slot" });
@@ -377,13 +385,15 @@ describe("SmppSession", () => {
     expect(await session.waitUntilBound(10)).toBe(false);
     await waitFor(() => sim.boundSessions === 0, { what: "the SMSC to see the session go" });
     expect(sim.stats.connections).toBe(1);
+    expect(linkEvents).toEqual([]); // our own close is neither a disconnect nor followed by a rebind
   });
 
   it("keeps retrying a refused bind and never logs the password", async () => {
     const { sim, port } = await startSimulator();
-    const { session, logs } = startSession(port, { password: "not-the-password" });
+    const { session, logs, linkEvents } = startSession(port, { password: "not-the-password" });
 
     await waitFor(() => sim.stats.bindFailures >= 2, { what: "two refused binds" });
+    expect(linkEvents).toEqual([]); // never bound, so nothing was lost
 
     expect(await session.waitUntilBound(10)).toBe(false);
     expect(await session.submit(message("nope"))).toEqual({ kind: "not_sent", reason: "not_bound" });
@@ -431,13 +441,14 @@ async function startRudeSmsc() {
 describe("SmppSession and the SMSC's own requests", () => {
   it("answers an unbind from the SMSC, then binds again", async () => {
     const smsc = await startRudeSmsc();
-    const { session, states } = await boundSession(smsc.port);
+    const { session, states, linkEvents } = await boundSession(smsc.port);
 
     smsc.unbindFirst();
 
     await waitFor(() => smsc.stats.unbindResps === 1, { what: "our unbind_resp" });
     await waitFor(() => smsc.stats.binds === 2 && session.state === "bound", { what: "a rebind" });
     expect(states).toEqual(["connecting", "bound", "disconnected", "connecting", "bound"]);
+    expect(linkEvents).toEqual(["disconnect:peer_unbind", "rebind:peer_unbind"]);
   });
 
   it("treats a generic_nack for a submit as that submit failing, with the nack's status", async () => {

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -42,7 +43,7 @@ async function provisionServer(): Promise<{ url: string; stop: () => Promise<voi
   // As root the server runs as the OS user "postgres": opened up, the folder stays its home
   // (else the data would move to a folder of its own, removed below all the same).
   await chmod(dir, 0o755);
-  const port = 55_000 + Math.floor(Math.random() * 5_000);
+  const port = await freePort();
   const db = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), port, database: "postgres" }).catch(
     async (err: unknown) => {
       await rm(dir, { recursive: true, force: true });
@@ -57,6 +58,18 @@ async function provisionServer(): Promise<{ url: string; stop: () => Promise<voi
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A loopback port nobody listens on now (a random pick from a range collides on a busy machine). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
 }
 
 export function databaseUrl(serverUrl: string, database: string): string {

@@ -37,4 +37,11 @@ describe("configuration from the environment", () => {
     expect(() => loadConfig({ DATABASE_URL: "not a url" })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: "-1" })).toThrow(ConfigError);
   });
+
+  it("refuses production without a database rather than fall back to the embedded one", () => {
+    expect(() => loadConfig({ SHIRI_ENV: "production" })).toThrow(/SHIRI_ENV=production needs DATABASE_URL/);
+    expect(() => loadConfig({ SHIRI_ENV: "production", DATABASE_URL: "" })).toThrow(ConfigError);
+    const url = "postgres://shiri@db:5432/shiri";
+    expect(loadConfig({ SHIRI_ENV: "production", DATABASE_URL: url }).DATABASE_URL).toBe(url);
+  });
 });

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import { shiriCommand } from "../../../bench/lib/shiri-process.ts";
 import { OPERATORS } from "../../../carriers/index.ts";
 import { waitFor } from "../../support/wait-for.ts";
 import type { FaultHarness } from "./harness.ts";
@@ -11,7 +11,6 @@ import type { FaultHarness } from "./harness.ts";
  * the in-flight window the scenario allows (counted and reported); `shiri audit` clean; no Shiri
  * process exited but one the scenario killed; no 5xx answer but 503.
  */
-const BIN = fileURLToPath(new URL("../../../bin/shiri.mjs", import.meta.url));
 
 export interface InvariantOptions {
   /** Names the scenario in the report line. */
@@ -115,14 +114,15 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
 
 /** `shiri audit` as an operator runs it: its exit status says clean (0) or not (1). */
 export function shiriAudit(databaseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const shiri = shiriCommand();
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [BIN, "audit"],
+      [shiri.bin, "audit"],
       {
         timeout: 60_000,
         killSignal: "SIGKILL",
-        env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "silent", NO_COLOR: "1" },
+        env: { ...process.env, ...shiri.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "silent", NO_COLOR: "1" },
       },
       (err, stdout, stderr) => {
         if (err && typeof err.code !== "number")
