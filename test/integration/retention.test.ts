@@ -196,7 +196,7 @@ describe("retention", () => {
       webhook_events: 0,
       idempotency_keys: 0,
     });
-  });
+  }, 90_000);
 
   it("samples held charges from the open-messages watermark, which never passes a message still open", async () => {
     // As a migration leaves it: before every message. One sample moves it up to the oldest open

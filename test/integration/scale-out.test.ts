@@ -267,5 +267,5 @@ describe("two APIs and two workers on one database", () => {
     // Nobody died but the worker killed on purpose.
     for (const p of [...apis, survivor])
       expect(p.exited(), `process ${p.pid} exited:\n${p.output()}`).toBe(false);
-  });
+  }, 120_000); // four processes on a shared machine: the run itself takes 15–30 s
 });
