@@ -5,7 +5,7 @@ import { audit } from "../../src/audit/audit.ts";
 import { openMark, sampleOpenMessages } from "../../src/lifecycle/open-mark.ts";
 import { type RetentionPolicy, runRetention } from "../../src/retention/retention.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
-import { call } from "../support/service.ts";
+import { call, startTestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 import { type Receiver, startReceiver } from "./webhooks-receiver.ts";
 
@@ -212,5 +212,26 @@ describe("retention", () => {
       "SELECT min(received_at) AS at FROM messages WHERE status NOT IN ('success', 'failed')",
     );
     expect((await openMark(h.pool)).getTime()).toBe(oldest.rows[0]?.at.getTime());
+  });
+});
+
+describe("the worker's retention pass", () => {
+  it("runs by itself every RETENTION_INTERVAL_MS", async () => {
+    const t = await startTestService({ RETENTION_INTERVAL_MS: "100", START_SIMULATORS: "false" }, "worker");
+    try {
+      await t.service.pool.query(
+        `INSERT INTO mobile_originated (operator, source_addr, source_addr_ton, source_addr_npi, destination_addr,
+                                        esm_class, data_coding, body, received_at)
+         VALUES ('netone', '263710000001', 1, 1, 'SHIRI', 0, 0, 'old', now() - interval '91 days')`,
+      );
+      await waitFor(
+        async () =>
+          (await t.service.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM mobile_originated"))
+            .rows[0]?.n === 0,
+        { timeoutMs: 10_000, what: "the old mobile-originated message deleted by the worker" },
+      );
+    } finally {
+      await t.stop();
+    }
   });
 });
