@@ -17,7 +17,7 @@ import { waitFor } from "../support/wait-for.ts";
  * Sends go to both APIs; econet allows two binds (one per worker) and 40 submits a second between
  * them, counted at the simulator; netone allows one bind, held by one worker. That worker is
  * SIGKILLed mid-run: the other takes its netone slot once the lease runs out and finishes the
- * work, every message reaches success, is submitted once (but what was on the wire at the kill)
+ * work, every message is delivered, is submitted once (but what was on the wire at the kill)
  * and billed once, and `shiri audit` is clean. A key revoked through one API is refused by the
  * other on the very next request.
  */
@@ -202,11 +202,15 @@ describe("two APIs and two workers on one database", () => {
       async () => (await slots()).some((s) => s.operator === "netone" && ownerPid(s.owner) === survivor.pid),
       { timeoutMs: 20_000, what: "netone's slot taken over by the other worker" },
     );
-    await waitFor(async () => (await count("status = 'success'")) === ids.length, {
-      timeoutMs: 40_000,
-      intervalMs: 100,
-      what: `all ${ids.length} messages success`,
-    });
+    // Delivered: success, and the carrier's DELIVRD receipt applied.
+    await waitFor(
+      async () => (await count("status = 'success' AND delivered_at IS NOT NULL")) === ids.length,
+      {
+        timeoutMs: 40_000,
+        intervalMs: 100,
+        what: `all ${ids.length} messages delivered`,
+      },
+    );
 
     // Each slot held by one worker, never more binds than the carrier allows.
     for (const op of ["econet", "netone", "telecel"] as const)
