@@ -16,7 +16,7 @@ import type { Queryable } from "../db/pool.ts";
 const MARGIN_SECONDS = 60;
 const MARK = "open_messages";
 
-/** The watermark: no open message was received before it. */
+/** The watermark: no open message was received before it (without a mark, the beginning of time). */
 export async function openMark(db: Queryable): Promise<Date> {
   const { rows } = await db.query<{ at: Date }>("SELECT at FROM upkeep_marks WHERE name = $1", [MARK]);
   return rows[0]?.at ?? new Date(0);
@@ -32,8 +32,9 @@ const SAMPLE_OPEN = `
     SELECT charge_currency, charge, billing, received_at FROM messages
      WHERE received_at >= $1 AND status NOT IN ('success', 'failed')
   ), moved AS (
-    UPDATE upkeep_marks SET at = LEAST((SELECT min(received_at) FROM open), now() - make_interval(secs => $2))
-     WHERE name = $3
+    INSERT INTO upkeep_marks (name, at)
+    VALUES ($3, LEAST((SELECT min(received_at) FROM open), now() - make_interval(secs => $2)))
+    ON CONFLICT (name) DO UPDATE SET at = EXCLUDED.at
   )
   SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM open
    WHERE billing = 'held' GROUP BY charge_currency`;
