@@ -75,8 +75,11 @@ beforeAll(async () => {
     DISPATCH_LOCK_SECONDS: "3",
     DISPATCH_JOB_EXPIRE_SECONDS: "3",
     QUEUE_SUPERVISE_SECONDS: "1",
+    // Four processes on a Postgres other tests share: 2 pooled connections each (plus pg-boss's).
+    PG_POOL_MAX: "2",
   });
-  const start = (role: "api" | "worker") => startShiriProcess({ role, databaseUrl: db.url, env });
+  const start = (role: "api" | "worker") =>
+    startShiriProcess({ role, databaseUrl: db.url, env, readyTimeoutMs: 60_000 });
   const started = await Promise.allSettled([start("api"), start("api"), start("worker"), start("worker")]);
   for (const [i, p] of started.entries())
     if (p.status === "fulfilled") (i < 2 ? apis : workers).push(p.value);
