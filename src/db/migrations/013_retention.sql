@@ -6,10 +6,12 @@
 -- Messages by the time they were received: what retention deletes by (oldest first), and what the
 -- held-balance sampler and the validity sweeper read from a watermark on instead of scanning the
 -- whole table. received_at is written once and never updated, so status updates stay HOT (005).
-CREATE INDEX messages_received_idx ON messages (received_at);
+-- Built here it holds off writes to messages while it builds: on a large table, build it first
+-- with CREATE INDEX CONCURRENTLY under the same name, and this migration leaves it as it is.
+CREATE INDEX IF NOT EXISTS messages_received_idx ON messages (received_at);
 
 -- Bulk sends whose messages are all gone are deleted after them.
-CREATE INDEX bulk_sends_created_idx ON bulk_sends (created_at);
+CREATE INDEX IF NOT EXISTS bulk_sends_created_idx ON bulk_sends (created_at);
 
 -- Watermarks of the upkeep passes. 'open_messages': every message not yet final (success or
 -- failed) was received at or after `at`; the samplers move it forward as messages become final.
