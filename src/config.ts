@@ -44,6 +44,10 @@ const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: intFromEnv(24),
   /** The most messages one CSV export may cover (before its status and operator filters). */
   SEARCH_EXPORT_MAX_ROWS: z.coerce.number().int().positive().default(100_000),
+  /** Final messages (with their parts) and mobile-originated messages are kept this many days, then deleted. */
+  MESSAGE_RETENTION_DAYS: z.coerce.number().int().positive().default(90),
+  /** How often a worker looks for rows past their retention (one worker at a time deletes them). */
+  RETENTION_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
   KEY_LAST_USED_PRECISION_SECONDS: intFromEnv(60),
   /** Group commit: one account's sends written together, at most this many sends and messages. */

@@ -10,11 +10,11 @@ import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
-import { keepKeysTrimmed } from "./intake/idempotency.ts";
 import type { Logger } from "./logger.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
 import { startSamplers } from "./observability/samplers.ts";
 import { type Queue, startQueue } from "./queue/boss.ts";
+import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/retention.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
 
@@ -130,7 +130,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     }
 
     // 6. Upkeep: the churned tables vacuumed by Shiri itself where the server's autovacuum is off;
-    //    idempotency keys past their retention deleted.
+    //    rows past their retention deleted (final messages, events, idempotency keys; never the ledger).
     if (role !== "api") {
       const vacuum = keepVacuumed(pool, {
         mode: config.SELF_VACUUM,
@@ -141,11 +141,22 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         onError: (err) => logger.error({ err }, "vacuum pass failed"),
       });
       stops.push(() => vacuum.stop());
-      const keys = keepKeysTrimmed(pool, {
-        ttlHours: config.IDEMPOTENCY_TTL_HOURS,
-        onError: (err) => logger.error({ err }, "expired idempotency keys not deleted"),
+      const retention = keepRetention(pool, {
+        policy: {
+          messageDays: config.MESSAGE_RETENTION_DAYS,
+          webhookEventDays: config.WEBHOOK_RETENTION_DAYS,
+          idempotencyHours: config.IDEMPOTENCY_TTL_HOURS,
+          chunk: DEFAULT_CHUNK,
+          pauseMs: DEFAULT_PAUSE_MS,
+        },
+        intervalMs: config.RETENTION_INTERVAL_MS,
+        onPass: (pass) => {
+          if (Object.values(pass).some((n) => n > 0))
+            logger.info({ deleted: pass }, "rows past retention deleted");
+        },
+        onError: (err) => logger.error({ err }, "retention pass failed"),
       });
-      stops.push(() => keys.stop());
+      stops.push(() => retention.stop());
     }
 
     return {

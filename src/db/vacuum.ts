@@ -17,6 +17,10 @@ const CHURNED = [
   "webhook_events",
   "idempotency_keys",
   "smpp_bind_slots",
+  // Retention deletes from these (src/retention); the samplers move the watermark every few seconds.
+  "bulk_sends",
+  "mobile_originated",
+  "upkeep_marks",
 ];
 
 export interface VacuumPolicy {

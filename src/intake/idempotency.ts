@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import type { Request } from "express";
 import { z } from "zod";
 import type { Queryable, Tx } from "../db/pool.ts";
-import { every } from "../periodic.ts";
 import { ApiError } from "./errors.ts";
 
 /**
@@ -91,8 +90,9 @@ export async function claimIdempotencyKey(
 
 /**
  * Keys past their retention answer nothing any more (a replay after it is a new send): deleted a
- * bounded chunk at a time, oldest first, so the table stays the size of a day's keys. A stored
- * 10,000-recipient response is about 1 MB. Safe from several processes at once (SKIP LOCKED).
+ * bounded chunk at a time, oldest first, by the retention pass (src/retention), so the table stays
+ * the size of a day's keys. A stored 10,000-recipient response is about 1 MB. Safe from several
+ * processes at once (SKIP LOCKED).
  */
 export async function deleteExpiredKeys(db: Queryable, ttlHours: number, limit: number): Promise<number> {
   const { rowCount } = await db.query(
@@ -104,19 +104,4 @@ export async function deleteExpiredKeys(db: Queryable, ttlHours: number, limit: 
     [ttlHours, limit],
   );
   return rowCount ?? 0;
-}
-
-/** Deletes expired keys every minute, in chunks, until the backlog is gone. */
-export function keepKeysTrimmed(
-  db: Queryable,
-  options: { ttlHours: number; onError: (err: unknown) => void },
-): { stop(): Promise<void> } {
-  const CHUNK = 5_000;
-  return every(
-    60_000,
-    async () => {
-      while ((await deleteExpiredKeys(db, options.ttlHours, CHUNK)) === CHUNK) {}
-    },
-    options.onError,
-  );
 }

@@ -1,6 +1,7 @@
 import type { Queryable, Tx } from "../db/pool.ts";
 import { release } from "../ledger/ledger.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
+import { openMark } from "./open-mark.ts";
 
 /** Why a message that was never submitted in its validity period failed (not a carrier answer). */
 export const VALIDITY_EXPIRED = "VALIDITY_EXPIRED";
@@ -17,7 +18,8 @@ export interface ExpiredMessage {
  * Waiting messages past their validity (counted from send_at for a scheduled message: it was not
  * due before) that no live run holds fail, with the operator response
  * that says why: oldest first, skipping rows another transaction has locked (a claim in
- * progress). Two statements, as a prepared plan for "these ids" must not be shared with "any".
+ * progress). Two statements, as a prepared plan for "these ids" must not be shared with "any";
+ * "any" starts at the open-messages watermark (open-mark.ts): no waiting message is older.
  */
 const expireWhere = (narrow: string) => `
   UPDATE messages m SET status = 'failed', operator_response = $3,
@@ -31,7 +33,7 @@ const expireWhere = (narrow: string) => `
            FOR UPDATE SKIP LOCKED) due
    WHERE m.id = due.id
   RETURNING m.id, m.operator`;
-const EXPIRE_ANY = expireWhere("");
+const EXPIRE_ANY = expireWhere("received_at >= $4 AND");
 const EXPIRE_THESE = expireWhere("id = ANY($4::uuid[]) AND");
 
 /**
@@ -47,7 +49,7 @@ export async function expireMessages(
   const { rows } = await tx.query<ExpiredMessage>(
     options.messageIds
       ? { name: "shiri_expire_these", text: EXPIRE_THESE, values: [...values, options.messageIds] }
-      : { name: "shiri_expire_any", text: EXPIRE_ANY, values },
+      : { name: "shiri_expire_any", text: EXPIRE_ANY, values: [...values, await openMark(tx)] },
   );
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);

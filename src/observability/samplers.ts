@@ -1,6 +1,7 @@
 import { OPERATORS } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
+import { sampleOpenMessages } from "../lifecycle/open-mark.ts";
 import { dispatchQueue } from "../queue/boss.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -30,13 +31,11 @@ export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { s
       metrics.queueOldestAge.set({ operator: op }, row?.oldest ?? 0);
       metrics.queueNotYetDue.set({ operator: op }, row?.later ?? 0);
     }
-    const holds = await pool.query<{ currency: string; held: number }>(
-      `SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM messages
-        WHERE billing = 'held' GROUP BY charge_currency`,
-    );
+    // Only messages not yet final hold money: read from the open-messages watermark, not the table.
+    const holds = await sampleOpenMessages(pool);
     metrics.holdsOutstanding.reset();
     metrics.holdsOutstanding.set({ currency: "USD" }, 0);
-    for (const h of holds.rows) metrics.holdsOutstanding.set({ currency: h.currency }, h.held);
+    for (const h of holds) metrics.holdsOutstanding.set({ currency: h.currency }, h.held);
     const backlog = await pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM webhook_events WHERE state = 'pending'",
     );

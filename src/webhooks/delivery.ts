@@ -8,7 +8,6 @@ import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./d
 import { callbackAgents } from "./post-callback.ts";
 import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 import { relayDueEvents } from "./relay.ts";
-import { deleteSettledEvents } from "./retention.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { requeueStrandedEvents } from "./stranded.ts";
 
@@ -20,8 +19,6 @@ export interface WebhookDeliveryOptions {
   maxInFlight: number;
   /** Events per job, all for one host, sent one after another. */
   batchSize: number;
-  /** Settled events are kept this long. */
-  retentionDays: number;
   retry: RetryPolicy;
   /** After a rotation, the previous secret signs too for this long. */
   secretGraceMs: number;
@@ -34,8 +31,6 @@ export interface WebhookDeliveryOptions {
 
 /** Events the relay moves into jobs per transaction. */
 const RELAY_LIMIT = 1000;
-const RETENTION_SWEEP_MS = 600_000;
-const RETENTION_CHUNK = 10_000;
 /** Stranded events requeued per pass: a bounded statement; the next pass takes the rest. */
 const STRANDED_CHUNK = 10_000;
 
@@ -95,16 +90,10 @@ export function startWebhookDelivery(deps: {
   };
 
   async function relayLoop(): Promise<void> {
-    let swept = 0;
     // The first stranded sweep waits a full interval: at start-up every job is still fresh.
     let strandedSwept = Date.now();
     while (!stopped) {
       try {
-        if (Date.now() - swept > RETENTION_SWEEP_MS) {
-          swept = Date.now();
-          const deleted = await deleteSettledEvents(pool, options.retentionDays, RETENTION_CHUNK);
-          if (deleted > 0) logger.info({ deleted }, "old webhook events deleted");
-        }
         if (Date.now() - strandedSwept > options.strandedSweepMs) {
           strandedSwept = Date.now();
           const requeued = await requeueStrandedEvents(pool, { limit: STRANDED_CHUNK });
@@ -197,7 +186,6 @@ export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
     concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,
     maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
     batchSize: config.WEBHOOK_BATCH_SIZE,
-    retentionDays: config.WEBHOOK_RETENTION_DAYS,
     retry: {
       baseMs: config.WEBHOOK_RETRY_BASE_MS,
       maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS,

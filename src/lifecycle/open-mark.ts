@@ -1,0 +1,51 @@
+import type { Queryable } from "../db/pool.ts";
+
+/*
+ * The open-messages watermark (upkeep_marks 'open_messages'): every message not yet final was
+ * received at or after it. Messages become final within seconds (or within their validity), so the
+ * held-balance sampler and the validity sweeper read only the messages received since the mark,
+ * through messages_received_idx, instead of the whole table: their cost follows the traffic, not
+ * the table's size, and status needs no index (its updates stay HOT).
+ *
+ * Why the mark never passes an open message: it moves to the oldest open message the scan saw,
+ * or, when there is none, to MARGIN before the scan's own time. A message committed after the
+ * scan was received (the API's clock) at most a few seconds before its commit, and a send commits
+ * within its statement and connection timeouts (seconds), so MARGIN covers it with room for clock
+ * skew between hosts. Any mark once valid stays valid, so processes may move it in any order.
+ */
+const MARGIN_SECONDS = 60;
+const MARK = "open_messages";
+
+/** The watermark: no open message was received before it (without a mark, the beginning of time). */
+export async function openMark(db: Queryable): Promise<Date> {
+  const { rows } = await db.query<{ at: Date }>("SELECT at FROM upkeep_marks WHERE name = $1", [MARK]);
+  return rows[0]?.at ?? new Date(0);
+}
+
+/*
+ * One scan from the mark: the held charges by currency, and the mark moved to the oldest open
+ * message seen (or MARGIN ago) in the same statement, so `now()` is no later than the snapshot.
+ * Unnamed on purpose: planned with the mark's value, it reads the index for a recent mark.
+ */
+const SAMPLE_OPEN = `
+  WITH open AS (
+    SELECT charge_currency, charge, billing, received_at FROM messages
+     WHERE received_at >= $1 AND status NOT IN ('success', 'failed')
+  ), moved AS (
+    INSERT INTO upkeep_marks (name, at)
+    VALUES ($3, LEAST((SELECT min(received_at) FROM open), now() - make_interval(secs => $2)))
+    ON CONFLICT (name) DO UPDATE SET at = EXCLUDED.at
+  )
+  SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM open
+   WHERE billing = 'held' GROUP BY charge_currency`;
+
+/** The charges held by open messages, per currency; moves the watermark forward as it reads. */
+export async function sampleOpenMessages(db: Queryable): Promise<{ currency: string; held: number }[]> {
+  const since = await openMark(db);
+  const { rows } = await db.query<{ currency: string; held: number }>(SAMPLE_OPEN, [
+    since,
+    MARGIN_SECONDS,
+    MARK,
+  ]);
+  return rows;
+}
