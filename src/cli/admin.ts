@@ -7,6 +7,7 @@ import { formatAmount, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";
 import { balanceOf, topUp } from "../ledger/ledger.ts";
 import { type ParsedArgs, parseOptions, requireOption, UsageError } from "./args.ts";
+import { rateLimitSet } from "./rate-limit.ts";
 
 /**
  * The admin commands: accounts, sender ids, top-ups and keys happen outside the public API.
@@ -112,6 +113,8 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     const key = await createApiKey(pool, accountId, name);
     return { account_id: accountId, api_key: key.token, api_key_id: key.id, name: key.name };
   },
+
+  "rate-limit set": rateLimitSet,
 };
 
 function positiveNumberOf(args: ParsedArgs, name: string, fallback: number): number {

@@ -17,6 +17,7 @@ const USAGE = `usage: shiri <command>
   balance top-up --account ID --amount D
   balance show --account ID
   api-key create --account ID --name N
+  rate-limit set --account ID --requests-per-second N [--recipients-per-minute M]
   audit [--stuck-minutes 60] [--receipt-hours 48]    check balances against the ledger; exit 1 if not clean
 The database is DATABASE_URL when set, else this checkout's embedded Postgres (in DATA_DIR).`;
 

@@ -17,6 +17,7 @@ const CHURNED = [
   "webhook_events",
   "idempotency_keys",
   "smpp_bind_slots",
+  "rate_limit_state",
 ];
 
 export interface VacuumPolicy {

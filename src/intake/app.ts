@@ -1,13 +1,16 @@
 import { isUtf8 } from "node:buffer";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import { isDatabaseUnavailable } from "../db/pool.ts";
+import { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
+import { type HealthAnswer, healthzAnswer, readyzAnswer } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
+import { bulkRecipients, oneRecipient, rateLimited } from "./rate-limit.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
 import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
 import { getSms } from "./routes/get-sms.ts";
@@ -44,18 +47,39 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
 
+  // Health first: probes are neither logged, counted, authenticated nor rate limited.
+  app.get(
+    "/healthz",
+    health(async () => healthzAnswer()),
+  );
+  app.get(
+    "/readyz",
+    health(() => readyzAnswer(deps.readiness.api)),
+  );
+
   app.use(accessLog(deps.logger));
 
   app.use(countRequests(deps.metrics));
   app.use(undecodableSegmentsToInvalid);
-  const auth = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
+  const authenticate = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
+  const limits = { limiter: requestLimiter(deps), metrics: deps.metrics, logger: deps.logger };
+  // Every authenticated request is rate limited once; a send after its body is read, so that its
+  // recipients are taken in the same statement as the request.
+  const auth = [authenticate, rateLimited(limits)];
   const bulkJson = jsonBody(deps.config.BODY_LIMIT_BYTES);
   const json = jsonBody(Math.min(deps.config.BODY_LIMIT_BYTES, SINGLE_BODY_LIMIT_BYTES));
   const legacy = shape("legacy");
   const kit = shape("kit");
 
-  app.post("/api/v1/sms", legacy, auth, json, sendSms(deps));
-  app.post("/api/v1/sms/bulk", kit, auth, bulkJson, sendBulk(deps));
+  app.post("/api/v1/sms", legacy, authenticate, json, rateLimited(limits, oneRecipient), sendSms(deps));
+  app.post(
+    "/api/v1/sms/bulk",
+    kit,
+    authenticate,
+    bulkJson,
+    rateLimited(limits, bulkRecipients),
+    sendBulk(deps),
+  );
   app.get("/api/v1/sms/:id", legacy, auth, getSms(deps));
   app.post("/api/v1/api-tokens", kit, auth, json, createToken(deps));
   app.get("/api/v1/api-tokens", kit, auth, listTokens(deps));
@@ -73,6 +97,26 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.use((_req, res) => sendError(res, "notFound"));
   app.use(errorHandler(deps.logger));
   return app;
+}
+
+function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
+  if (deps.config.RATE_LIMITS === "off") return null;
+  return new RequestLimiter(
+    deps.pool,
+    {
+      keyRequestsPerSecond: deps.config.RATE_LIMIT_KEY_REQUESTS_PER_SECOND,
+      accountRequestsPerSecond: deps.config.RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND,
+      recipientsPerMinute: deps.config.RATE_LIMIT_RECIPIENTS_PER_MINUTE,
+    },
+    (size) => deps.metrics.rateLimitBatch.observe(size),
+  );
+}
+
+function health(answer: () => Promise<HealthAnswer>): RequestHandler {
+  return async (_req, res) => {
+    const a = await answer();
+    res.status(a.statusCode).set(a.headers).json(a.body);
+  };
 }
 
 /** Requests by the route that answered them (its pattern, so ids never become label values). */
