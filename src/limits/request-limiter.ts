@@ -57,7 +57,9 @@ export class RequestLimiter {
         this.defaults,
       )
         .then(
-          (decisions) => batch.forEach((w, i) => w.resolve(decisions[i] as RateLimitDecision)),
+          (decisions) => {
+            for (const [i, w] of batch.entries()) w.resolve(decisions[i] as RateLimitDecision);
+          },
           (err: unknown) => {
             for (const w of batch) w.reject(err);
           },
