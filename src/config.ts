@@ -47,8 +47,8 @@ const envSchema = z.object({
    * its own (`shiri rate-limit set`). 0 is no limit; RATE_LIMITS=off skips them altogether.
    */
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
-  RATE_LIMIT_KEY_REQUESTS_PER_SECOND: intFromEnv(500),
-  RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND: intFromEnv(1_000),
+  RATE_LIMIT_KEY_PER_SECOND: intFromEnv(500),
+  RATE_LIMIT_ACCOUNT_PER_SECOND: intFromEnv(1_000),
   RATE_LIMIT_RECIPIENTS_PER_MINUTE: intFromEnv(600_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
   KEY_LAST_USED_PRECISION_SECONDS: intFromEnv(60),

@@ -104,8 +104,8 @@ function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
   return new RequestLimiter(
     deps.pool,
     {
-      keyRequestsPerSecond: deps.config.RATE_LIMIT_KEY_REQUESTS_PER_SECOND,
-      accountRequestsPerSecond: deps.config.RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND,
+      keyRequestsPerSecond: deps.config.RATE_LIMIT_KEY_PER_SECOND,
+      accountRequestsPerSecond: deps.config.RATE_LIMIT_ACCOUNT_PER_SECOND,
       recipientsPerMinute: deps.config.RATE_LIMIT_RECIPIENTS_PER_MINUTE,
     },
     (size) => deps.metrics.rateLimitBatch.observe(size),

@@ -31,7 +31,7 @@ describe("the API role", () => {
   let t: TestService;
   beforeAll(async () => {
     // One request a second per key: probes would be refused at once if they were limited.
-    t = await startTestService({ RATE_LIMIT_KEY_REQUESTS_PER_SECOND: "1" });
+    t = await startTestService({ RATE_LIMIT_KEY_PER_SECOND: "1" });
   });
   afterAll(() => t?.stop());
   const ports = () => [t.base, metricsBase(t.service.metricsPort)];

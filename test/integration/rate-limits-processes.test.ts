@@ -27,7 +27,7 @@ beforeAll(async () => {
       startShiriProcess({
         role: "api",
         databaseUrl: db.url,
-        env: { RATE_LIMIT_KEY_REQUESTS_PER_SECOND: "1000", RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND: "1000" },
+        env: { RATE_LIMIT_KEY_PER_SECOND: "1000", RATE_LIMIT_ACCOUNT_PER_SECOND: "1000" },
         readyTimeoutMs: 60_000,
       }),
     ),

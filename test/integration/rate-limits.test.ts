@@ -16,8 +16,8 @@ let t: TestService;
 
 beforeAll(async () => {
   t = await startTestService({
-    RATE_LIMIT_KEY_REQUESTS_PER_SECOND: "1",
-    RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND: "1000",
+    RATE_LIMIT_KEY_PER_SECOND: "1",
+    RATE_LIMIT_ACCOUNT_PER_SECOND: "1000",
     RATE_LIMIT_RECIPIENTS_PER_MINUTE: "600000",
   });
 });
