@@ -148,11 +148,17 @@ describe("a worker", () => {
       host: "127.0.0.1",
       perOperator: Object.fromEntries(OPERATORS.map((op) => [op, { port: ports[op] }])),
     });
-    await waitFor(async () => (last = await readyz()).status === 200, {
-      timeoutMs: 30_000,
-      intervalMs: 100,
-      what: "the worker ready once bound",
-    });
+    await waitFor(
+      async () => {
+        last = await readyz();
+        return last.status === 200;
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        what: "the worker ready once bound",
+      },
+    );
     const ready = last?.body as Readiness;
     expect(ready.status).toBe("ready");
     for (const op of OPERATORS) expect(ready.checks.operators?.[op]).toEqual({ ok: true, state: "bound" });
@@ -200,11 +206,17 @@ describe("the database unreachable", () => {
     try {
       for (const base of ports) {
         let last: Awaited<ReturnType<typeof get>> | undefined;
-        await waitFor(async () => (last = await get(base, "/readyz")).status === 503, {
-          timeoutMs: 10_000,
-          intervalMs: 100,
-          what: `${base}/readyz to say not ready`,
-        });
+        await waitFor(
+          async () => {
+            last = await get(base, "/readyz");
+            return last.status === 503;
+          },
+          {
+            timeoutMs: 10_000,
+            intervalMs: 100,
+            what: `${base}/readyz to say not ready`,
+          },
+        );
         expect(last?.body).toEqual({
           status: "not ready",
           checks: { database: { ok: false, error: "unreachable" } },
