@@ -30,8 +30,8 @@ CREATE UNLOGGED TABLE rate_limit_state (
 -- recipients per minute, all or nothing. A bucket of limit L per window W holds L and drains L
 -- per W: a request of cost c fits when the level drained to now plus c stays within L. A key
 -- limit at or above its account's is left out: the account's binds first. Rows are locked in
--- subject order, so batches from any number of processes never deadlock, and the database's
--- clock is the only clock. One row per request and limit that applied: allowed (the request's
+-- subject order, in one pass, so batches from any number of processes never deadlock; the
+-- database's clock is the only clock. One row per request and limit that applied: allowed (the request's
 -- decision), remaining and reset_ms (after it: until the bucket is empty), retry_ms (until this
 -- limit would let the request through; -1 when it never can: a cost above the limit).
 CREATE FUNCTION rate_limit_take(
@@ -73,6 +73,7 @@ DECLARE
   r_recipients double precision[];
   r_recipients_at double precision[];
   r_changed boolean[];
+  missing_count integer;
   found_count integer;
   now_ms double precision;
   n integer;
@@ -106,24 +107,29 @@ BEGIN
   SELECT array_agg(request ORDER BY request, ord), array_agg(scope ORDER BY request, ord),
          array_agg(row_index ORDER BY request, ord), array_agg(col ORDER BY request, ord),
          array_agg(cost ORDER BY request, ord), array_agg(quota ORDER BY request, ord),
-         array_agg(window_ms ORDER BY request, ord), array_agg(DISTINCT subject ORDER BY subject)
-    INTO s_request, s_scope, s_row, s_column, s_cost, s_quota, s_window, r_subject
+         array_agg(window_ms ORDER BY request, ord), array_agg(DISTINCT subject ORDER BY subject),
+         count(DISTINCT subject) FILTER (
+           WHERE NOT EXISTS (SELECT 1 FROM rate_limit_state t WHERE t.subject = slots.subject))
+    INTO s_request, s_scope, s_row, s_column, s_cost, s_quota, s_window, r_subject, missing_count
     FROM slots;
   n := coalesce(cardinality(s_request), 0);
   IF n = 0 THEN
     RETURN;
   END IF;
 
-  -- Lock the rows in subject order; create the missing ones (in the same order, locking again
-  -- those that exist, which is harmless) only when there are any.
-  SELECT count(*), array_agg(q.requests_level ORDER BY q.subject),
-         array_agg((extract(epoch FROM q.requests_at) * 1000)::double precision ORDER BY q.subject),
-         array_agg(q.recipients_level ORDER BY q.subject),
-         array_agg((extract(epoch FROM q.recipients_at) * 1000)::double precision ORDER BY q.subject)
-    INTO found_count, r_requests, r_requests_at, r_recipients, r_recipients_at
-    FROM (SELECT t.* FROM rate_limit_state t
-           WHERE t.subject = ANY (r_subject) ORDER BY t.subject FOR UPDATE) q;
-  IF found_count < cardinality(r_subject) THEN
+  -- Lock the rows in subject order, in one pass, so that batches from any number of processes
+  -- never deadlock: a plain lock when they all exist (rows are never deleted), else an upsert
+  -- that creates the missing ones and locks the others (rewriting them unchanged).
+  IF missing_count = 0 THEN
+    SELECT count(*), array_agg(q.requests_level ORDER BY q.subject),
+           array_agg((extract(epoch FROM q.requests_at) * 1000)::double precision ORDER BY q.subject),
+           array_agg(q.recipients_level ORDER BY q.subject),
+           array_agg((extract(epoch FROM q.recipients_at) * 1000)::double precision ORDER BY q.subject)
+      INTO found_count, r_requests, r_requests_at, r_recipients, r_recipients_at
+      FROM (SELECT t.* FROM rate_limit_state t
+             WHERE t.subject = ANY (r_subject) ORDER BY t.subject FOR UPDATE) q;
+  END IF;
+  IF missing_count > 0 OR found_count < cardinality(r_subject) THEN
     WITH q AS (
       INSERT INTO rate_limit_state AS t (subject)
       SELECT x FROM unnest(r_subject) AS x ORDER BY x
