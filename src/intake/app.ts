@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import express, { type ErrorRequestHandler, type RequestHandler } from "express";
+import express, { type ErrorRequestHandler, type RequestHandler, type Response } from "express";
 import { isDatabaseUnavailable } from "../db/pool.ts";
 import { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
@@ -48,14 +48,8 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.set("etag", false);
 
   // Health first: probes are neither logged, counted, authenticated nor rate limited.
-  app.get(
-    "/healthz",
-    health(async () => healthzAnswer()),
-  );
-  app.get(
-    "/readyz",
-    health(() => readyzAnswer(deps.readiness.api)),
-  );
+  app.get("/healthz", (_req, res) => answerHealth(res, healthzAnswer()));
+  app.get("/readyz", async (_req, res) => answerHealth(res, await readyzAnswer(deps.readiness.api)));
 
   app.use(accessLog(deps.logger));
 
@@ -112,11 +106,8 @@ function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
   );
 }
 
-function health(answer: () => Promise<HealthAnswer>): RequestHandler {
-  return async (_req, res) => {
-    const a = await answer();
-    res.status(a.statusCode).set(a.headers).json(a.body);
-  };
+function answerHealth(res: Response, answer: HealthAnswer): void {
+  res.status(answer.statusCode).set(answer.headers).json(answer.body);
 }
 
 /** Requests by the route that answered them (its pattern, so ids never become label values). */
