@@ -48,6 +48,14 @@ const envSchema = z.object({
   MESSAGE_RETENTION_DAYS: z.coerce.number().int().positive().default(90),
   /** How often a worker looks for rows past their retention (one worker at a time deletes them). */
   RETENTION_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
+  /**
+   * Rate limits, shared by every API process through Postgres (src/limits); an account may have
+   * its own (`shiri rate-limit set`). 0 is no limit; RATE_LIMITS=off skips them altogether.
+   */
+  RATE_LIMITS: z.enum(["on", "off"]).default("on"),
+  RATE_LIMIT_KEY_PER_SECOND: intFromEnv(500),
+  RATE_LIMIT_ACCOUNT_PER_SECOND: intFromEnv(1_000),
+  RATE_LIMIT_RECIPIENTS_PER_MINUTE: intFromEnv(600_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
   KEY_LAST_USED_PRECISION_SECONDS: intFromEnv(60),
   /** Group commit: one account's sends written together, at most this many sends and messages. */

@@ -11,6 +11,7 @@ import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { createApp } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
+import { type BindState, createReadiness } from "./observability/health.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
 import { startSamplers } from "./observability/samplers.ts";
 import { type Queue, startQueue } from "./queue/boss.ts";
@@ -68,10 +69,15 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     });
     stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));
 
-    // Metrics: every role exports them, on a port of their own.
+    // Metrics: every role exports them, on a port of their own, with /healthz and /readyz.
+    let dispatch: RunningDispatch | null = null;
+    const readiness = createReadiness({
+      db: pool,
+      ...(role === "api" ? {} : { operators: () => bindStates(dispatch) }),
+    });
     const metrics = createMetrics();
     initialiseSeries(metrics, OPERATORS);
-    const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT);
+    const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT, readiness);
     stops.push(() => closeServer(metricsServer));
     const samplers = startSamplers(metrics, pool, config);
     stops.push(async () => samplers.stop());
@@ -86,6 +92,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
           config,
           logger,
           metrics,
+          readiness,
           sends: new SendCommitter(pool, boss, {
             maxSends: config.SEND_COMMIT_MAX_SENDS,
             maxMessages: config.SEND_COMMIT_MAX_MESSAGES,
@@ -105,7 +112,6 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // 4. Dispatch: per-operator workers over SMPP → receipts → ledger and callbacks.
     let simulators: RunningSimulators | null = null;
-    let dispatch: RunningDispatch | null = null;
     if (role !== "api") {
       if (config.START_SIMULATORS) {
         const running = await startCarrierSimulators(config, logger);
@@ -175,6 +181,11 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     await stopAll();
     throw err;
   }
+}
+
+/** Each operator's bind as this worker holds it, for readiness. */
+function bindStates(dispatch: RunningDispatch | null): Record<string, BindState> {
+  return Object.fromEntries(OPERATORS.map((op) => [op, dispatch?.workers[op].bindState ?? "starting"]));
 }
 
 /** The simulators listen exactly where the workers' SMPP settings point. */

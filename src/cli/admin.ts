@@ -14,6 +14,7 @@ import { type Pool, withTransaction } from "../db/pool.ts";
 import { formatAmount, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";
 import { balanceOf, topUp } from "../ledger/ledger.ts";
+import { setAccountRateLimits } from "../limits/rate-limits.ts";
 import {
   CommandError,
   type DataCommand,
@@ -43,6 +44,18 @@ function uuidOption(args: ParsedArgs, name: string, what: string): string {
 }
 
 const accountIdOf = (args: ParsedArgs) => uuidOption(args, "account", "an account id");
+
+const MAX_LIMIT = 2_147_483_647;
+
+/** A rate limit option: a whole number, 0 for no limit; undefined when not given. */
+function limitOf(args: ParsedArgs, name: string): number | undefined {
+  const value = stringOption(args, name);
+  if (value === undefined) return undefined;
+  const n = /^\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 0 && n <= MAX_LIMIT))
+    throw new UsageError(`--${name} must be a whole number, 0 for no limit, got "${value}"`);
+  return n;
+}
 
 function senderOf(args: ParsedArgs): string {
   const address = args.positionals[0] ?? "";
@@ -365,6 +378,46 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
         const removed = await withTransaction(pool, (tx) => removeSenderId(tx, accountId, address));
         if (!removed) throw new CommandError(`account ${accountId} has no sender id ${address}`);
         return { account_id: accountId, ...removed, removed: true };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "rate-limit set",
+    summary: "set an account's own rate limits, in force from its next request in every API process",
+    details: [
+      "--requests-per-second applies to the account and to each of its keys; --recipients-per-minute,",
+      "when given, to the recipients its sends may reach a minute (left as it was when not). 0 is no",
+      "limit. Prints the limits as stored: a null field follows the configured default.",
+    ].join("\n"),
+    options: {
+      ...ACCOUNT,
+      "requests-per-second": {
+        type: "string",
+        value: "N",
+        help: "requests a second (0: no limit)",
+        required: true,
+      },
+      "recipients-per-minute": { type: "string", value: "M", help: "recipients a minute (0: no limit)" },
+    },
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const requestsPerSecond = limitOf(args, "requests-per-second") ?? 0;
+      const recipientsPerMinute = limitOf(args, "recipients-per-minute");
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        const saved = await withTransaction(pool, (tx) =>
+          setAccountRateLimits(tx, accountId, {
+            requestsPerSecond,
+            ...(recipientsPerMinute === undefined ? {} : { recipientsPerMinute }),
+          }),
+        );
+        return {
+          account_id: saved.account_id,
+          requests_per_second: saved.requests_per_second,
+          recipients_per_minute: saved.recipients_per_minute,
+          updated_at: saved.updated_at,
+        };
       };
     },
   },

@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
+import type { Queryable } from "./pool.ts";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
 // Any constant works; it only has to be the same in every process that migrates.
@@ -15,8 +16,39 @@ export interface MigrationResult {
  * Applies the numbered .sql files in order, each in its own transaction, under an advisory
  * lock so that several processes starting at once migrate exactly once.
  */
+/** The migration files this code ships, in order. */
+async function migrationFiles(): Promise<string[]> {
+  return (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+}
+
+export interface MigrationStatus {
+  /** Files of this code not applied to the database: it is behind the code. */
+  missing: string[];
+  /** Applied versions this code has no file for: a newer release migrated the database. */
+  unknown: string[];
+  applied: number;
+  expected: number;
+}
+
+let shipped: Promise<string[]> | undefined;
+
+/** Compares the database's applied versions with this code's files (read once per process). */
+export async function migrationStatus(db: Queryable): Promise<MigrationStatus> {
+  shipped ??= migrationFiles();
+  const files = await shipped;
+  const { rows } = await db.query<{ version: string }>("SELECT version FROM schema_migrations");
+  const applied = new Set(rows.map((r) => r.version));
+  const known = new Set(files);
+  return {
+    missing: files.filter((f) => !applied.has(f)),
+    unknown: [...applied].filter((v) => !known.has(v)).sort(),
+    applied: applied.size,
+    expected: files.length,
+  };
+}
+
 export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+  const files = await migrationFiles();
   const client = await pool.connect();
   // Checked out, the client has no listener of the pool's: a lost connection must reject, not crash.
   let broken: Error | undefined;

@@ -21,6 +21,7 @@ const CHURNED = [
   "bulk_sends",
   "mobile_originated",
   "upkeep_marks",
+  "rate_limit_state",
 ];
 
 export interface VacuumPolicy {

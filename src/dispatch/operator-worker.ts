@@ -3,6 +3,7 @@ import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
 import type { Logger } from "../logger.ts";
+import type { BindState } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Queue } from "../queue/boss.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
@@ -34,8 +35,18 @@ export class OperatorWorker {
   private life: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   link: CarrierLink | null = null;
+  /** Where the bind slot stands: not looked for yet, all held by others, ours, or not found out. */
+  private slot: "starting" | "standby" | "held" | "failed" = "starting";
 
   constructor(private readonly d: OperatorWorkerDeps) {}
+
+  /** For readiness: bound, standing by (others hold every slot), or neither. */
+  get bindState(): BindState {
+    if (!this.running) return "stopped";
+    if (this.slot === "held") return this.link?.session.state === "bound" ? "bound" : "unbound";
+    if (this.slot === "standby") return "standby";
+    return this.slot === "failed" ? "unbound" : "starting";
+  }
 
   start(): void {
     this.running = true;
@@ -70,12 +81,14 @@ export class OperatorWorker {
     while (this.running) {
       const taken = await slot.acquire().catch((err) => {
         logger.error({ err, operator }, "bind slot lookup failed");
-        return null;
+        return undefined;
       });
-      if (taken === null) {
+      if (taken === null || taken === undefined) {
+        this.slot = taken === null ? "standby" : "failed";
         await this.idle(leaseMs / 2);
         continue;
       }
+      this.slot = "held";
       logger.info({ operator, slot: taken }, "bind slot held");
       await this.serve(slot, leaseMs);
       await slot.release().catch(() => {});

@@ -1,7 +1,9 @@
 import { isUtf8 } from "node:buffer";
-import express, { type ErrorRequestHandler, type RequestHandler } from "express";
+import express, { type ErrorRequestHandler, type RequestHandler, type Response } from "express";
 import { isDatabaseUnavailable } from "../db/pool.ts";
+import { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
+import { type HealthAnswer, healthzAnswer, readyzAnswer } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import { accessLog } from "./access-log.ts";
@@ -9,6 +11,7 @@ import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
 import { ENDPOINTS } from "./openapi/endpoints.ts";
+import { bulkRecipients, oneRecipient, rateLimited } from "./rate-limit.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
 import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
 import { cancelBulk, cancelSms } from "./routes/cancel-sms.ts";
@@ -56,18 +59,33 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
 
+  // Health first: probes are neither logged, counted, authenticated nor rate limited.
+  app.get("/healthz", (_req, res) => answerHealth(res, healthzAnswer()));
+  app.get("/readyz", async (_req, res) => answerHealth(res, await readyzAnswer(deps.readiness.api)));
+
   app.use(accessLog(deps.logger));
 
   app.use(countRequests(deps.metrics));
   app.use(undecodableSegmentsToInvalid);
-  const auth = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
+  const authenticate = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
+  const limits = { limiter: requestLimiter(deps), metrics: deps.metrics, logger: deps.logger };
+  // Every authenticated request is rate limited once; a send after its body is read, so that its
+  // recipients are taken in the same statement as the request.
+  const auth = [authenticate, rateLimited(limits)];
   const bulkJson = jsonBody(deps.config.BODY_LIMIT_BYTES);
   const json = jsonBody(Math.min(deps.config.BODY_LIMIT_BYTES, SINGLE_BODY_LIMIT_BYTES));
   const legacy = shape("legacy");
   const kit = shape("kit");
 
-  app.post("/api/v1/sms", legacy, auth, json, sendSms(deps));
-  app.post("/api/v1/sms/bulk", kit, auth, bulkJson, sendBulk(deps));
+  app.post("/api/v1/sms", legacy, authenticate, json, rateLimited(limits, oneRecipient), sendSms(deps));
+  app.post(
+    "/api/v1/sms/bulk",
+    kit,
+    authenticate,
+    bulkJson,
+    rateLimited(limits, bulkRecipients),
+    sendBulk(deps),
+  );
   app.post("/api/v1/sms/preview", kit, auth, bulkJson, previewSms(deps));
   app.get("/api/v1/sms", kit, auth, searchSms(deps));
   // Before /api/v1/sms/:id, which would take "export.csv" for an id.
@@ -95,6 +113,23 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.use((_req, res) => sendError(res, "notFound"));
   app.use(errorHandler(deps.logger));
   return app;
+}
+
+function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
+  if (deps.config.RATE_LIMITS === "off") return null;
+  return new RequestLimiter(
+    deps.pool,
+    {
+      keyRequestsPerSecond: deps.config.RATE_LIMIT_KEY_PER_SECOND,
+      accountRequestsPerSecond: deps.config.RATE_LIMIT_ACCOUNT_PER_SECOND,
+      recipientsPerMinute: deps.config.RATE_LIMIT_RECIPIENTS_PER_MINUTE,
+    },
+    (size) => deps.metrics.rateLimitBatch.observe(size),
+  );
+}
+
+function answerHealth(res: Response, answer: HealthAnswer): void {
+  res.status(answer.statusCode).set(answer.headers).json(answer.body);
 }
 
 /** Requests by the route that answered them (its pattern, so ids never become label values). */

@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
+import type { Readiness } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Queue } from "../queue/boss.ts";
 import type { SendCommitter } from "../sending/send-committer.ts";
@@ -12,6 +13,8 @@ export interface IntakeDeps {
   config: Config;
   logger: Logger;
   metrics: Metrics;
+  /** What GET /readyz checks (shared with the metrics port's). */
+  readiness: Readiness;
   /** Group commit of sends (one per process). */
   sends: SendCommitter;
 }

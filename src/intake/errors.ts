@@ -132,6 +132,15 @@ export const ERRORS = {
       "this Idempotency-Key was already used with a different request body",
     ),
   },
+  tooManyRequests: {
+    status: 429,
+    ...both(
+      "ERR_TOO_MANY_REQUESTS",
+      "TOO_MANY_REQUESTS",
+      "too many requests",
+      "rate limit exceeded: retry after the number of seconds in Retry-After",
+    ),
+  },
   unavailable: {
     status: 503,
     ...both("ERR_SERVICE_UNAVAILABLE", "SERVICE_UNAVAILABLE", "service unavailable, try again shortly"),

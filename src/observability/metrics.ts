@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { LINK_EVENTS, LINK_LOSS_REASONS } from "../smpp/link-events.ts";
+import { healthzAnswer, type Readiness, readyzAnswer } from "./health.ts";
 
 /**
  * Every metric Shiri exports, declared in one place. Labels are bounded: operators, routes,
@@ -27,6 +28,18 @@ export function createMetrics() {
       help: "Time to answer an HTTP request, by route.",
       labelNames: ["method", "route"] as const,
       buckets: latencyBuckets,
+      registers: r,
+    }),
+    rateLimited: new Counter({
+      name: "shiri_rate_limited_total",
+      help: "Requests refused with 429, by the limit that refused them (key, account, recipients).",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    rateLimitBatch: new Histogram({
+      name: "shiri_rate_limit_batch_requests",
+      help: "Requests decided by one rate-limit statement (they share its round trip).",
+      buckets: [1, 2, 5, 10, 20, 50, 100],
       registers: r,
     }),
     messagesAccepted: new Counter({
@@ -223,11 +236,32 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
   for (const outcome of ["delivered", "retry", "failed", "refused"])
     metrics.webhookDeliveries.inc({ outcome }, 0);
   for (const reason of ["stranded", "redeliver"]) metrics.webhookRequeued.inc({ reason }, 0);
+  for (const scope of ["key", "account", "recipients"]) metrics.rateLimited.inc({ scope }, 0);
 }
 
-/** The metrics endpoint on its own port, so it is never exposed with the public API. */
-export function serveMetrics(metrics: Metrics, host: string, port: number): Promise<Server> {
+/**
+ * The metrics endpoint on its own port, so it is never exposed with the public API; /healthz
+ * and /readyz there too (for the whole process: a worker's operators included), when given.
+ */
+export function serveMetrics(
+  metrics: Metrics,
+  host: string,
+  port: number,
+  readiness?: Readiness,
+): Promise<Server> {
   const server = createServer((req, res) => {
+    const path = req.url?.split("?", 1)[0];
+    if (readiness && req.method === "GET" && (path === "/healthz" || path === "/readyz")) {
+      const answer = path === "/healthz" ? Promise.resolve(healthzAnswer()) : readyzAnswer(readiness.process);
+      answer.then(
+        (a) =>
+          res
+            .writeHead(a.statusCode, { ...a.headers, "content-type": "application/json" })
+            .end(JSON.stringify(a.body)),
+        (err: unknown) => res.writeHead(500).end(String(err)),
+      );
+      return;
+    }
     if (req.url !== "/metrics") {
       res.writeHead(404).end();
       return;

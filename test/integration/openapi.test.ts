@@ -6,6 +6,7 @@ import { openApiDocument } from "../../src/intake/openapi/document.ts";
 import type { Endpoint } from "../../src/intake/openapi/endpoint.ts";
 import { ENDPOINTS } from "../../src/intake/openapi/endpoints.ts";
 import { createLogger } from "../../src/logger.ts";
+import { createReadiness } from "../../src/observability/health.ts";
 import { SendCommitter } from "../../src/sending/send-committer.ts";
 import { type RegisteredRoute, registeredRoutes } from "../support/routes.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
@@ -36,7 +37,15 @@ function app() {
     maxOpen: 1,
     dispatchBatchSize: 1,
   });
-  return createApp({ pool, boss, metrics, config, logger: createLogger("silent"), sends });
+  return createApp({
+    pool,
+    boss,
+    metrics,
+    config,
+    logger: createLogger("silent"),
+    sends,
+    readiness: createReadiness({ db: pool }),
+  });
 }
 
 const key = (r: { method: string; path: string }) => `${r.method.toUpperCase()} ${r.path}`;
