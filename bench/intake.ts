@@ -8,6 +8,7 @@ import { createPool, type Pool, withTransaction } from "../src/db/pool.ts";
 import { knob } from "./lib/knob.ts";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "./lib/postgres.ts";
+import { benchRateLimits } from "./lib/rate-limits.ts";
 import { judge, markdownTable, median, round, type Target } from "./lib/report.ts";
 import { type ShiriProcess as ApiProcess, startShiriProcess } from "./lib/shiri-process.ts";
 
@@ -195,6 +196,7 @@ async function main(): Promise<void> {
     const api = await startShiriProcess({
       role: "api",
       databaseUrl: db.url,
+      env: benchRateLimits(),
       nodeFlags: CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : [],
     });
     cleanups.push(api.stop);

@@ -12,6 +12,7 @@ import { SENDER } from "../dispatch-lib/harness.ts";
 import { startPgSampler } from "../dispatch-lib/pg-sampler.ts";
 import { latencySummary, percentile } from "../dispatch-lib/stats.ts";
 import { knob } from "../lib/knob.ts";
+import { benchRateLimits } from "../lib/rate-limits.ts";
 import { round } from "../lib/report.ts";
 import { type ShiriProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import {
@@ -90,7 +91,7 @@ export async function runPipeline(
   try {
     // The service: its own database, the API (started by startEnv) and a worker, both allowed
     // to call back to loopback.
-    const serviceEnv = { WEBHOOK_ALLOW_PRIVATE: "true" };
+    const serviceEnv = { WEBHOOK_ALLOW_PRIVATE: "true", ...benchRateLimits() };
     const env = await startEnv(cleanup, serviceEnv, profileFlags("api"));
     const sink = await startSinkPeer(cleanup);
     const smpp: Record<string, string> = {};

@@ -2,6 +2,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { createPool, type Pool } from "../../src/db/pool.ts";
 import { setUpAccount } from "../dispatch-lib/harness.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "../lib/postgres.ts";
+import { benchRateLimits } from "../lib/rate-limits.ts";
 import { type ShiriProcess as ApiProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import type { HttpEnv } from "./types.ts";
 
@@ -56,7 +57,7 @@ export async function startEnv(
   const api = await startShiriProcess({
     role: "api",
     databaseUrl: db.url,
-    env: apiEnv,
+    env: { ...benchRateLimits(), ...apiEnv },
     nodeFlags: apiNodeFlags,
   });
   cleanup.add(api.stop);
