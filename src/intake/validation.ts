@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../webhooks/events.ts";
 import { ApiError, type FieldError } from "./errors.ts";
+import { SEND_AT_MAX_DAYS } from "./send-limits.ts";
 
 /** Field-level texts a client can show as they are. */
 export const requiredString = () =>
@@ -51,6 +52,12 @@ export const webhookUrlField = () =>
 export const sendAtField = () =>
   z.iso
     .datetime({ offset: true, error: "must be an RFC 3339 date-time with a time zone offset" })
+    .meta({
+      description:
+        "Extension: schedule the send for this instant, an RFC 3339 date-time with its offset, in the " +
+        `future and at most ${SEND_AT_MAX_DAYS} days ahead. The charge is held at acceptance.`,
+      examples: ["2026-12-01T09:00:00+02:00"],
+    })
     .transform((s) => new Date(s));
 
 const EVENT_TYPES: ReadonlySet<string> = new Set(MESSAGE_EVENT_TYPES);

@@ -38,7 +38,7 @@ describe("docs/api.md", () => {
       expect(blocks.length, section.split("\n")[0]).toBe(1);
       return blocks[0] ?? "";
     });
-    expect(examples.length).toBeGreaterThanOrEqual(16);
+    expect(examples.length).toBeGreaterThanOrEqual(22);
     const script = [
       "set -euo pipefail",
       'curl() { command curl --fail-with-body --max-time 10 "$@"; echo; }',
@@ -51,8 +51,12 @@ describe("docs/api.md", () => {
     // Every answer printed is well-formed JSON, none of them an error (the ids captured by
     // `$(…)` and jq's list of paths are not answers).
     const answers = stdout.split("\n").filter((line) => line.startsWith("{"));
-    expect(answers.length).toBeGreaterThanOrEqual(15);
+    expect(answers.length).toBeGreaterThanOrEqual(20);
     for (const answer of answers) expect(JSON.parse(answer).status).not.toBe("error");
     expect(stdout).toContain('"/api/v1/openapi.json"');
+    // The export answers CSV, not JSON; the cancellations cancelled what their examples scheduled.
+    expect(stdout).toContain("id,to,message,sender_id,operator,charge,");
+    expect(stdout).toContain('"message":"sms cancelled"');
+    expect(stdout).toContain('"message":"bulk sms cancelled"');
   });
 });

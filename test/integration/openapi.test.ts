@@ -149,6 +149,21 @@ describe("GET /api/v1/openapi.json", () => {
       "Active",
       "LastUsedAt",
     ]);
+    // Extensions: a scheduled send's send_at, in both send bodies and answers; the bulk send's id.
+    for (const path of ["/api/v1/sms", "/api/v1/sms/bulk"]) {
+      const body = at(doc, "paths", path, "post", "requestBody", "content", "application/json", "schema");
+      expect(at(body, "properties", "send_at", "format"), path).toBe("date-time");
+      expect(at(body, "required"), path).not.toContain("send_at");
+    }
+    expect(at(schemas, "Message", "properties", "send_at", "format")).toBe("date-time");
+    expect(at(schemas, "BulkResult", "properties", "send_at", "format")).toBe("date-time");
+    expect(at(schemas, "BulkResult", "required")).toEqual([
+      "bulk_id",
+      "total",
+      "charge",
+      "currency",
+      "items",
+    ]);
     const send = at(doc, "paths", "/api/v1/sms", "post", "responses") as Json;
     expect(at(send, "202", "content", "application/json", "schema")).toEqual({
       $ref: "#/components/schemas/Message",
@@ -161,13 +176,14 @@ describe("GET /api/v1/openapi.json", () => {
   });
 });
 
-/** The entry whose path template matches a concrete path. */
+/** The entry whose path template matches a concrete path; a literal segment wins over a parameter. */
 function entryFor(method: string, url: string): Endpoint {
   const path = url.split("?")[0] ?? "";
-  const entry = ENDPOINTS.find(
+  const params = (e: Endpoint) => e.path.split("{").length;
+  const entry = ENDPOINTS.filter(
     (e) =>
       e.method === method.toLowerCase() && new RegExp(`^${e.path.replace(/\{\w+\}/g, "[^/]+")}$`).test(path),
-  );
+  ).sort((a, b) => params(a) - params(b))[0];
   if (!entry) throw new Error(`no entry for ${method} ${path}`);
   return entry;
 }
@@ -239,6 +255,89 @@ describe("real answers are what the document says", () => {
     expect((await documentedCall("GET", `/api/v1/sms/${id}`)).status).toBe(200);
     expect((await documentedCall("GET", "/api/v1/sms/12345")).status).toBe(400);
     expect((await documentedCall("GET", `/api/v1/sms/${crypto.randomUUID()}`)).status).toBe(404);
+  });
+
+  it("schedules and cancels sends, with their errors", async () => {
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString();
+    const body = { to: "+263771234567", from: "SHIRI", message: "later", send_at: sendAt };
+    const scheduled = await documentedCall("POST", "/api/v1/sms", { body });
+    expect(scheduled.body).toMatchObject({ status: "enqueued", send_at: sendAt });
+    const id = (scheduled.body as { id: string }).id;
+    expect((await documentedCall("GET", `/api/v1/sms/${id}`)).body).toMatchObject({
+      data: { send_at: sendAt },
+    });
+    const tooFar = new Date(Date.now() + 31 * 86_400_000).toISOString();
+    expect((await documentedCall("POST", "/api/v1/sms", { body: { ...body, send_at: tooFar } })).status).toBe(
+      400,
+    );
+
+    const cancelled = await documentedCall("DELETE", `/api/v1/sms/${id}`);
+    expect(cancelled.body).toMatchObject({ data: { status: "failed", operator_response: "CANCELLED" } });
+    expect((await documentedCall("DELETE", `/api/v1/sms/${id}`)).status).toBe(200);
+    const unroutable = await documentedCall("POST", "/api/v1/sms", { body: { ...body, to: "+15551234567" } });
+    const ended = (unroutable.body as { id: string }).id;
+    expect((await documentedCall("DELETE", `/api/v1/sms/${ended}`)).status).toBe(409);
+    expect((await documentedCall("DELETE", "/api/v1/sms/12345")).status).toBe(400);
+    expect((await documentedCall("DELETE", `/api/v1/sms/${crypto.randomUUID()}`)).status).toBe(404);
+
+    const bulk = { to: ["+263771234567", "+263712345678"], from: "SHIRI", message: "later", send_at: sendAt };
+    const sent = await documentedCall("POST", "/api/v1/sms/bulk", { body: bulk });
+    expect(sent.body).toMatchObject({ data: { send_at: sendAt, bulk_id: expect.any(String) } });
+    const bulkId = (sent.body as { data: { bulk_id: string } }).data.bulk_id;
+    expect(
+      (await documentedCall("POST", "/api/v1/sms/bulk", { body: { ...bulk, send_at: "soon" } })).status,
+    ).toBe(400);
+    const bulkCancelled = await documentedCall("DELETE", `/api/v1/sms/bulk/${bulkId}`);
+    expect(bulkCancelled.body).toMatchObject({ data: { total: 2, cancelled: 2, not_cancelled: 0 } });
+    const lost = await documentedCall("POST", "/api/v1/sms/bulk", {
+      body: { ...bulk, to: ["+15551234567"] },
+    });
+    const lostId = (lost.body as { data: { bulk_id: string } }).data.bulk_id;
+    expect((await documentedCall("DELETE", `/api/v1/sms/bulk/${lostId}`)).status).toBe(409);
+    expect((await documentedCall("DELETE", "/api/v1/sms/bulk/nope")).status).toBe(400);
+    expect((await documentedCall("DELETE", `/api/v1/sms/bulk/${crypto.randomUUID()}`)).status).toBe(404);
+  });
+
+  it("previews, searches, exports and reads bulk sends back, with their errors", async () => {
+    const bulk = { to: ["+263771234567", "+263712345678", "+15551234567"], from: "SHIRI", message: "Mhoro" };
+    const preview = await documentedCall("POST", "/api/v1/sms/preview", { body: bulk });
+    expect(preview.body).toMatchObject({ data: { total: 3, encoding: "gsm7" } });
+    const single = { to: "+263771234567", from: "SHIRI", message: "Mhoro" };
+    expect((await documentedCall("POST", "/api/v1/sms/preview", { body: single })).status).toBe(200);
+    const unapproved = await documentedCall("POST", "/api/v1/sms/preview", {
+      body: { ...bulk, from: "NOPE" },
+    });
+    expect(unapproved.status).toBe(400);
+    expect((await documentedCall("POST", "/api/v1/sms/preview", { rawBody: "{" })).status).toBe(400);
+
+    const sent = await documentedCall("POST", "/api/v1/sms/bulk", { body: bulk });
+    const bulkId = (sent.body as { data: { bulk_id: string } }).data.bulk_id;
+    const read = await documentedCall("GET", `/api/v1/sms/bulk/${bulkId}`);
+    expect(read.body).toMatchObject({ data: { bulk_id: bulkId, total: 3 } });
+    expect((await documentedCall("GET", "/api/v1/sms/bulk/nope")).status).toBe(404);
+    expect((await documentedCall("GET", `/api/v1/sms/bulk/${crypto.randomUUID()}`)).status).toBe(404);
+
+    const first = await documentedCall("GET", `/api/v1/sms?bulk_id=${bulkId}&limit=2`);
+    const page = (first.body as { data: { items: unknown[]; next_cursor: string | null } }).data;
+    expect(page.items).toHaveLength(2);
+    expect(page.next_cursor).not.toBeNull();
+    const cursor = encodeURIComponent(page.next_cursor ?? "");
+    const last = await documentedCall("GET", `/api/v1/sms?bulk_id=${bulkId}&limit=2&cursor=${cursor}`);
+    const rest = (last.body as { data: { items: { to: string }[]; next_cursor: string | null } }).data;
+    expect(rest.next_cursor).toBeNull();
+    const listed = [...page.items, ...rest.items].map((m) => (m as { to: string }).to);
+    expect(listed.sort()).toEqual([...bulk.to].sort());
+    expect((await documentedCall("GET", "/api/v1/sms?status=failed&since=2020-01-01T00:00:00Z")).status).toBe(
+      200,
+    );
+    expect((await documentedCall("GET", "/api/v1/sms?limit=0")).status).toBe(400);
+    expect((await documentedCall("GET", "/api/v1/sms?stauts=failed")).status).toBe(400);
+    expect((await documentedCall("GET", `/api/v1/sms?cursor=${cursor}`)).status).toBe(400);
+
+    const csv = await documentedCall("GET", `/api/v1/sms/export.csv?bulk_id=${bulkId}`);
+    expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
+    expect(String(csv.body).trimEnd().split("\r\n")).toHaveLength(4);
+    expect((await documentedCall("GET", "/api/v1/sms/export.csv?since=yesterday")).status).toBe(400);
   });
 
   it("manages keys, reads the account, and runs the webhook endpoints, with their errors", async () => {

@@ -1,7 +1,12 @@
 import { getBalanceEndpoint, getSenderIdsEndpoint } from "../routes/account.ts";
 import { createTokenEndpoint, listTokensEndpoint, revokeTokenEndpoint } from "../routes/api-tokens.ts";
+import { cancelBulkEndpoint, cancelSmsEndpoint } from "../routes/cancel-sms.ts";
+import { exportSmsEndpoint } from "../routes/export-sms.ts";
+import { getBulkEndpoint } from "../routes/get-bulk.ts";
 import { getSmsEndpoint } from "../routes/get-sms.ts";
 import { openApiEndpoint } from "../routes/openapi.ts";
+import { previewSmsEndpoint } from "../routes/preview-sms.ts";
+import { searchSmsEndpoint } from "../routes/search-sms.ts";
 import { sendBulkEndpoint } from "../routes/send-bulk.ts";
 import { sendSmsEndpoint } from "../routes/send-sms.ts";
 import {
@@ -25,7 +30,13 @@ import type { Endpoint } from "./endpoint.ts";
 export const ENDPOINTS: readonly Endpoint[] = [
   sendSmsEndpoint,
   sendBulkEndpoint,
+  previewSmsEndpoint,
   getSmsEndpoint,
+  searchSmsEndpoint,
+  exportSmsEndpoint,
+  getBulkEndpoint,
+  cancelSmsEndpoint,
+  cancelBulkEndpoint,
   createTokenEndpoint,
   listTokensEndpoint,
   revokeTokenEndpoint,

@@ -1,10 +1,13 @@
 import type { RequestHandler } from "express";
+import { z } from "zod";
 import { withTransaction } from "../../db/pool.ts";
 import { CANCELLED, type CancelledMessage, cancelMessages } from "../../lifecycle/index.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { MESSAGE_COLUMNS, type MessageRow, toMessageView } from "../message-view.ts";
+import { MESSAGE_COLUMNS, type MessageRow, messageSchema, toMessageView } from "../message-view.ts";
+import { kitEnvelope } from "../openapi/conventions.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import { UUID_PATTERN } from "../validation.ts";
 
 /*
@@ -76,6 +79,63 @@ export function cancelBulk(deps: IntakeDeps): RequestHandler {
       status: "success",
       message: "bulk sms cancelled",
       data: { bulk_id: bulkId, total, cancelled, not_cancelled: total - cancelled },
-    });
+    } satisfies z.input<typeof cancelBulkResponse>);
   };
 }
+
+export const cancelSmsResponse = kitEnvelope(messageSchema, "sms cancelled");
+
+export const cancelBulkResponse = kitEnvelope(
+  z
+    .object({
+      bulk_id: z.uuid(),
+      total: z.int().meta({ description: "The bulk send's messages." }),
+      cancelled: z
+        .int()
+        .meta({ description: "Cancelled now or by an earlier request: their holds released." }),
+      not_cancelled: z.int().meta({
+        description: "Already dispatched, or ended otherwise (an unroutable number stays billed).",
+      }),
+    })
+    .meta({ id: "BulkCancellation", description: "The counts as they stand after the request." }),
+  "bulk sms cancelled",
+);
+
+const smsIdPath = z.object({ id: z.uuid().meta({ description: "The id from a send or a bulk item." }) });
+const bulkIdPath = z.object({ bulk_id: z.uuid().meta({ description: "data.bulk_id of the bulk send." }) });
+
+export const cancelSmsEndpoint = endpoint({
+  method: "delete",
+  path: "/api/v1/sms/{id}",
+  operationId: "cancelSms",
+  summary: "Cancel a message not yet dispatched",
+  description:
+    "A message still enqueued (scheduled and not yet due, or waiting behind a carrier that is down) " +
+    "ends failed with operator_response CANCELLED and its hold is released, in one transaction. " +
+    "Cancelling a cancelled message answers 200 again. Kit conventions, though GET on this path is legacy.",
+  tag: "Messages",
+  origin: "extension",
+  errors: "kit",
+  request: { path: smsIdPath },
+  responses: {
+    200: { description: "The Message as it now is: failed, CANCELLED.", body: cancelSmsResponse },
+  },
+  failures: ["invalidSmsId", "notFound", "notCancellable"],
+});
+
+export const cancelBulkEndpoint = endpoint({
+  method: "delete",
+  path: "/api/v1/sms/bulk/{bulk_id}",
+  operationId: "cancelBulk",
+  summary: "Cancel what is not yet dispatched of a bulk send",
+  description:
+    "Every message of the bulk send still enqueued is cancelled and all their holds released, in one " +
+    "transaction; messages already dispatched or ended are left as they are. 409 when none of its " +
+    "messages is (or was) cancelled.",
+  tag: "Messages",
+  origin: "extension",
+  errors: "kit",
+  request: { path: bulkIdPath },
+  responses: { 200: { description: "The bulk send's counts after the request.", body: cancelBulkResponse } },
+  failures: ["invalidBulkId", "notFound", "notCancellable"],
+});

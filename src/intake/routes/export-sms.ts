@@ -6,6 +6,7 @@ import { countCovered, type FoundMessage, searchMessages } from "../../search/se
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { toMessageView } from "../message-view.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import { parseBody } from "../validation.ts";
 import { messageFiltersShape, queryOf, sinceBeforeUntil, toFilters } from "./search-sms.ts";
 
@@ -102,3 +103,32 @@ export function exportSms(deps: IntakeDeps): RequestHandler {
     }
   };
 }
+
+export const exportSmsEndpoint = endpoint({
+  method: "get",
+  path: "/api/v1/sms/export.csv",
+  operationId: "exportSms",
+  summary: "Export the messages of a search as CSV",
+  description:
+    "Every message GET /api/v1/sms would list for the same filters (no limit, no cursor), in its order, " +
+    "as one RFC 4180 file, streamed. A query covering more than SEARCH_EXPORT_MAX_ROWS messages is a " +
+    "validation error on since: export a day or an hour at a time. An export cut short ends as a broken " +
+    "transfer, never as a file that looks whole.",
+  tag: "Messages",
+  origin: "extension",
+  errors: "kit",
+  request: { query: exportSmsQuery },
+  responses: {
+    200: {
+      description: "The CSV file.",
+      body: z.string().meta({
+        description: `A header row, then one row per message; columns ${EXPORT_COLUMNS.join(", ")} (bulk_id empty for a single send).`,
+      }),
+      contentType: "text/csv",
+      headers: z.object({
+        "Content-Disposition": z.literal('attachment; filename="messages.csv"'),
+      }),
+    },
+  },
+  failures: ["validation"],
+});

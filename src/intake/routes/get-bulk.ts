@@ -4,6 +4,7 @@ import { bulkSummary } from "../../search/bulk-summary.ts";
 import { MESSAGE_STATUSES } from "../../search/search-messages.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import { UUID_PATTERN } from "../validation.ts";
 
 /** GET /api/v1/sms/bulk/{bulk_id} — a bulk send of the account, its messages counted (extension, Kit). */
@@ -33,3 +34,20 @@ export function getBulk(deps: IntakeDeps): RequestHandler {
     res.status(200).json({ status: "success", message: "", data: summary });
   };
 }
+
+export const getBulkEndpoint = endpoint({
+  method: "get",
+  path: "/api/v1/sms/bulk/{bulk_id}",
+  operationId: "getBulk",
+  summary: "Retrieve a bulk send, its messages counted",
+  description:
+    "charge is what was held at acceptance; status_counts counts the messages by status, delivered " +
+    "those with delivered_at; billing says where each message's charge stands now (held, captured, " +
+    "released), amounts in ten-thousandths. An id that is not a UUID, or another account's, is not found.",
+  tag: "Messages",
+  origin: "extension",
+  errors: "kit",
+  request: { path: z.object({ bulk_id: z.uuid().meta({ description: "data.bulk_id of the bulk send." }) }) },
+  responses: { 200: { description: "The bulk send.", body: getBulkResponse } },
+  failures: ["notFound"],
+});

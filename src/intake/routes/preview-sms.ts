@@ -5,6 +5,7 @@ import type { Queryable } from "../../db/pool.ts";
 import { prepareSend } from "../../sending/prepare-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import { segmentLimitError } from "../send-limits.ts";
 import { parseBody } from "../validation.ts";
 import { bulkBody } from "./send-bulk.ts";
@@ -105,3 +106,20 @@ export function previewSms(deps: IntakeDeps): RequestHandler {
     } satisfies z.input<typeof previewResponse>);
   };
 }
+
+export const previewSmsEndpoint = endpoint({
+  method: "post",
+  path: "/api/v1/sms/preview",
+  operationId: "previewSms",
+  summary: "Price a send without sending it",
+  description:
+    "Either send's body as it is: to a string (validated as POST /api/v1/sms) or an array (as POST " +
+    "/api/v1/sms/bulk). The same checks as the send (fields, segments, an approved from), answered " +
+    "without writing anything: no message, hold, job or idempotency key.",
+  tag: "Messages",
+  origin: "extension",
+  errors: "kit",
+  request: { body: (config) => previewBody(config.BULK_MAX_RECIPIENTS) },
+  responses: { 200: { description: "Per recipient and in total.", body: previewResponse } },
+  failures: ["validation"],
+});

@@ -11,6 +11,7 @@ import {
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { messageSchema, toMessageView } from "../message-view.ts";
+import { endpoint } from "../openapi/endpoint.ts";
 import { msisdnField, parseBody, UUID_PATTERN } from "../validation.ts";
 
 /**
@@ -20,13 +21,14 @@ import { msisdnField, parseBody, UUID_PATTERN } from "../validation.ts";
 export const MAX_SEARCH_LIMIT = 100;
 export const DEFAULT_SEARCH_LIMIT = 50;
 
-const queryDateTime = () =>
+const queryDateTime = (description: string) =>
   z
     .string({ error: "must be an RFC 3339 date-time" })
     .refine((s) => z.iso.datetime({ offset: true }).safeParse(s).success, {
       message: "must be an RFC 3339 date-time",
       abort: true,
     })
+    .meta({ format: "date-time", description })
     .transform((s) => new Date(s));
 
 /** The filters shared by the search and its CSV export; each given at most once. */
@@ -37,9 +39,10 @@ export const messageFiltersShape = {
   bulk_id: z
     .string({ error: "must be a UUID" })
     .refine((s) => UUID_PATTERN.test(s), "must be a UUID")
+    .meta({ format: "uuid", description: "The messages of one bulk send (its data.bulk_id)." })
     .optional(),
-  since: queryDateTime().optional(),
-  until: queryDateTime().optional(),
+  since: queryDateTime("Messages created at or after this instant (RFC 3339).").optional(),
+  until: queryDateTime("Messages created before this instant (RFC 3339).").optional(),
 };
 
 /** since is inclusive, until exclusive: an empty or reversed range is a mistake worth naming. */
@@ -59,9 +62,16 @@ export const searchSmsQuery = z
       .refine((s) => /^\d{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_SEARCH_LIMIT, {
         message: `must be an integer from 1 to ${MAX_SEARCH_LIMIT}`,
       })
+      .meta({
+        pattern: "^\\d{1,3}$",
+        description: `Messages per page, 1 to ${MAX_SEARCH_LIMIT} (default ${DEFAULT_SEARCH_LIMIT}).`,
+      })
       .transform(Number)
       .optional(),
-    cursor: z.string({ error: "must be a cursor from next_cursor" }).optional(),
+    cursor: z
+      .string({ error: "must be a cursor from next_cursor" })
+      .meta({ description: "next_cursor of the previous page, with the same filters." })
+      .optional(),
   })
   // A misspelt filter would otherwise return every message: refused, as unknown body fields are.
   .strict()
@@ -119,3 +129,21 @@ export function searchSms(deps: IntakeDeps): RequestHandler {
     });
   };
 }
+
+export const searchSmsEndpoint = endpoint({
+  method: "get",
+  path: "/api/v1/sms",
+  operationId: "searchSms",
+  summary: "Search the account's messages",
+  description:
+    "Newest first, each item the Message as GET /api/v1/sms/{id} answers it, a page at a time: pass " +
+    "next_cursor back as cursor, with the same filters, until it is null (a page filtered by status or " +
+    "operator may be short, even empty, before the last). Every filter is optional and given once; " +
+    "since is inclusive, until exclusive; an unknown parameter is a validation error.",
+  tag: "Messages",
+  origin: "extension",
+  errors: "kit",
+  request: { query: searchSmsQuery },
+  responses: { 200: { description: "A page of messages.", body: searchSmsResponse } },
+  failures: ["validation"],
+});

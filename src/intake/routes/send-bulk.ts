@@ -4,7 +4,7 @@ import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
-import { amount, kitEnvelope } from "../openapi/conventions.ts";
+import { amount, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import {
   eventTypesField,
@@ -97,9 +97,16 @@ const bulkItemSchema = z.object({
 
 export const bulkResultSchema = z
   .object({
+    bulk_id: z.uuid().meta({
+      description:
+        "Extension: the bulk send's id, for GET and DELETE /api/v1/sms/bulk/{bulk_id} and the bulk_id filter.",
+    }),
     total: z.int().meta({ description: "Recipients accepted." }),
     charge: amount().meta({ description: "Total held for the send, ten-thousandths: an integer here." }),
     currency: z.string().meta({ description: "Currency of charge (named currency, not charge_currency)." }),
+    send_at: timestamp().optional().meta({
+      description: "Extension: when a scheduled send is due (UTC); present on scheduled sends only.",
+    }),
     items: z.array(bulkItemSchema).meta({ description: "One per recipient, in request order." }),
   })
   .meta({ id: "BulkResult" });
@@ -111,7 +118,8 @@ export const sendBulkEndpoint = endpoint({
   summary: "Send one text to many recipients",
   description:
     "Priced as one send and accepted or rejected whole: one bad recipient, an unapproved sender or a " +
-    "balance that does not cover every recipient rejects it all, and nothing is sent.",
+    "balance that does not cover every recipient rejects it all, and nothing is sent. send_at (extension) " +
+    "schedules the whole send; the result then carries send_at.",
   tag: "Messages",
   origin: "contract",
   errors: "kit",

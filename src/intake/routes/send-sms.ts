@@ -84,7 +84,8 @@ export const sendSmsEndpoint = endpoint({
   description:
     "Validates the sender id, prices the text per segment, holds the charge on the prepaid balance and " +
     "queues the message, in one transaction. 202 means accepted, priced and queued, not delivered. " +
-    "webhook_url and webhook_events are extensions here.",
+    "webhook_url, webhook_events and send_at (a scheduled send, held now, sent at send_at; the Message " +
+    "then carries send_at) are extensions here.",
   tag: "Messages",
   origin: "contract",
   errors: "legacy",
