@@ -168,7 +168,7 @@ describe("GET /api/v1/openapi.json", () => {
     expect(at(send, "202", "content", "application/json", "schema")).toEqual({
       $ref: "#/components/schemas/Message",
     });
-    expect(Object.keys(send)).toEqual(["202", "400", "401", "409", "413", "422", "500", "503"]);
+    expect(Object.keys(send)).toEqual(["202", "400", "401", "409", "413", "422", "429", "500", "503"]);
     expect(at(send, "422", "content", "application/json", "schema", "allOf")).toEqual([
       { $ref: "#/components/schemas/LegacyError" },
       { properties: { error: { properties: { type: { enum: ["ERR_INSUFFICIENT_BALANCE"] } } } } },
@@ -384,6 +384,32 @@ describe("real answers are what the document says", () => {
     expect(refused.status).toBe(400);
     expect((await documentedCall("DELETE", "/api/v1/webhook")).status).toBe(200);
     expect((await documentedCall("GET", "/api/v1/openapi.json", { headers: {} })).status).toBe(200);
+    expect((await documentedCall("GET", "/healthz", { headers: {} })).status).toBe(200);
+    expect((await documentedCall("GET", "/readyz", { headers: {} })).body).toMatchObject({ status: "ready" });
+  });
+
+  it("over the rate limit: 429 as documented, in the endpoint's convention, with its headers", async () => {
+    const limited = await startTestService({ RATE_LIMIT_KEY_PER_SECOND: "1" });
+    try {
+      const who = await limited.account();
+      for (const url of ["/api/v1/balance", `/api/v1/sms/${crypto.randomUUID()}`]) {
+        const answers = await Promise.all(
+          Array.from({ length: 4 }, () => call(limited.base, "GET", url, { headers: who.headers })),
+        );
+        const refused = answers.find((a) => a.status === 429);
+        expect(refused, url).toBeDefined();
+        const entry = entryFor("GET", url);
+        const documented = at(doc, "paths", entry.path, "get", "responses", "429");
+        const examples = Object.values(at(documented, "content", "application/json", "examples") as Json).map(
+          (e) => at(doc, ...String(at(e, "$ref")).slice(2).split("/"), "value"),
+        );
+        expect(examples, url).toContainEqual(refused?.body);
+        for (const header of Object.keys(at(documented, "headers") as Json))
+          expect(refused?.headers.get(header), `${url} ${header}`).not.toBeNull();
+      }
+    } finally {
+      await limited.stop();
+    }
   });
 
   it("every endpoint that needs a key answers 401 as documented, without one or with a bad one", async () => {

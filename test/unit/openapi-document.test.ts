@@ -46,17 +46,45 @@ describe("the OpenAPI document builder", () => {
       description: "The CSV.",
       headers: {
         "Content-Disposition": { required: true, description: "a file name", schema: { type: "string" } },
+        // Authenticated: rate limited, so its successes carry the limit's headers.
+        "RateLimit-Limit": { $ref: "#/components/headers/RateLimit-Limit" },
+        "RateLimit-Remaining": { $ref: "#/components/headers/RateLimit-Remaining" },
+        "RateLimit-Reset": { $ref: "#/components/headers/RateLimit-Reset" },
+        "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
       },
       content: { "text/csv": { schema: { type: "string" } } },
     });
-    // No body: no 400/413 body errors. Authenticated: 401. Everyone: 500, 503 with Retry-After.
-    expect(Object.keys(at(op, "responses") as object)).toEqual(["200", "401", "404", "500", "503"]);
+    // No body: no 400/413 body errors. Authenticated: 401, 429. Everyone: 500, 503 with Retry-After.
+    expect(Object.keys(at(op, "responses") as object)).toEqual(["200", "401", "404", "429", "500", "503"]);
+    expect(Object.keys(at(op, "responses", "429", "headers") as object)).toEqual([
+      "Retry-After",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "RateLimit-Policy",
+    ]);
     expect(at(op, "responses", "503", "headers")).toEqual({
       "Retry-After": { $ref: "#/components/headers/Retry-After" },
     });
     expect(at(op, "responses", "404", "content", "application/json", "examples", "notFound")).toEqual({
       $ref: "#/components/examples/kit.notFound",
     });
+  });
+
+  it("an entry's own answer for a status wins over the catalogue's, and an open endpoint is not rate limited", () => {
+    const probe = endpoint({
+      ...csvExport,
+      authenticated: false,
+      responses: {
+        200: { description: "up", body: z.object({ up: z.literal(true) }) },
+        503: { description: "down", body: z.object({ up: z.literal(false) }) },
+      },
+      failures: [],
+    });
+    const op = at(openApiDocument([probe], config), "paths", "/api/v1/things/{id}/export", "get");
+    expect(Object.keys(at(op, "responses") as object)).toEqual(["200", "500", "503"]);
+    expect(at(op, "responses", "503", "description")).toBe("down");
+    expect(at(op, "responses", "200", "headers")).toBeUndefined();
   });
 
   it("refuses two entries for one operation, or one operationId twice", () => {

@@ -18,6 +18,7 @@ const TAGS: Record<Tag, string> = {
   "API keys": "The keys that authenticate every request.",
   Account: "The account's balance and sender ids (extensions).",
   Webhooks: "The account webhook, its signing secret, and callback deliveries (extensions).",
+  Health: "Liveness and readiness probes, outside the API's conventions (extensions).",
   Reference: "This document.",
 };
 
@@ -91,14 +92,23 @@ function parameters(
 /** What every endpoint can answer besides its own failures. */
 function failuresOf(entry: Endpoint): ErrorName[] {
   const names: ErrorName[] = [];
-  if (entry.authenticated !== false) names.push("missingAuthentication", "invalidAuthentication");
+  // Every authenticated request is rate limited (src/intake/rate-limit.ts).
+  if (entry.authenticated !== false)
+    names.push("missingAuthentication", "invalidAuthentication", "tooManyRequests");
   if (entry.request?.body) names.push("malformedJson", "unreadableBody", "payloadTooLarge");
   names.push(...entry.failures, "unavailable", "internal");
   return [...new Set(names)];
 }
 
+/** On every answer the rate limits decided, 2xx and 429 alike (absent with RATE_LIMITS=off). */
+const RATE_LIMIT_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"];
+
 /** Headers that come with an error status, whatever the endpoint. */
 const ERROR_HEADERS: Partial<Record<number, Json>> = {
+  429: {
+    "Retry-After": { $ref: "#/components/headers/Retry-After-Limit" },
+    ...Object.fromEntries(RATE_LIMIT_HEADERS.map((h) => [h, { $ref: `#/components/headers/${h}` }])),
+  },
   503: { "Retry-After": { $ref: "#/components/headers/Retry-After" } },
 };
 
@@ -166,6 +176,8 @@ function operation(entry: Endpoint, config: Config, components: Components): Jso
     const headers = parameters(components, "header", response.headers).map(
       ({ name, in: _in, required, ...header }) => [name, { required, ...header }],
     );
+    if (entry.authenticated !== false && status.startsWith("2"))
+      headers.push(...RATE_LIMIT_HEADERS.map((h) => [h, { $ref: `#/components/headers/${h}` }]));
     responses[status] = {
       description: response.description,
       ...(headers.length > 0 ? { headers: Object.fromEntries(headers) } : {}),
@@ -197,7 +209,8 @@ function operation(entry: Endpoint, config: Config, components: Components): Jso
           },
         }
       : {}),
-    responses: { ...responses, ...errorResponses(entry, components) },
+    // An answer the entry describes itself (e.g. /readyz's 503) wins over the catalogue's.
+    responses: { ...errorResponses(entry, components), ...responses },
     "x-shiri-origin": entry.origin,
     "x-shiri-error-convention": entry.errors,
   };
@@ -265,6 +278,23 @@ export function openApiDocument(endpoints: readonly Endpoint[], config: Config):
         "Retry-After": {
           description: `Seconds to wait before retrying (${RETRY_AFTER_SECONDS}).`,
           schema: { type: "integer" },
+        },
+        "Retry-After-Limit": {
+          description: "Seconds until the limit that refused the request lets it through (at least 1).",
+          schema: { type: "integer", minimum: 1 },
+        },
+        "RateLimit-Limit": {
+          description: "The quota of the limit nearest its end (on a 429, the one that refused).",
+          schema: { type: "integer" },
+        },
+        "RateLimit-Remaining": { description: "What is left of that quota.", schema: { type: "integer" } },
+        "RateLimit-Reset": {
+          description: "Seconds until that limit is whole again.",
+          schema: { type: "integer" },
+        },
+        "RateLimit-Policy": {
+          description: "Every limit that applied, as `<quota>;w=<window seconds>`, comma-separated.",
+          schema: { type: "string", examples: ["500;w=1, 1000;w=1"] },
         },
       },
     },

@@ -4,6 +4,7 @@ import { cancelBulkEndpoint, cancelSmsEndpoint } from "../routes/cancel-sms.ts";
 import { exportSmsEndpoint } from "../routes/export-sms.ts";
 import { getBulkEndpoint } from "../routes/get-bulk.ts";
 import { getSmsEndpoint } from "../routes/get-sms.ts";
+import { healthzEndpoint, readyzEndpoint } from "../routes/health.ts";
 import { openApiEndpoint } from "../routes/openapi.ts";
 import { previewSmsEndpoint } from "../routes/preview-sms.ts";
 import { searchSmsEndpoint } from "../routes/search-sms.ts";
@@ -49,5 +50,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   getDeliveriesEndpoint,
   redeliverManyEndpoint,
   redeliverOneEndpoint,
+  healthzEndpoint,
+  readyzEndpoint,
   openApiEndpoint,
 ];
