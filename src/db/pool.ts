@@ -23,9 +23,24 @@ export interface DatabaseTimeouts {
   connectMs: number;
 }
 
+/**
+ * A client with an 'error' listener for its whole life. pg-pool listens only while a client is
+ * idle, and a client emits 'error' by itself whenever its backend goes (a restart's fast
+ * shutdown, pg_terminate_backend): with nobody listening at that moment, the process ends. The
+ * event loses nothing: the client's pending queries reject with the error, and whoever holds the
+ * client releases it broken. The queue's pool is given it too (connectionOptions).
+ */
+class GuardedClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on("error", () => {});
+  }
+}
+
 /** The timeouts as node-postgres connection options (sent at connection start, so every session has them). */
 export function connectionOptions(timeouts: DatabaseTimeouts) {
   return {
+    Client: GuardedClient,
     statement_timeout: timeouts.statementMs,
     lock_timeout: timeouts.lockMs,
     idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
@@ -41,10 +56,10 @@ export function createPool(connectionString: string, max: number, timeouts?: Dat
     connectionString,
     max,
     application_name: "shiri",
+    Client: GuardedClient,
     ...(timeouts ? connectionOptions(timeouts) : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
-  // Checked-out clients are not covered by this: see withTransaction.
   pool.on("error", () => {});
   return pool;
 }
