@@ -290,6 +290,13 @@ export class CarrierSimulator {
     if (patch.enquireLinkIntervalMs !== undefined) for (const c of this.conns) this.armEnquireLink(c);
   }
 
+  /** Submits received and not yet answered, over every connection. */
+  get onTheWire(): number {
+    let n = 0;
+    for (const c of this.conns) n += c.pending.size;
+    return n;
+  }
+
   get boundSessions(): number {
     return [...this.conns].filter((c) => c.bound && !c.closed).length;
   }

@@ -26,8 +26,8 @@ describe("fault: submit_sm_resp that never comes", () => {
       scenario: "missing answers",
       ids,
       finalWithinMs: 60_000,
-      allowedResends: econet.unanswered.length,
-      mayRepeat: new Set(econet.unanswered.map((a) => `+${a.destination_addr}`)),
+      allowedResends: () => econet.unanswered.length,
+      mayRepeat: () => new Set(econet.unanswered.map((a) => `+${a.destination_addr}`)),
     });
     expect(econet.unanswered.length, "every answer came").toBeGreaterThan(0);
     // Each unanswered submit was sent again (dropping it could lose a paid message), counted as unknown.

@@ -5,8 +5,9 @@ import { checkInvariants } from "./support/invariants.ts";
 
 /**
  * (11) The SMSC unbinds of its own accord mid-flow, twice: Telecel answers slowly, so submits
- * are on the wire when its unbind comes. Shiri answers the unbind, binds again and finishes;
- * only the submits on the wire at the unbind may reach the carrier twice.
+ * are on the wire when its unbind comes, and it still answers them before it closes. Shiri sends
+ * nothing new, waits for those answers (bounded by the response timeout), then answers the
+ * unbind, binds again and finishes: nothing is sent twice.
  */
 let h: FaultHarness;
 beforeAll(async () => {
@@ -15,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 describe("fault: SMSC-initiated unbind", () => {
-  it("answers the unbind, binds again and sends again only what was on the wire", async () => {
+  it("takes the answers on the wire, answers the unbind, binds again, sends nothing twice", async () => {
     const telecel = h.sims.get("telecel");
     const accepted = () => telecel.accepted.length;
     const before = accepted();
@@ -37,10 +38,11 @@ describe("fault: SMSC-initiated unbind", () => {
       scenario: "SMSC unbind",
       ids,
       finalWithinMs: 60_000,
-      allowedResends: telecel.pendingAtUnbind.length,
-      mayRepeat: new Set(telecel.pendingAtUnbind.map((d) => `+${d}`)),
+      // Answering at once and closing lost the answers on the wire: each was sent again.
+      allowedResends: 0,
     });
     expect(telecel.stats.unbindRespsReceived, "Shiri did not answer the unbinds").toBe(2);
+    expect(telecel.pendingAtUnbind.length, "nothing was on the wire at the unbinds").toBeGreaterThan(0);
     expect(report.success).toBe(ids.length);
     console.info(
       `[faults] SMSC unbind: ${telecel.pendingAtUnbind.length} on the wire at the unbinds, ${report.resends} resent`,

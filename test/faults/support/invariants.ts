@@ -20,10 +20,13 @@ export interface InvariantOptions {
   ids: readonly string[];
   /** How long after the fault every message must be final. */
   finalWithinMs: number;
-  /** Most segments the SMSC may have taken twice (the in-flight window of this fault). */
-  allowedResends: number;
+  /**
+   * Most segments the SMSC may have taken twice (the in-flight window of this fault); a function
+   * is asked once every message is final (a fault that goes on while they are dispatched).
+   */
+  allowedResends: number | (() => number);
   /** Destinations (as sent, with +) that may be among the resent: those on the wire at the fault. */
-  mayRepeat?: ReadonlySet<string>;
+  mayRepeat?: ReadonlySet<string> | (() => ReadonlySet<string>);
   /**
    * Indices into `statuses` (from, to) where "no answer" is expected: the API was killed on
    * purpose, so its clients saw resets and refused connections in that span and only there.
@@ -90,12 +93,14 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
     statuses,
   };
   console.info(`[faults] ${JSON.stringify(report)}`);
+  const allowed = typeof o.allowedResends === "function" ? o.allowedResends() : o.allowedResends;
   expect(resends, `${o.scenario}: segments submitted twice ${JSON.stringify(repeated)}`).toBeLessThanOrEqual(
-    o.allowedResends,
+    allowed,
   );
-  if (o.mayRepeat) {
+  const mayRepeat = typeof o.mayRepeat === "function" ? o.mayRepeat() : o.mayRepeat;
+  if (mayRepeat) {
     for (const [key] of repeated)
-      expect(o.mayRepeat.has(`+${key.split("|")[0]}`), `${key} resent but not on the wire at the fault`).toBe(
+      expect(mayRepeat.has(`+${key.split("|")[0]}`), `${key} resent but not on the wire at the fault`).toBe(
         true,
       );
   }
