@@ -63,6 +63,8 @@ export interface FaultHarnessOptions {
   env?: Record<string, string>;
   /** A migrated database to run on instead of a clone on the test server (dropped by stop()). */
   database?: TestDatabase;
+  /** Extra node flags for the API process (e.g. to preload a memory probe). */
+  apiNodeFlags?: string[];
 }
 
 /** Destinations of one operator, unique within a file: `+263` + prefix + seven digits. */
@@ -102,7 +104,8 @@ export async function startFaultHarness(opts: FaultHarnessOptions = {}): Promise
   const { METRICS_PORT: _ephemeral, ...env } = smppEnv(sims.ports, { ...SHORT_SETTINGS, ...opts.env });
   const processes: ShiriProcess[] = [];
   const start = async (role: "api" | "worker") => {
-    const p = await startShiriProcess({ role, databaseUrl: db.url, env });
+    const nodeFlags = role === "api" ? opts.apiNodeFlags : undefined;
+    const p = await startShiriProcess({ role, databaseUrl: db.url, env, nodeFlags });
     processes.push(p);
     return p;
   };
