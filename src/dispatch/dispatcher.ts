@@ -278,12 +278,18 @@ export class Dispatcher {
         this.observeDelivered(delivered);
         return;
       } catch (err) {
-        // Settling job by job only helps when one job is at fault, never while the database is away.
+        // Settling job by job only helps when one job is at fault, never while the database is
+        // away; and stopping (say, the bind slot's lease lost to the same outage) is no reason to
+        // forget what the carrier accepted: stop() waits for this.
         const outage = isDatabaseUnavailable(err) && Date.now() < outageUntil;
-        const wait = SETTLE_RETRY_MS[attempt] ?? (outage ? SETTLE_OUTAGE_RETRY_MS : undefined);
-        if (attempt < SETTLE_RETRY_MS.length || !outage)
+        const wait = outage
+          ? (SETTLE_RETRY_MS[attempt] ?? SETTLE_OUTAGE_RETRY_MS)
+          : this.running
+            ? SETTLE_RETRY_MS[attempt]
+            : undefined;
+        if (attempt < SETTLE_RETRY_MS.length || wait === undefined)
           logger.error({ err, operator, attempt, jobs: jobs.length }, "dispatch settle failed");
-        if (wait === undefined || !this.running) break;
+        if (wait === undefined) break;
         await sleep(wait);
       }
     }

@@ -13,7 +13,12 @@ import { startOwnPostgres } from "./support/own-postgres.ts";
 let h: FaultHarness;
 beforeAll(async () => {
   const database = await startOwnPostgres();
-  h = await startFaultHarness({ database });
+  // Leases longer than the outage, as in production (5 min): a lease that runs out while the
+  // database is down lets the job's next run take the messages, and that is the in-flight window.
+  h = await startFaultHarness({
+    database,
+    env: { DISPATCH_LOCK_SECONDS: "20", DISPATCH_JOB_EXPIRE_SECONDS: "20" },
+  });
   restart = (downMs) => database.restart(downMs);
 });
 afterAll(() => h?.stop());

@@ -60,6 +60,13 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
     timeoutMs: o.finalWithinMs,
     intervalMs: 200,
     what: `${o.scenario}: all ${ids.length} accepted messages final`,
+  }).catch(async (err: unknown) => {
+    const { rows } = await h.sql.query<{ status: string; n: number; attempts: number; locked: boolean }>(
+      `SELECT status, count(*)::int AS n, max(attempts)::int AS attempts, bool_or(locked_until > now()) AS locked
+         FROM messages WHERE id = ANY($1) AND status NOT IN ('success', 'failed') GROUP BY status`,
+      [ids],
+    );
+    throw new Error(`${String(err)}\nnot final: ${JSON.stringify(rows)}\n${outputs(h)}`);
   });
   const { rows: messages } = await h.sql.query<{ to: string; status: string }>(
     `SELECT "to", status FROM messages WHERE id = ANY($1)`,
@@ -94,9 +101,10 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
   };
   console.info(`[faults] ${JSON.stringify(report)}`);
   const allowed = typeof o.allowedResends === "function" ? o.allowedResends() : o.allowedResends;
-  expect(resends, `${o.scenario}: segments submitted twice ${JSON.stringify(repeated)}`).toBeLessThanOrEqual(
-    allowed,
-  );
+  expect(
+    resends,
+    `${o.scenario}: segments submitted twice ${JSON.stringify(repeated)}\n${outputs(h)}`,
+  ).toBeLessThanOrEqual(allowed);
   const mayRepeat = typeof o.mayRepeat === "function" ? o.mayRepeat() : o.mayRepeat;
   if (mayRepeat) {
     for (const [key] of repeated)
@@ -122,6 +130,11 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
   const bad = h.statuses.filter((s, i) => (s === 0 && (i < from || i >= to)) || (s >= 500 && s !== 503));
   expect(bad, `${o.scenario}: answers ${JSON.stringify(statuses)}`).toEqual([]);
   return report;
+}
+
+/** What the live processes last logged (warnings and errors), for a failure's message. */
+function outputs(h: FaultHarness): string {
+  return [`api ${h.api.pid}:`, h.api.output(), `worker ${h.worker.pid}:`, h.worker.output()].join("\n");
 }
 
 /** `shiri audit` as an operator runs it: its exit status says clean (0) or not (1). */
