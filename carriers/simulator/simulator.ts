@@ -38,6 +38,15 @@ export interface SimulatorBehaviour {
   dropRate: number;
   /** Probability (0–1) of sending a receipt twice. */
   duplicateReceiptRate: number;
+  /**
+   * Probability (0–1) of taking a submit (it is accepted, delivered and receipted) but never
+   * sending its submit_sm_resp: the answer lost between the carrier and Shiri.
+   */
+  unansweredRate: number;
+  /** Probability (0–1) of answering a submit with generic_nack (`genericNackStatus`) instead. */
+  genericNackRate: number;
+  /** ESME_RSYSERR by default: a transient failure of the SMSC. */
+  genericNackStatus: number;
   /** Probability (0–1) of sending the receipt before the submit_sm_resp. */
   receiptBeforeResponseRate: number;
   /** false simulates a hung SMSC that no longer answers enquire_link. */
@@ -63,6 +72,9 @@ export const DEFAULT_BEHAVIOUR: Readonly<SimulatorBehaviour> = {
   dropAfterSubmits: null,
   dropRate: 0,
   duplicateReceiptRate: 0,
+  unansweredRate: 0,
+  genericNackRate: 0,
+  genericNackStatus: 0x08,
   receiptBeforeResponseRate: 0,
   answerEnquireLink: true,
   enquireLinkIntervalMs: 0,
@@ -149,6 +161,8 @@ interface Conn {
   closed: boolean;
   submits: number;
   outstanding: number;
+  /** Destinations of the submits received and not yet answered, by sequence_number. */
+  pending: Map<number, string>;
   /** deliver_sm sent on this connection awaiting deliver_sm_resp, by sequence_number. */
   receipts: Map<number, { delivery: Delivery; sent: SentReceipt }>;
   idle?: NodeJS.Timeout;
@@ -226,6 +240,12 @@ export class CarrierSimulator {
   readonly accepted: AcceptedSubmit[] = [];
   readonly rejections: { destination_addr: string; command_status: number; at: Date }[] = [];
   readonly receiptsSent: SentReceipt[] = [];
+  /** Submits taken whose submit_sm_resp was never sent (`unansweredRate`). */
+  readonly unanswered: AcceptedSubmit[] = [];
+  /** Submits answered with generic_nack (`genericNackRate`). */
+  readonly nacked: { destination_addr: string; command_status: number; at: Date }[] = [];
+  /** Submits on the wire (received, not yet answered) when this SMSC unbound their session. */
+  readonly pendingAtUnbind: string[] = [];
   readonly stats = {
     connections: 0,
     binds: 0,
@@ -233,6 +253,8 @@ export class CarrierSimulator {
     enquireLinksReceived: 0,
     enquireLinkRespsReceived: 0,
     unbindsReceived: 0,
+    /** Answers to unbinds this SMSC sent (unbindAll). */
+    unbindRespsReceived: 0,
     /** Most submits received but not yet answered on one connection, ever. */
     maxOutstanding: 0,
   };
@@ -268,6 +290,13 @@ export class CarrierSimulator {
     if (patch.enquireLinkIntervalMs !== undefined) for (const c of this.conns) this.armEnquireLink(c);
   }
 
+  /** Submits received and not yet answered, over every connection. */
+  get onTheWire(): number {
+    let n = 0;
+    for (const c of this.conns) n += c.pending.size;
+    return n;
+  }
+
   get boundSessions(): number {
     return [...this.conns].filter((c) => c.bound && !c.closed).length;
   }
@@ -298,6 +327,24 @@ export class CarrierSimulator {
   /** Cut every TCP connection at once, as a carrier restart or a network blip would. */
   dropAllConnections(): void {
     for (const c of this.conns) c.session.destroy();
+  }
+
+  /**
+   * Unbind every bound session of our own accord, as an SMSC going down for maintenance does:
+   * unbind is sent at once, submits arriving after it are refused ESME_RINVBNDSTS, and the
+   * connection closes when the ESME answers. What was on the wire then is kept in
+   * `pendingAtUnbind`. Resolves with the number of sessions unbound.
+   */
+  unbindAll(): number {
+    let n = 0;
+    for (const c of this.conns) {
+      if (!c.bound || c.closed) continue;
+      c.bound = false;
+      this.pendingAtUnbind.push(...c.pending.values());
+      c.session.unbind({});
+      n++;
+    }
+    return n;
   }
 
   /** Accepted submits grouped into whole messages; concatenated parts joined in part order. */
@@ -348,6 +395,7 @@ export class CarrierSimulator {
       closed: false,
       submits: 0,
       outstanding: 0,
+      pending: new Map(),
       receipts: new Map(),
     };
     this.conns.add(conn);
@@ -414,6 +462,10 @@ export class CarrierSimulator {
       case "enquire_link_resp":
         this.stats.enquireLinkRespsReceived++;
         return;
+      case "unbind_resp":
+        this.stats.unbindRespsReceived++;
+        conn.session.close();
+        return;
       default:
         // Other binds, query_sm, data_sm…: not offered by this SMSC.
         if (!pdu.isResponse()) conn.session.send(pdu.response({ command_status: 0x03 }));
@@ -455,6 +507,7 @@ export class CarrierSimulator {
       return;
     }
     conn.outstanding++;
+    conn.pending.set(pdu.sequence_number, str(pdu.destination_addr));
     this.stats.maxOutstanding = Math.max(this.stats.maxOutstanding, conn.outstanding);
     if (b.submitLatencyMs > 0) this.schedule(() => this.answerSubmit(conn, pdu), b.submitLatencyMs);
     else this.answerSubmit(conn, pdu);
@@ -477,7 +530,16 @@ export class CarrierSimulator {
   private answerSubmit(conn: Conn, pdu: PDU): void {
     if (conn.closed) return; // lost with the connection: never accepted
     conn.outstanding--;
+    conn.pending.delete(pdu.sequence_number);
     const destination = str(pdu.destination_addr);
+    if (this.roll(this.behaviourNow.genericNackRate)) {
+      const command_status = this.behaviourNow.genericNackStatus;
+      this.nacked.push({ destination_addr: destination, command_status, at: new Date() });
+      conn.session.send(
+        new smpp.PDU("generic_nack", { sequence_number: pdu.sequence_number, command_status }),
+      );
+      return;
+    }
     const status = this.admit(destination);
     if (status !== STATUS.ROK) {
       this.rejections.push({ destination_addr: destination, command_status: status, at: new Date() });
@@ -506,7 +568,11 @@ export class CarrierSimulator {
     };
     this.accepted.push(record);
     this.trim(this.accepted);
-    const respond = () => conn.session.send(pdu.response({ message_id: record.messageId }));
+    const unanswered = this.roll(this.behaviourNow.unansweredRate);
+    if (unanswered) this.unanswered.push(record);
+    const respond = () => {
+      if (!unanswered) conn.session.send(pdu.response({ message_id: record.messageId }));
+    };
     const stat = this.pickOutcome();
     const rd = record.registered_delivery & RECEIPT_REQUEST_MASK;
     const shape = this.receiptShape;
@@ -571,6 +637,11 @@ export class CarrierSimulator {
   private trim(records: unknown[]): void {
     const limit = this.options.recordLimit ?? 200_000;
     if (records.length > limit) records.splice(0, Math.floor(limit / 2));
+  }
+
+  /** A die for a fault off by default: thrown only when the fault is on, so a seed replays as before. */
+  private roll(probability: number): boolean {
+    return probability > 0 && this.random() < probability;
   }
 
   private pickOutcome(): ReceiptStat {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
-import { type Pool, withTransaction } from "../db/pool.ts";
+import { isDatabaseUnavailable, type Pool, withTransaction } from "../db/pool.ts";
 import { type ClaimedMessage, claimMessages, extendLease } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -29,6 +29,14 @@ const PARTS_FLUSH_MS = 25;
 
 /** Waits between tries of a batch's settle transaction before each job is settled on its own. */
 const SETTLE_RETRY_MS = [100, 500, 2_000];
+
+/**
+ * While the database is unreachable (a restart, a failover) the settle is tried again this often,
+ * for as long as the batch's lease would hold its messages and at least SETTLE_OUTAGE_MIN_MS:
+ * giving up would forget what the carrier accepted, and the job's next run would send it again.
+ */
+const SETTLE_OUTAGE_RETRY_MS = 250;
+const SETTLE_OUTAGE_MIN_MS = 60_000;
 
 export interface DispatcherOptions {
   operator: Operator;
@@ -261,6 +269,7 @@ export class Dispatcher {
     const { operator, logger, pool, boss } = this.options;
     const receipts = held.seal();
     const settleOptions = { batchSize: this.options.batchSize, lockSeconds: this.options.lockSeconds, owner };
+    const outageUntil = Date.now() + Math.max(SETTLE_OUTAGE_MIN_MS, this.options.lockSeconds * 1_000);
     for (let attempt = 0; ; attempt++) {
       try {
         const delivered = await withTransaction(pool, (tx) =>
@@ -270,9 +279,18 @@ export class Dispatcher {
         this.observeDelivered(delivered);
         return;
       } catch (err) {
-        const wait = SETTLE_RETRY_MS[attempt];
-        logger.error({ err, operator, attempt, jobs: jobs.length }, "dispatch settle failed");
-        if (wait === undefined || !this.running) break;
+        // Settling job by job only helps when one job is at fault, never while the database is
+        // away; and stopping (say, the bind slot's lease lost to the same outage) is no reason to
+        // forget what the carrier accepted: stop() waits for this.
+        const outage = isDatabaseUnavailable(err) && Date.now() < outageUntil;
+        const wait = outage
+          ? (SETTLE_RETRY_MS[attempt] ?? SETTLE_OUTAGE_RETRY_MS)
+          : this.running
+            ? SETTLE_RETRY_MS[attempt]
+            : undefined;
+        if (attempt < SETTLE_RETRY_MS.length || wait === undefined)
+          logger.error({ err, operator, attempt, jobs: jobs.length }, "dispatch settle failed");
+        if (wait === undefined) break;
         await sleep(wait);
       }
     }

@@ -566,7 +566,12 @@ export class SmppSession {
         if (this.stateNow === "bound") this.setState(this.stopping ? "closing" : "disconnected");
         this.reconnectAttempt = 0;
         conn.lossReason ??= "peer_unbind";
-        write(conn, pdu.response(), () => conn.session.close());
+        // No new submits from here; the answers to those on the wire may still come before the
+        // SMSC closes, and each proves the carrier took its segment. Answering at once and
+        // closing would lose them, and every such segment would be sent again.
+        void this.drained(this.settings.response_timeout_ms).then(() => {
+          if (!conn.closed) write(conn, pdu.response(), () => conn.session.close());
+        });
         return;
       case "deliver_sm":
         void this.handleDeliverSm(conn, pdu);

@@ -10,9 +10,9 @@ import { checkInvariants } from "./support/invariants.ts";
  */
 let h: FaultHarness;
 beforeAll(async () => {
-  // Answers 200 ms late: at most a window (50) a fifth of a second per operator, so the kill
-  // always lands with work left, however fast the machine.
-  const slow = { submitLatencyMs: 200 };
+  // Answers 400 ms late: at most a window (50) in 0.4 s per operator, so the 900 messages take
+  // three seconds or more and the kill lands with work left, however fast (or busy) the machine.
+  const slow = { submitLatencyMs: 400 };
   h = await startFaultHarness({ behaviour: { econet: slow, netone: slow, telecel: slow } });
 });
 afterAll(() => h?.stop());

@@ -34,6 +34,8 @@ export interface FaultHarness {
   db: TestDatabase;
   /** The test's own connection to the service's database (never one a cut terminates). */
   sql: pg.Client;
+  /** A new `sql` connection, after the database itself was restarted. */
+  reconnect(): Promise<void>;
   sims: RunningSimulators;
   accountId: string;
   headers: Record<string, string>;
@@ -45,6 +47,7 @@ export interface FaultHarness {
   /** Every HTTP status the harness got from the API; 0 = no answer (reset, timeout). */
   statuses: number[];
   startWorker(): Promise<ShiriProcess>;
+  startApi(): Promise<ShiriProcess>;
   /** SIGKILL, recorded as the scenario's doing; resolves once the process is gone. */
   kill(p: ShiriProcess): Promise<void>;
   /** POST /api/v1/sms; the id when accepted (202), else null. */
@@ -58,6 +61,10 @@ export interface FaultHarnessOptions {
   behaviour?: Partial<Record<Operator, Partial<SimulatorBehaviour>>>;
   /** Overrides of SHORT_SETTINGS and the SMPP settings, for both processes. */
   env?: Record<string, string>;
+  /** A migrated database to run on instead of a clone on the test server (dropped by stop()). */
+  database?: TestDatabase;
+  /** Extra node flags for the API process (e.g. to preload a memory probe). */
+  apiNodeFlags?: string[];
 }
 
 /** Destinations of one operator, unique within a file: `+263` + prefix + seven digits. */
@@ -67,7 +74,7 @@ export function numbers(operator: Operator, n: number, from: number): string[] {
 }
 
 export async function startFaultHarness(opts: FaultHarnessOptions = {}): Promise<FaultHarness> {
-  const db = await createTestDatabase();
+  const db = opts.database ?? (await createTestDatabase());
   const setup = createPool(db.url, 1);
   const { account, key } = await withTransaction(setup, async (tx) => {
     const created = await createAccount(tx, {
@@ -79,8 +86,14 @@ export async function startFaultHarness(opts: FaultHarnessOptions = {}): Promise
     return created;
   });
   await setup.end();
-  const sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
+  const connect = async () => {
+    const client = new pg.Client({ connectionString: db.url });
+    // A database restart ends this connection too: the event must not end the test process.
+    client.on("error", () => {});
+    await client.connect();
+    return client;
+  };
+  const sql = await connect();
   const sims = await startSimulators({
     host: "127.0.0.1",
     perOperator: Object.fromEntries(
@@ -91,7 +104,8 @@ export async function startFaultHarness(opts: FaultHarnessOptions = {}): Promise
   const { METRICS_PORT: _ephemeral, ...env } = smppEnv(sims.ports, { ...SHORT_SETTINGS, ...opts.env });
   const processes: ShiriProcess[] = [];
   const start = async (role: "api" | "worker") => {
-    const p = await startShiriProcess({ role, databaseUrl: db.url, env });
+    const nodeFlags = role === "api" ? opts.apiNodeFlags : undefined;
+    const p = await startShiriProcess({ role, databaseUrl: db.url, env, nodeFlags });
     processes.push(p);
     return p;
   };
@@ -123,9 +137,17 @@ export async function startFaultHarness(opts: FaultHarnessOptions = {}): Promise
     processes,
     killed: new Set(),
     statuses,
+    async reconnect() {
+      await h.sql.end().catch(() => {});
+      h.sql = await connect();
+    },
     async startWorker() {
       h.worker = await start("worker");
       return h.worker;
+    },
+    async startApi() {
+      h.api = await start("api");
+      return h.api;
     },
     async kill(p) {
       h.killed.add(p.pid);
@@ -148,7 +170,7 @@ export async function startFaultHarness(opts: FaultHarnessOptions = {}): Promise
     async stop() {
       for (const p of processes) await p.stop();
       await sims.stop();
-      await sql.end().catch(() => {});
+      await h.sql.end().catch(() => {});
       await db.drop();
     },
   };

@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FaultHarness, numbers, startFaultHarness } from "./support/harness.ts";
+import { checkInvariants } from "./support/invariants.ts";
+
+/**
+ * (12) A lease running out mid-job: Econet answers each submit after 5 s, longer than the
+ * dispatch lease (2 s) and the job's expiry (1 s), so pg-boss starts the job again while its
+ * batch is still on the wire. The batch keeps its lease alive; the second run leaves the
+ * messages alone, and none is sent twice.
+ */
+let h: FaultHarness;
+beforeAll(async () => {
+  h = await startFaultHarness({
+    behaviour: { econet: { submitLatencyMs: 5_000 } },
+    env: {
+      DISPATCH_LOCK_SECONDS: "2",
+      DISPATCH_JOB_EXPIRE_SECONDS: "1",
+      SMPP_ECONET_RESPONSE_TIMEOUT_MS: "15000",
+    },
+  });
+});
+afterAll(() => h?.stop());
+
+describe("fault: lease and job expiring mid-job", () => {
+  it("keeps the messages with the batch that holds them: one submit each", async () => {
+    const ids = await h.bulk([...numbers("econet", 20, 0), ...numbers("netone", 20, 0)], "slow carrier");
+    const report = await checkInvariants(h, {
+      scenario: "lease expired mid-job",
+      ids,
+      finalWithinMs: 60_000,
+      allowedResends: 0,
+    });
+    expect(report.success).toBe(ids.length);
+    // The job did expire and run again meanwhile: the lease, not luck, kept the messages.
+    const { rows } = await h.sql.query<{ retries: number }>(
+      "SELECT max(retry_count)::int AS retries FROM pgboss.job WHERE name = 'dispatch-econet'",
+    );
+    expect(rows[0]?.retries, "the job never expired").toBeGreaterThanOrEqual(1);
+    const { rows: claims } = await h.sql.query<{ attempts: number }>(
+      "SELECT max(attempts)::int AS attempts FROM messages WHERE id = ANY($1)",
+      [ids],
+    );
+    expect(claims[0]?.attempts, "a message was claimed twice").toBe(1);
+  });
+});
