@@ -33,7 +33,7 @@ const expireWhere = (narrow: string) => `
            FOR UPDATE SKIP LOCKED) due
    WHERE m.id = due.id
   RETURNING m.id, m.operator`;
-const EXPIRE_ANY = expireWhere("received_at >= $4 AND");
+const EXPIRE_ANY = expireWhere("COALESCE(send_at, received_at) >= $4 AND");
 const EXPIRE_THESE = expireWhere("id = ANY($4::uuid[]) AND");
 
 /**

@@ -1,22 +1,25 @@
 import type { Queryable } from "../db/pool.ts";
 
 /*
- * The open-messages watermark (upkeep_marks 'open_messages'): every message not yet final was
- * received at or after it. Messages become final within seconds (or within their validity), so the
- * held-balance sampler and the validity sweeper read only the messages received since the mark,
- * through messages_received_idx, instead of the whole table: their cost follows the traffic, not
- * the table's size, and status needs no index (its updates stay HOT).
+ * The open-messages watermark (upkeep_marks 'open_messages'): every message not yet final was due
+ * (its send_at when scheduled, else received_at) at or after it. Messages become final within
+ * seconds of being due (or within their validity), so the held-balance sampler and the validity
+ * sweeper read only the messages due since the mark, through messages_due_idx, instead of the
+ * whole table: their cost follows the traffic, not the table's size, and status needs no index
+ * (its updates stay HOT). A message scheduled weeks ahead is due in the future, so it never holds
+ * the mark back; it is read, with its held charge, by every scan until it goes.
  *
- * Why the mark never passes an open message: it moves to the oldest open message the scan saw,
- * or, when there is none, to MARGIN before the scan's own time. A message committed after the
- * scan was received (the API's clock) at most a few seconds before its commit, and a send commits
- * within its statement and connection timeouts (seconds), so MARGIN covers it with room for clock
- * skew between hosts. Any mark once valid stays valid, so processes may move it in any order.
+ * Why the mark never passes an open message: it moves to the oldest due time among the open
+ * messages the scan saw, or, when there is none, to MARGIN before the scan's own time. A message
+ * committed after the scan was received (the API's clock) at most a few seconds before its commit
+ * — a scheduled one is due later still — and a send commits within its statement and connection
+ * timeouts (seconds), so MARGIN covers it with room for clock skew between hosts. Any mark once
+ * valid stays valid, so processes may move it in any order.
  */
 const MARGIN_SECONDS = 60;
 const MARK = "open_messages";
 
-/** The watermark: no open message was received before it (without a mark, the beginning of time). */
+/** The watermark: no open message was due before it (without a mark, the beginning of time). */
 export async function openMark(db: Queryable): Promise<Date> {
   const { rows } = await db.query<{ at: Date }>("SELECT at FROM upkeep_marks WHERE name = $1", [MARK]);
   return rows[0]?.at ?? new Date(0);
@@ -29,11 +32,11 @@ export async function openMark(db: Queryable): Promise<Date> {
  */
 const SAMPLE_OPEN = `
   WITH open AS (
-    SELECT charge_currency, charge, billing, received_at FROM messages
-     WHERE received_at >= $1 AND status NOT IN ('success', 'failed')
+    SELECT charge_currency, charge, billing, COALESCE(send_at, received_at) AS due_at FROM messages
+     WHERE COALESCE(send_at, received_at) >= $1 AND status NOT IN ('success', 'failed')
   ), moved AS (
     INSERT INTO upkeep_marks (name, at)
-    VALUES ($3, LEAST((SELECT min(received_at) FROM open), now() - make_interval(secs => $2)))
+    VALUES ($3, LEAST((SELECT min(due_at) FROM open), now() - make_interval(secs => $2)))
     ON CONFLICT (name) DO UPDATE SET at = EXCLUDED.at
   )
   SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM open

@@ -15,9 +15,9 @@ import type { Queryable } from "../db/pool.ts";
 const DELETE_MESSAGES = `
   WITH doomed AS (
     SELECT id FROM messages
-     WHERE received_at < now() - make_interval(days => $1)
+     WHERE COALESCE(send_at, received_at) < now() - make_interval(days => $1)
        AND status IN ('success', 'failed') AND billing <> 'held'
-     ORDER BY received_at LIMIT $2
+     ORDER BY COALESCE(send_at, received_at) LIMIT $2
      FOR UPDATE SKIP LOCKED
   ), parts AS (
     DELETE FROM message_parts p USING doomed WHERE p.message_id = doomed.id

@@ -209,9 +209,34 @@ describe("retention", () => {
     expect(held.rows.length).toBe(1);
     for (let i = 0; i < 3; i++) expect(await sampleOpenMessages(h.pool)).toEqual(held.rows);
     const oldest = await h.pool.query<{ at: Date }>(
-      "SELECT min(received_at) AS at FROM messages WHERE status NOT IN ('success', 'failed')",
+      "SELECT min(COALESCE(send_at, received_at)) AS at FROM messages WHERE status NOT IN ('success', 'failed')",
     );
     expect((await openMark(h.pool)).getTime()).toBe(oldest.rows[0]?.at.getTime());
+  });
+});
+
+describe("the open-messages watermark and scheduled sends", () => {
+  it("a message scheduled weeks ahead never holds the watermark back, and its charge is still sampled", async () => {
+    const t = await startTestService({}, "api");
+    try {
+      const acct = await t.account();
+      const sendAt = new Date(Date.now() + 5 * 86_400_000).toISOString();
+      const res = await call(t.base, "POST", "/api/v1/sms", {
+        headers: acct.headers,
+        body: { to: "+263771234567", from: "SHIRI", message: "later", send_at: sendAt },
+      });
+      expect(res.status).toBe(202);
+      // Accepted 25 days before it is due: by received_at it would hold the mark back 25 days.
+      await t.service.pool.query("UPDATE messages SET received_at = now() - interval '25 days'");
+      await t.service.pool.query("UPDATE upkeep_marks SET at = '-infinity' WHERE name = 'open_messages'");
+      expect(await sampleOpenMessages(t.service.pool)).toEqual([{ currency: "USD", held: 450 }]);
+      const mark = await openMark(t.service.pool);
+      expect(Date.now() - mark.getTime()).toBeLessThan(5 * 60_000);
+      // Sampled again from the moved mark, the scheduled message's charge is still there.
+      expect(await sampleOpenMessages(t.service.pool)).toEqual([{ currency: "USD", held: 450 }]);
+    } finally {
+      await t.stop();
+    }
   });
 });
 

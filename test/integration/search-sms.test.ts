@@ -285,8 +285,8 @@ describe("the search indexes leave the pipeline's updates HOT", () => {
       "messages_account_page_idx",
       "messages_account_to_idx",
       "messages_bulk_page_idx",
+      "messages_due_idx",
       "messages_pkey",
-      "messages_received_idx",
     ]);
     for (const { def } of rows)
       for (const column of updated) expect(def).not.toMatch(new RegExp(`\\b${column}\\b`));
