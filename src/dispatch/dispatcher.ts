@@ -16,7 +16,7 @@ import { HeldReceipts } from "../receipts/held-receipts.ts";
 import type { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { CarrierLink } from "./carrier-link.ts";
 import { PartsRecorder } from "./parts-recorder.ts";
-import { type DispatchOutcome, recordParts, settleBatch } from "./settle.ts";
+import { type DispatchOutcome, emptyOutcome, recordParts, settleBatch } from "./settle.ts";
 import { type LateAcceptance, submitMessages } from "./submit-messages.ts";
 
 const jobData = z.object({ messageIds: z.array(z.uuid()).min(1) });
@@ -347,14 +347,7 @@ function splitByJob(
 ): { job: FetchedJob; part: DispatchOutcome }[] {
   const owner = new Map<string, DispatchOutcome>();
   const parts = jobs.map(({ job, messageIds }) => {
-    const part: DispatchOutcome = {
-      acceptedParts: [],
-      succeeded: [],
-      failed: [],
-      retry: [],
-      deferred: [],
-      notDue: [],
-    };
+    const part: DispatchOutcome = emptyOutcome();
     for (const id of messageIds) if (!owner.has(id)) owner.set(id, part);
     return { job, part };
   });

@@ -24,6 +24,10 @@ export interface DispatchOutcome {
   notDue: { id: string; sendAt: Date }[];
 }
 
+export function emptyOutcome(): DispatchOutcome {
+  return { acceptedParts: [], succeeded: [], failed: [], retry: [], deferred: [], notDue: [] };
+}
+
 /** Back-off before a message's next attempt: 1, 2, 4 … 60 s, with jitter so retries spread out. */
 export function retryDelaySeconds(attempts: number): number {
   const base = Math.min(60, 2 ** Math.max(0, attempts - 1));

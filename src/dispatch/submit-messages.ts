@@ -7,7 +7,7 @@ import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
 import type { LateAnswer, SubmitParams } from "../smpp/session.ts";
 import { buildSubmits } from "./build-submits.ts";
 import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
-import type { DispatchOutcome } from "./settle.ts";
+import { type DispatchOutcome, emptyOutcome } from "./settle.ts";
 
 /** Throttled submits of a part retried within its batch before the message waits for a later run. */
 const THROTTLED_TRIES_IN_BATCH = 8;
@@ -43,14 +43,7 @@ export async function submitMessages(
   context: SubmitContext,
   messages: readonly ClaimedMessage[],
 ): Promise<{ outcome: DispatchOutcome; lateAcceptances: LateAcceptance[] }> {
-  const outcome: DispatchOutcome = {
-    acceptedParts: [],
-    succeeded: [],
-    failed: [],
-    retry: [],
-    deferred: [],
-    notDue: [],
-  };
+  const outcome: DispatchOutcome = emptyOutcome();
   const lateAcceptances: LateAcceptance[] = [];
   await Promise.all(messages.map((m) => submitMessage(context, m, outcome, lateAcceptances)));
   return { outcome, lateAcceptances };
