@@ -95,18 +95,23 @@ export interface Principal {
 }
 
 /**
- * Looks the key up by hash on every request, so a revocation made by any process takes effect
- * on the very next one. LastUsedAt is refreshed when it is older than `precisionSeconds`, which
- * keeps a busy key from turning every request into a write on one hot row.
+ * Looks keys up by hash on every request, so a revocation made by any process takes effect on
+ * the very next one: many tokens in one statement (the API batches the requests in flight, see
+ * src/intake/auth.ts), each answered by its principal or null. LastUsedAt is refreshed when it is
+ * older than `precisionSeconds`, which keeps a busy key from turning every request into a write
+ * on one hot row.
  */
-export async function authenticate(
+export async function authenticateMany(
   db: Queryable,
-  token: string,
+  tokens: readonly string[],
   precisionSeconds: number,
-): Promise<Principal | null> {
-  if (!isWellFormedToken(token)) return null;
+): Promise<(Principal | null)[]> {
+  const hashes = tokens.map((token) => (isWellFormedToken(token) ? hashToken(token) : null));
+  const wanted = [...new Set(hashes.filter((hash) => hash !== null))];
+  if (wanted.length === 0) return tokens.map(() => null);
   const { rows } = await db.query<{
     id: string;
+    token_hash: string;
     account_id: string;
     currency: string;
     stale: boolean;
@@ -114,28 +119,43 @@ export async function authenticate(
     webhook_events: MessageEventType[] | null;
   }>({
     // Named: prepared once per connection, since every request runs it.
-    name: "shiri_authenticate",
-    text: `SELECT k.id, k.account_id, a.currency,
+    name: "shiri_authenticate_many",
+    text: `SELECT k.id, k.token_hash, k.account_id, a.currency,
             (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS stale,
             w.account_id IS NOT NULL AS has_webhook, w.events AS webhook_events
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
        LEFT JOIN account_webhooks w ON w.account_id = k.account_id AND w.url IS NOT NULL
-      WHERE k.token_hash = $1 AND k.active`,
-    values: [hashToken(token), precisionSeconds],
+      WHERE k.token_hash = ANY ($1::text[]) AND k.active`,
+    values: [wanted, precisionSeconds],
   });
-  const key = rows[0];
-  if (!key) return null;
-  if (key.stale) {
+  const stale = rows.filter((key) => key.stale).map((key) => key.id);
+  if (stale.length > 0) {
     await db.query(
       `UPDATE api_keys SET last_used_at = now()
-        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
-      [key.id, precisionSeconds],
+        WHERE id = ANY ($1::uuid[]) AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
+      [stale, precisionSeconds],
     );
   }
-  return {
-    keyId: key.id,
-    accountId: key.account_id,
-    currency: key.currency,
-    webhookEvents: key.has_webhook ? (key.webhook_events ?? MESSAGE_EVENT_TYPES) : [],
-  };
+  const byHash = new Map(
+    rows.map((key): [string, Principal] => [
+      key.token_hash,
+      {
+        keyId: key.id,
+        accountId: key.account_id,
+        currency: key.currency,
+        webhookEvents: key.has_webhook ? (key.webhook_events ?? MESSAGE_EVENT_TYPES) : [],
+      },
+    ]),
+  );
+  return hashes.map((hash) => (hash === null ? null : (byHash.get(hash) ?? null)));
+}
+
+/** One key: see authenticateMany. */
+export async function authenticate(
+  db: Queryable,
+  token: string,
+  precisionSeconds: number,
+): Promise<Principal | null> {
+  const [principal] = await authenticateMany(db, [token], precisionSeconds);
+  return principal ?? null;
 }

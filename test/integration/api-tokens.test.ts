@@ -224,3 +224,34 @@ describe("extensions", () => {
     });
   });
 });
+
+describe("authentication of many requests at once", () => {
+  it("answers each of the requests in flight by its own key, whatever the others carry", async () => {
+    const first = await t.account({ senders: ["FIRST"] });
+    const second = await t.account({ senders: ["SECOND"] });
+    const revoked = await t.account({ senders: ["REVOKED"] });
+    expect(
+      (await call(t.base, "DELETE", `/api/v1/api-tokens/${revoked.keyId}`, { headers: revoked.headers }))
+        .status,
+    ).toBe(200);
+    const unknown = `shr_${"A".repeat(43)}`;
+    const keys = [first.key, second.key, revoked.key, unknown, "not-a-key"];
+    const expected = ["FIRST", "SECOND", null, null, null];
+    // Sent together, so that the lookups share statements (src/intake/auth.ts batches them).
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, n) =>
+        call(t.base, "GET", "/api/v1/sender-ids", { headers: bearer(keys[n % keys.length] as string) }),
+      ),
+    );
+    answers.forEach((res, n) => {
+      const sender = expected[n % keys.length];
+      if (sender === null) {
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject({ status: "error", error: { code: "UNAUTHORIZED" } });
+      } else {
+        expect(res.status).toBe(200);
+        expect((res.body as { data: { address: string }[] }).data.map((s) => s.address)).toEqual([sender]);
+      }
+    });
+  });
+});
