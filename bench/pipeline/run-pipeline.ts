@@ -69,6 +69,8 @@ export async function runPipeline(
   const sampleDatabase = knob("BENCH_PIPELINE_PG_SAMPLE", 0, 0, 1) === 1;
   // V8 profiles of the api and the worker (bench/dispatch-lib/profile-summary.ts reads them).
   const profile = knob("BENCH_PIPELINE_CPU_PROF", 0, 0, 1) === 1;
+  // Events a callback request carries: a receiver of thousands a second asks for batches.
+  const webhookBatchSize = knob("BENCH_PIPELINE_WEBHOOK_BATCH", 100, 1, 100);
   const profileFlags = (role: string) =>
     profile
       ? [
@@ -127,7 +129,7 @@ export async function runPipeline(
     await sink.waitForBinds(OPERATORS.length * plan.workers, 30_000);
     const receiver = await startWebhookReceiver();
     cleanup.add(() => receiver.stop());
-    const webhook = await registerWebhook(env.base, env.key, receiver.url);
+    const webhook = await registerWebhook(env.base, env.key, receiver.url, webhookBatchSize);
     receiver.setSecret(webhook.secret);
 
     const probe = await probeTlvMode(env.base, env.key, receiver, worker);
@@ -347,6 +349,7 @@ export async function runPipeline(
         postgres: `${env.db.version} (${env.db.source})`,
         processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver in the bench`,
         webhook_events: webhook.events,
+        webhook_batch_size: webhook.batchSize,
         receipted_message_id: probe.mode,
         postgres_cpu: server
           ? "every process of the server (postmaster's tree)"

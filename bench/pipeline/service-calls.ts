@@ -8,18 +8,25 @@ import type { WebhookReceiver } from "./webhook-receiver.ts";
 const headers = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" });
 
 const webhookAnswer = z.object({
-  data: z.object({ signing_secret: z.string().optional(), events: z.array(z.string()).optional() }),
+  data: z.object({
+    signing_secret: z.string().optional(),
+    events: z.array(z.string()).optional(),
+    batch_size: z.number().optional(),
+  }),
 });
 
 /**
- * Registers the account webhook for delivery events only. A service that does not know the
- * `events` field yet refuses it (400): then it is registered for every event, and the answer says so.
+ * Registers the account webhook for delivery events only, taking up to `batchSize` events a
+ * request. A service that does not know `batch_size` yet refuses it (400): then the webhook
+ * takes one event a request; one that does not know `events` either gets every event. The answer
+ * says what was registered.
  */
 export async function registerWebhook(
   base: string,
   key: string,
   url: string,
-): Promise<{ secret: string | null; events: string }> {
+  batchSize: number,
+): Promise<{ secret: string | null; events: string; batchSize: number }> {
   const put = (body: object) =>
     fetch(`${base}/api/v1/webhook`, {
       method: "PUT",
@@ -27,7 +34,11 @@ export async function registerWebhook(
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(30_000),
     });
-  let res = await put({ url, events: ["message.delivered"] });
+  let res = await put({ url, events: ["message.delivered"], batch_size: batchSize });
+  if (res.status === 400) {
+    await res.arrayBuffer();
+    res = await put({ url, events: ["message.delivered"] });
+  }
   let fallback = false;
   if (res.status === 400) {
     await res.arrayBuffer();
@@ -41,7 +52,7 @@ export async function registerWebhook(
   const events = fallback
     ? "all (the service refused the events field)"
     : (data.events?.join(", ") ?? "message.delivered (not echoed)");
-  return { secret: data.signing_secret ?? null, events };
+  return { secret: data.signing_secret ?? null, events, batchSize: data.batch_size ?? 1 };
 }
 
 const sent = z.object({ id: z.string(), to: z.string() });

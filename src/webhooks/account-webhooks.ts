@@ -11,6 +11,8 @@ export interface AccountWebhook {
   url: string | null;
   /** The event types the webhook receives: all of them unless a PUT named some. */
   events: MessageEventType[];
+  /** Events one request carries at most: 1 sends each alone, more sends them as a JSON array. */
+  batch_size: number;
   signing_secret_set: boolean;
   secret_created_at: string | null;
   updated_at: string | null;
@@ -19,6 +21,7 @@ export interface AccountWebhook {
 interface Row {
   url: string | null;
   events: MessageEventType[] | null;
+  batch_size: number;
   signing_secret: string;
   secret_created_at: Date;
   secret_shown_at: Date | null;
@@ -28,12 +31,13 @@ interface Row {
 const view = (row: Row | undefined): AccountWebhook => ({
   url: row?.url ?? null,
   events: row?.events ?? [...MESSAGE_EVENT_TYPES],
+  batch_size: row?.batch_size ?? 1,
   signing_secret_set: row !== undefined,
   secret_created_at: row ? row.secret_created_at.toISOString() : null,
   updated_at: row ? row.updated_at.toISOString() : null,
 });
 
-const COLUMNS = "url, events, signing_secret, secret_created_at, secret_shown_at, updated_at";
+const COLUMNS = "url, events, batch_size, signing_secret, secret_created_at, secret_shown_at, updated_at";
 
 export async function getAccountWebhook(db: Queryable, accountId: string): Promise<AccountWebhook> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM account_webhooks WHERE account_id = $1`, [
@@ -43,22 +47,24 @@ export async function getAccountWebhook(db: Queryable, accountId: string): Promi
 }
 
 /**
- * Registers (or replaces) the account webhook: its URL and the event types it wants (null: all;
- * a PUT replaces both, so one without events goes back to all). The answer carries the signing
+ * Registers (or replaces) the account webhook: its URL, the event types it wants (null: all) and
+ * the events a request carries (a PUT replaces all three, so one without events goes back to all,
+ * one without a batch size to 1). The answer carries the signing
  * secret when it has never been shown: the row lock taken by the upsert makes "never shown" true
  * for one caller.
  */
 export async function putAccountWebhook(
   pool: Pool,
   accountId: string,
-  webhook: { url: string; events: readonly MessageEventType[] | null },
+  webhook: { url: string; events: readonly MessageEventType[] | null; batchSize: number },
 ): Promise<AccountWebhook & { signing_secret?: string }> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<Row>(
-      `INSERT INTO account_webhooks (account_id, url, events, signing_secret) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (account_id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, updated_at = now()
+      `INSERT INTO account_webhooks (account_id, url, events, batch_size, signing_secret) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (account_id) DO UPDATE
+         SET url = EXCLUDED.url, events = EXCLUDED.events, batch_size = EXCLUDED.batch_size, updated_at = now()
        RETURNING ${COLUMNS}`,
-      [accountId, webhook.url, webhook.events, newSigningSecret()],
+      [accountId, webhook.url, webhook.events, webhook.batchSize, newSigningSecret()],
     );
     const row = rows[0] as Row;
     if (row.secret_shown_at !== null) return view(row);
@@ -70,7 +76,7 @@ export async function putAccountWebhook(
 /** Removes the account webhook and its filter; the secret stays, as sends' own webhook_urls still use it. */
 export async function deleteAccountWebhook(db: Queryable, accountId: string): Promise<void> {
   await db.query(
-    "UPDATE account_webhooks SET url = NULL, events = NULL, updated_at = now() WHERE account_id = $1",
+    "UPDATE account_webhooks SET url = NULL, events = NULL, batch_size = 1, updated_at = now() WHERE account_id = $1",
     [accountId],
   );
 }
@@ -99,29 +105,49 @@ export async function rotateSigningSecret(
   return { signing_secret: row.signing_secret, secret_created_at: row.secret_created_at.toISOString() };
 }
 
+/** How one account's callbacks are sent. */
+export interface CallbackSettings {
+  /** The signing secrets: the current one, then the one a rotation replaced less than the grace period ago. */
+  secrets: readonly string[];
+  /** The account webhook's URL, null without one: only events bound for it go in batches. */
+  webhookUrl: string | null;
+  /** Events one request to the account webhook carries at most. */
+  batchSize: number;
+}
+
 /**
- * The signing secrets of each account: the current one, then the one a rotation replaced less
- * than `graceMs` ago. Creates a secret for an account that has none yet (a send with its own
- * webhook_url needs no registration; its owner fetches the secret by a rotation or a first PUT).
+ * The callback settings of each account. Creates a signing secret for an account that has none
+ * yet (a send with its own webhook_url needs no registration; its owner fetches the secret by a
+ * rotation or a first PUT).
  */
-export async function signingSecrets(
+export async function callbackSettings(
   db: Queryable,
   accountIds: readonly string[],
   graceMs: number,
-): Promise<Map<string, string[]>> {
+): Promise<Map<string, CallbackSettings>> {
+  type SettingsRow = {
+    account_id: string;
+    signing_secret: string;
+    previous: string | null;
+    url: string | null;
+    batch_size: number;
+  };
   const select = async (ids: readonly string[]) =>
     (
-      await db.query<{ account_id: string; signing_secret: string; previous: string | null }>(
-        `SELECT account_id, signing_secret,
+      await db.query<SettingsRow>(
+        `SELECT account_id, signing_secret, url, batch_size,
                 CASE WHEN previous_secret_replaced_at > now() - make_interval(secs => $2 / 1000.0)
                      THEN previous_signing_secret END AS previous
            FROM account_webhooks WHERE account_id = ANY ($1::uuid[])`,
         [ids, graceMs],
       )
     ).rows;
-  const secretsOf = (r: { signing_secret: string; previous: string | null }) =>
-    r.previous ? [r.signing_secret, r.previous] : [r.signing_secret];
-  const out = new Map((await select(accountIds)).map((r) => [r.account_id, secretsOf(r)]));
+  const settingsOf = (r: SettingsRow): CallbackSettings => ({
+    secrets: r.previous ? [r.signing_secret, r.previous] : [r.signing_secret],
+    webhookUrl: r.url,
+    batchSize: r.batch_size,
+  });
+  const out = new Map((await select(accountIds)).map((r) => [r.account_id, settingsOf(r)]));
   const missing = [...new Set(accountIds)].filter((id) => !out.has(id));
   if (missing.length === 0) return out;
   // Two workers may race here: DO NOTHING keeps the first secret and both read it back.
@@ -130,6 +156,6 @@ export async function signingSecrets(
      SELECT * FROM unnest($1::uuid[], $2::text[]) ON CONFLICT (account_id) DO NOTHING`,
     [missing, missing.map(() => newSigningSecret())],
   );
-  for (const r of await select(missing)) out.set(r.account_id, secretsOf(r));
+  for (const r of await select(missing)) out.set(r.account_id, settingsOf(r));
   return out;
 }

@@ -1,6 +1,7 @@
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { CallbackSettings } from "./account-webhooks.ts";
 import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
 import { JOB_BUDGET_MS, type WebhookJob } from "./queue.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
@@ -41,47 +42,93 @@ interface Recorded {
 }
 
 /**
- * Sends one job's events, one after another, to their shared destination host. Once the host
- * fails an attempt in a way worth retrying (no answer, any status but 2xx and 410), the rest of the batch is not
- * tried: it is handed back to the outbox to wait out the same back-off, so a dead receiver costs
- * one request per batch, not one per event. Outcomes are recorded in one statement per batch.
+ * Sends one job's events, one request after another, to their shared destination host: each
+ * event alone, or, for an account webhook that takes batches, up to its batch size together.
+ * Once the host fails an attempt in a way worth retrying (no answer, any status but 2xx and
+ * 410), the rest of the job is not tried: it is handed back to the outbox to wait out the same
+ * back-off, so a dead receiver costs one request per job, not one per event. Outcomes are
+ * recorded in one statement per job.
  */
 export async function deliverBatch(
   ctx: BatchContext,
   job: WebhookJob,
   events: Map<string, EventRow>,
-  secrets: Map<string, readonly string[]>,
+  settings: Map<string, CallbackSettings>,
 ): Promise<void> {
   const started = Date.now();
   const recorded: Recorded[] = [];
   const handBack: Array<{ id: string; attempt: number }> = [];
   let backOffUntil: Date | null = null;
-  for (const ref of job.events) {
-    const event = events.get(ref.id);
-    const accountSecrets = event && secrets.get(event.account_id);
-    // A stale duplicate (the attempt was already recorded) or a settled event: nothing to send.
-    if (!event || !accountSecrets || event.state !== "pending" || event.attempts !== ref.attempt) continue;
+  for (const request of requestsOf(job, events, settings)) {
     if (backOffUntil || ctx.stopping() || Date.now() - started > JOB_BUDGET_MS) {
-      handBack.push(ref);
+      for (const event of request.events) handBack.push({ id: event.id, attempt: event.attempts });
       continue;
     }
     const outcome = await postCallback(
       {
-        url: event.url,
-        eventId: event.id,
-        eventType: event.type,
-        body: event.payload,
-        secrets: accountSecrets,
+        url: request.url,
+        events: request.events,
+        batched: request.batched,
+        body: request.batched ? `[${request.events.map((e) => e.payload).join(",")}]` : request.body,
+        secrets: request.secrets,
       },
       ctx.post,
     );
-    const r = decide(event, outcome, ctx.retry);
-    recorded.push(r);
-    if (outcome.kind === "retry") backOffUntil = r.retryAt ?? new Date(Date.now() + ctx.retry.baseMs);
+    for (const event of request.events) recorded.push(decide(event, outcome, ctx.retry));
+    if (outcome.kind === "retry") {
+      const retryAt = recorded.at(-1)?.retryAt;
+      backOffUntil = retryAt ?? new Date(Date.now() + ctx.retry.baseMs);
+    }
   }
   await record(ctx.pool, recorded);
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
   for (const r of recorded) report(ctx, r);
+}
+
+interface CallbackRequest {
+  url: string;
+  events: EventRow[];
+  batched: boolean;
+  /** The lone event's payload (a batch's body is built from its events). */
+  body: string;
+  secrets: readonly string[];
+}
+
+/**
+ * The job's events still due for the attempt it was made for, as requests: consecutive events of
+ * one account bound for its webhook go together up to the webhook's batch size; every other
+ * event (a send's own webhook_url, a webhook taking one at a time) goes alone.
+ */
+export function requestsOf(
+  job: WebhookJob,
+  events: Map<string, EventRow>,
+  settings: Map<string, CallbackSettings>,
+): CallbackRequest[] {
+  const requests: CallbackRequest[] = [];
+  for (const ref of job.events) {
+    const event = events.get(ref.id);
+    const account = event && settings.get(event.account_id);
+    // A stale duplicate (the attempt was already recorded) or a settled event: nothing to send.
+    if (!event || !account || event.state !== "pending" || event.attempts !== ref.attempt) continue;
+    const batchable = account.batchSize > 1 && event.url === account.webhookUrl;
+    const last = requests.at(-1);
+    const joins =
+      batchable &&
+      last?.batched &&
+      last.url === event.url &&
+      last.events[0]?.account_id === event.account_id &&
+      last.events.length < account.batchSize;
+    if (joins) last.events.push(event);
+    else
+      requests.push({
+        url: event.url,
+        events: [event],
+        batched: batchable,
+        body: event.payload,
+        secrets: account.secrets,
+      });
+  }
+  return requests;
 }
 
 function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): Recorded {

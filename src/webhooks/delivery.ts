@@ -3,7 +3,7 @@ import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Job, Queue } from "../queue/boss.ts";
-import { signingSecrets } from "./account-webhooks.ts";
+import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
 import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
@@ -140,9 +140,9 @@ export function startWebhookDelivery(deps: {
     const { rows } = await pool.query<EventRow>(LOAD_EVENTS, [ids]);
     const events = new Map(rows.map((r) => [r.id, r]));
     const accounts = [...new Set(rows.map((r) => r.account_id))];
-    const secrets = await signingSecrets(pool, accounts, options.secretGraceMs);
+    const settings = await callbackSettings(pool, accounts, options.secretGraceMs);
     for (const job of jobs) {
-      const running = runJob(job, events, secrets).finally(() => {
+      const running = runJob(job, events, settings).finally(() => {
         inFlight.delete(running);
         deliveryWaker.wake();
       });
@@ -153,10 +153,10 @@ export function startWebhookDelivery(deps: {
   async function runJob(
     job: Job<WebhookJob>,
     events: Map<string, EventRow>,
-    secrets: Map<string, readonly string[]>,
+    settings: Map<string, CallbackSettings>,
   ): Promise<void> {
     try {
-      await deliverBatch(ctx, job.data, events, secrets);
+      await deliverBatch(ctx, job.data, events, settings);
       await boss.complete(WEBHOOK_QUEUE, job.id);
     } catch (err) {
       // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.

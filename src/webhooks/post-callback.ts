@@ -1,7 +1,13 @@
 import http from "node:http";
 import https from "node:https";
 import { ipLiteral, isPublicAddress, publicOnlyLookup, RefusedAddressError } from "./address-guard.ts";
-import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from "./signing.ts";
+import {
+  EVENT_COUNT_HEADER,
+  EVENT_ID_HEADER,
+  EVENT_TYPE_HEADER,
+  SIGNATURE_HEADER,
+  signatureHeader,
+} from "./signing.ts";
 
 /** What one attempt came to: delivered, worth another attempt, or failed for good. */
 export type AttemptOutcome =
@@ -11,8 +17,12 @@ export type AttemptOutcome =
 
 export interface Callback {
   url: string;
-  eventId: string;
-  eventType: string;
+  /**
+   * The events the request carries. One alone is sent as itself, with its id and type in
+   * headers; a batch (`batched`) as a JSON array, with their count in a header.
+   */
+  events: readonly { id: string; type: string }[];
+  batched: boolean;
   /** The exact bytes to send and sign. */
   body: string;
   /** The account's signing secrets: the current one, then the previous one during its grace period. */
@@ -45,7 +55,7 @@ export function outcomeOfStatus(status: number): AttemptOutcome {
 }
 
 /**
- * POSTs one signed event, bounded by the timeout from the first byte to the status line. The
+ * POSTs one signed request, bounded by the timeout from the first byte to the status line. The
  * status is the answer: the response body is drained but never waited for. Never throws.
  */
 export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOutcome> {
@@ -69,12 +79,14 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
   }
 
   const timestamp = Math.floor(Date.now() / 1000);
+  const [first] = cb.events;
   const headers = {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(cb.body)),
     "user-agent": "Shiri-Webhooks/1",
-    [EVENT_ID_HEADER.toLowerCase()]: cb.eventId,
-    [EVENT_TYPE_HEADER.toLowerCase()]: cb.eventType,
+    ...(cb.batched || !first
+      ? { [EVENT_COUNT_HEADER.toLowerCase()]: String(cb.events.length) }
+      : { [EVENT_ID_HEADER.toLowerCase()]: first.id, [EVENT_TYPE_HEADER.toLowerCase()]: first.type }),
     [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(cb.secrets, cb.body, timestamp),
   };
   const secure = url.protocol === "https:";

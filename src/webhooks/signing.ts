@@ -4,6 +4,8 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 export const SIGNATURE_HEADER = "Shiri-Signature";
 export const EVENT_ID_HEADER = "Shiri-Event-Id";
 export const EVENT_TYPE_HEADER = "Shiri-Event-Type";
+/** On a batch (a JSON array of events) instead of the two above. */
+export const EVENT_COUNT_HEADER = "Shiri-Event-Count";
 
 /** How old a signed timestamp a receiver should accept; the snippets in docs/webhook-verification use the same. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;

@@ -30,6 +30,7 @@ const ALL_EVENTS = [
 interface WebhookData {
   url: string | null;
   events: string[];
+  batch_size: number;
   signing_secret_set: boolean;
   secret_created_at: string | null;
   updated_at: string | null;
@@ -63,6 +64,7 @@ describe("the account webhook endpoints", () => {
       data: {
         url: null,
         events: ALL_EVENTS,
+        batch_size: 1,
         signing_secret_set: false,
         secret_created_at: null,
         updated_at: null,
@@ -208,6 +210,50 @@ describe("the account webhook endpoints", () => {
       expect(dataOf(await api("GET", "/webhook", undefined, a.headers))).toMatchObject({
         url: "https://hooks.example.com/keep",
         events: ["message.failed"],
+      });
+    },
+  );
+
+  it("PUT sets how many events a callback request carries; a PUT without it, and DELETE, go back to 1", async () => {
+    const a = await t.account();
+    const url = "https://hooks.example.com/batched";
+    const put = await api("PUT", "/webhook", { url, batch_size: 50 }, a.headers);
+    expect(put.status).toBe(200);
+    expect(dataOf(put)).toMatchObject({ url, batch_size: 50 });
+    expect(dataOf(await api("GET", "/webhook", undefined, a.headers))).toMatchObject({ url, batch_size: 50 });
+    expect(dataOf(await api("PUT", "/webhook", { url }, a.headers)).batch_size).toBe(1);
+    await api("PUT", "/webhook", { url, batch_size: 100 }, a.headers);
+    await api("DELETE", "/webhook", undefined, a.headers);
+    expect(dataOf(await api("GET", "/webhook", undefined, a.headers))).toMatchObject({
+      url: null,
+      batch_size: 1,
+    });
+  });
+
+  it.each([[0], [101], [2.5], ["10"], [null]])(
+    "PUT batch_size %j is a Kit validation error naming batch_size, and changes nothing",
+    async (batchSize) => {
+      const a = await t.account();
+      await api("PUT", "/webhook", { url: "https://hooks.example.com/keep", batch_size: 5 }, a.headers);
+      const res = await api(
+        "PUT",
+        "/webhook",
+        { url: "https://hooks.example.com/new", batch_size: batchSize },
+        a.headers,
+      );
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        status: "error",
+        message: "Validation failed",
+        error: {
+          code: "VALIDATION_ERROR",
+          description: "One or more fields failed validation",
+          validation_errors: [{ field: "batch_size", description: "must be an integer from 1 to 100" }],
+        },
+      });
+      expect(dataOf(await api("GET", "/webhook", undefined, a.headers))).toMatchObject({
+        url: "https://hooks.example.com/keep",
+        batch_size: 5,
       });
     },
   );

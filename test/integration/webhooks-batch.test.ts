@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
-import { signingSecrets } from "../../src/webhooks/account-webhooks.ts";
+import { callbackSettings } from "../../src/webhooks/account-webhooks.ts";
 import {
   type BatchContext,
   deliverBatch,
@@ -12,9 +12,10 @@ import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
 import { callbackAgents } from "../../src/webhooks/post-callback.ts";
 import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
 import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
+import { verifySignature } from "../../src/webhooks/signing.ts";
 import { requeueStrandedEvents, STRANDED_AFTER_SECONDS } from "../../src/webhooks/stranded.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
-import { type Answer, type Receiver, startReceiver } from "./webhooks-receiver.ts";
+import { type Answer, type Received, type Receiver, startReceiver } from "./webhooks-receiver.ts";
 
 /**
  * One delivery job, run by hand on an API-only service (no worker competes for the events):
@@ -67,8 +68,9 @@ async function sendTo(n: number, answer: () => Answer) {
 
 async function run(job: { events: Array<{ id: string; attempt: number }> }) {
   const { rows } = await t.service.pool.query<EventRow>(LOAD_EVENTS, [job.events.map((e) => e.id)]);
-  const secrets = await signingSecrets(t.service.pool, [acct.id], options.secretGraceMs);
-  await deliverBatch(ctx(), job, new Map(rows.map((r) => [r.id, r])), secrets);
+  const accounts = [...new Set(rows.map((r) => r.account_id))];
+  const settings = await callbackSettings(t.service.pool, accounts, options.secretGraceMs);
+  await deliverBatch(ctx(), job, new Map(rows.map((r) => [r.id, r])), settings);
 }
 
 const states = async (ids: string[]) =>
@@ -146,6 +148,82 @@ describe("a delivery job", () => {
     );
     expect(await deleteSettledEvents(t.service.pool, 30, 1000)).toBeGreaterThanOrEqual(2);
     expect((await states(old)).map((r) => r.id)).toEqual(pending.job.events.map((e) => e.id));
+  });
+});
+
+describe("a delivery job to an account webhook that takes batches", () => {
+  /** An account whose webhook (a fresh receiver) takes `batchSize` events a request; n messages sent. */
+  async function batchedSend(n: number, batchSize: number, answer: () => Answer, ownUrl?: string) {
+    const rx = await startReceiver(answer);
+    receivers.push(rx);
+    const account = await t.account();
+    const put = await call(t.base, "PUT", "/api/v1/webhook", {
+      headers: account.headers,
+      body: { url: rx.url, events: ["message.enqueued"], batch_size: batchSize },
+    });
+    const secret = (put.body as { data: { signing_secret: string } }).data.signing_secret;
+    const res = await call(t.base, "POST", "/api/v1/sms/bulk", {
+      headers: account.headers,
+      body: {
+        to: Array.from({ length: n }, (_, i) => `+26377200000${i}`),
+        from: "SHIRI",
+        message: "batched",
+        ...(ownUrl ? { webhook_url: ownUrl } : {}),
+      },
+    });
+    const ids = (res.body as { data: { items: { id: string }[] } }).data.items.map((i) => i.id);
+    const { rows } = await t.service.pool.query<{ id: string }>(
+      "SELECT id FROM webhook_events WHERE message_id = ANY ($1) ORDER BY created_at, id",
+      [ids],
+    );
+    return { rx, secret, job: { events: rows.map((r) => ({ id: r.id, attempt: 0 })) } };
+  }
+
+  it("sends the events as signed JSON arrays of at most batch_size, in order, and records each delivered", async () => {
+    const { rx, secret, job } = await batchedSend(10, 4, () => 200);
+    await run(job);
+    const requests = new Map<number, Received[]>();
+    for (const r of rx.received) requests.set(r.request, [...(requests.get(r.request) ?? []), r]);
+    expect([...requests.values()].map((events) => events.length)).toEqual([4, 4, 2]);
+    expect(rx.received.map((r) => r.event.id)).toEqual(job.events.map((e) => e.id));
+    for (const [, events] of requests) {
+      const { headers, body } = events[0] as Received;
+      expect(events.every((r) => r.batched)).toBe(true);
+      expect(headers["shiri-event-count"]).toBe(String(events.length));
+      expect(headers["shiri-event-id"]).toBeUndefined();
+      expect(verifySignature(secret, body, String(headers["shiri-signature"]))).toBe(true);
+      for (const r of events)
+        expect(r.event).toMatchObject({ type: "message.enqueued", data: { status: "enqueued" } });
+    }
+    for (const s of await states(job.events.map((e) => e.id)))
+      expect(s).toMatchObject({ state: "delivered", attempts: 1 });
+  });
+
+  it("a batch the receiver fails is retried whole; the rest of the job waits out the same back-off", async () => {
+    const { rx, job } = await batchedSend(6, 4, () => 500);
+    await run(job);
+    expect(new Set(rx.received.map((r) => r.request))).toEqual(new Set([1]));
+    const rows = await states(job.events.map((e) => e.id));
+    const tried = new Set(rx.received.map((r) => r.event.id));
+    expect(tried.size).toBe(4);
+    for (const r of rows) {
+      expect(r).toMatchObject({ state: "pending", attempts: tried.has(r.id) ? 1 : 0, enqueued: false });
+      expect(r.due_in_s).toBeGreaterThanOrEqual(29);
+    }
+  });
+
+  it("events bound for a send's own webhook_url still go one per request", async () => {
+    const own = await startReceiver(() => 200);
+    receivers.push(own);
+    const { rx, job } = await batchedSend(3, 10, () => 200, own.url);
+    await run(job);
+    expect(rx.received).toHaveLength(0);
+    expect(own.received.map((r) => [r.request, r.batched])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+    ]);
+    expect(own.received.map((r) => r.headers["shiri-event-id"])).toEqual(job.events.map((e) => e.id));
   });
 });
 

@@ -1,12 +1,19 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** One callback as a receiver saw it: raw body (what the signature covers) and parsed event. */
+/**
+ * One event as a receiver saw it: the raw body of its request (what the signature covers) and the
+ * event. A batch (a JSON array) gives one per event, sharing headers, body and `request`.
+ */
 export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   event: CallbackEvent;
   at: number;
+  /** The request's number, from 1, in arrival order. */
+  request: number;
+  /** Whether the body was an array of events. */
+  batched: boolean;
 }
 
 export interface CallbackEvent {
@@ -35,6 +42,7 @@ export async function startReceiver(
   answer: (r: Received, attemptOfEvent: number) => Answer = () => 200,
 ): Promise<Receiver> {
   const received: Received[] = [];
+  let requests = 0;
   const attempts = new Map<string, number>();
   const held = new Set<ServerResponse>();
   let maxOpen = 0;
@@ -43,16 +51,21 @@ export async function startReceiver(
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
-      const r: Received = {
-        headers: req.headers,
-        body,
-        event: JSON.parse(body) as CallbackEvent,
-        at: Date.now(),
-      };
-      received.push(r);
-      const attempt = (attempts.get(r.event.id) ?? 0) + 1;
-      attempts.set(r.event.id, attempt);
-      const a = answer(r, attempt);
+      const parsed = JSON.parse(body) as CallbackEvent | CallbackEvent[];
+      const batched = Array.isArray(parsed);
+      const request = ++requests;
+      const events = (batched ? parsed : [parsed]).map(
+        (event): Received => ({ headers: req.headers, body, event, at: Date.now(), request, batched }),
+      );
+      received.push(...events);
+      let attempt = 0;
+      for (const r of events) {
+        attempt = (attempts.get(r.event.id) ?? 0) + 1;
+        attempts.set(r.event.id, attempt);
+      }
+      // A batch is answered as its first event would be.
+      const first = events[0];
+      const a = first ? answer(first, attempts.get(first.event.id) ?? attempt) : 200;
       if (a === "hang") {
         held.add(res);
         maxOpen = Math.max(maxOpen, held.size);

@@ -111,8 +111,8 @@ describe("posting a callback", () => {
   const portOf = (s: Server) => (s.address() as AddressInfo).port;
   const cb = (url: string) => ({
     url,
-    eventId: "e1",
-    eventType: "message.success",
+    events: [{ id: "e1", type: "message.success" }],
+    batched: false,
     body: "{}",
     secrets: ["s"],
   });

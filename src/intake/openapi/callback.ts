@@ -14,6 +14,11 @@ export const callbackEventSchema = z
   })
   .meta({ id: "CallbackEvent" });
 
+/** One event, or, to an account webhook with a batch_size above 1, always an array of them. */
+export const callbackBodySchema = z
+  .union([callbackEventSchema, z.array(callbackEventSchema).min(1).max(100)])
+  .meta({ id: "CallbackBody" });
+
 export const callbackHeaders = z.object({
   "Shiri-Signature": z.string().meta({
     description:
@@ -21,6 +26,16 @@ export const callbackHeaders = z.object({
       "one v1 per secret during a rotation's grace period, the new one first.",
     examples: ["t=1740821412,v1=5f2b…"],
   }),
-  "Shiri-Event-Id": z.uuid().meta({ description: "The event id, as in the body." }),
-  "Shiri-Event-Type": z.enum(MESSAGE_EVENT_TYPES as [string, ...string[]]),
+  "Shiri-Event-Id": z
+    .uuid()
+    .optional()
+    .meta({ description: "The event id, as in the body; not on a batch." }),
+  "Shiri-Event-Type": z
+    .enum(MESSAGE_EVENT_TYPES as [string, ...string[]])
+    .optional()
+    .meta({ description: "The event type, as in the body; not on a batch." }),
+  "Shiri-Event-Count": z
+    .string()
+    .optional()
+    .meta({ description: "On a batch only: how many events the array holds.", pattern: "^[1-9][0-9]*$" }),
 });

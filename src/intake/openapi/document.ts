@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Config } from "../../config.ts";
 import { ERRORS, type ErrorName, type ErrorShape, errorBody, RETRY_AFTER_SECONDS } from "../errors.ts";
-import { callbackEventSchema, callbackHeaders } from "./callback.ts";
+import { callbackBodySchema, callbackHeaders } from "./callback.ts";
 import { kitErrorSchema, legacyErrorSchema } from "./conventions.ts";
 import type { Endpoint, Tag } from "./endpoint.ts";
 
@@ -247,14 +247,16 @@ export function openApiDocument(endpoints: readonly Endpoint[], config: Config):
       messageEvent: {
         post: {
           operationId: "messageEvent",
-          summary: "A callback: one event of one message, signed",
+          summary: "A callback: one event of one message (or a batch of them), signed",
           description:
             "Posted to a send's webhook_url, else to the account webhook. Verify Shiri-Signature " +
-            "against the raw body (docs/api.md, Verifying a callback); deduplicate on the event id.",
+            "against the raw body (docs/api.md, Verifying a callback); deduplicate on the event id. " +
+            "An account webhook with a batch_size above 1 gets a JSON array of events instead, " +
+            "answered for all of them at once (docs/api.md, Callbacks in batches).",
           parameters: parameters(components, "header", callbackHeaders),
           requestBody: {
             required: true,
-            content: { "application/json": { schema: components.convert(callbackEventSchema) } },
+            content: { "application/json": { schema: components.convert(callbackBodySchema) } },
           },
           responses: {
             "2XX": { description: "Received: the event is delivered." },

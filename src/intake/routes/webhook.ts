@@ -17,6 +17,9 @@ import { eventTypesField, parseBody, webhookUrlField } from "../validation.ts";
  * webhook_url go, which event types it wants (all unless `events` names some), and the signing
  * secret of every callback of the account.
  */
+const MAX_BATCH_SIZE = 100;
+const BATCH_SIZE_RULE = `must be an integer from 1 to ${MAX_BATCH_SIZE}`;
+
 export const putWebhookBody = z
   .object({
     url: z
@@ -24,6 +27,18 @@ export const putWebhookBody = z
       .pipe(webhookUrlField())
       .meta({ format: "uri", maxLength: 2048, description: "an http or https URL" }),
     events: eventTypesField().optional(),
+    batch_size: z
+      .number({ error: BATCH_SIZE_RULE })
+      .int({ error: BATCH_SIZE_RULE })
+      .min(1, { error: BATCH_SIZE_RULE })
+      .max(MAX_BATCH_SIZE, { error: BATCH_SIZE_RULE })
+      .optional()
+      .meta({
+        description:
+          `Events one callback request carries at most, 1 to ${MAX_BATCH_SIZE} (default 1). Above 1, the ` +
+          "events bound for this webhook go together: the body is a JSON array of events and the " +
+          "Shiri-Event-Count header replaces Shiri-Event-Id and Shiri-Event-Type.",
+      }),
   })
   .strict();
 
@@ -42,8 +57,12 @@ export function getWebhook(deps: IntakeDeps): RequestHandler {
 /** PUT /api/v1/webhook — registers or replaces URL and events; the first answer carries the secret. */
 export function putWebhook(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
-    const { url, events } = parseBody(putWebhookBody, req.body);
-    const webhook = await putAccountWebhook(deps.pool, res.locals.accountId, { url, events: events ?? null });
+    const { url, events, batch_size } = parseBody(putWebhookBody, req.body);
+    const webhook = await putAccountWebhook(deps.pool, res.locals.accountId, {
+      url,
+      events: events ?? null,
+      batchSize: batch_size ?? 1,
+    });
     const message = webhook.signing_secret ? `${SAVED}: ${ONCE}` : SAVED;
     res.status(200).json({ status: "success", message, data: webhook });
   };
@@ -73,6 +92,10 @@ export const webhookSchema = z
     events: eventTypes().meta({
       description: "The event types it receives: all five unless a PUT named some.",
     }),
+    batch_size: z
+      .number()
+      .int()
+      .meta({ description: "Events one callback request carries at most (1: one each)." }),
     signing_secret_set: z.boolean(),
     secret_created_at: timestamp().nullable(),
     updated_at: timestamp().nullable(),
@@ -110,8 +133,8 @@ export const putWebhookEndpoint = endpoint({
   operationId: "putWebhook",
   summary: "Register or replace the account webhook",
   description:
-    "Replaces the URL and the event filter together (no events: all). Where events of sends without " +
-    "their own webhook_url go, from now on.",
+    "Replaces the URL, the event filter and the batch size together (no events: all; no batch_size: 1). " +
+    "Where events of sends without their own webhook_url go, from now on.",
   request: { body: putWebhookBody },
   responses: {
     200: {
