@@ -10,8 +10,10 @@ import {
 
 /**
  * The API process's way to the shared rate limits: requests that arrive while a statement is in
- * flight are decided together by the next one (see Coalescer), at most 100 a statement and two
- * statements at once. Nothing is counted here: every decision is the database's.
+ * flight are decided together by the next one (see Coalescer), at most 100 a statement. One
+ * statement at a time: a second would mostly wait on the first's row locks (both take the same
+ * account's buckets) while holding a connection of its own. Nothing is counted here: every
+ * decision is the database's.
  */
 export class RequestLimiter {
   private readonly decisions: Coalescer<RateLimitRequest, RateLimitDecision>;
@@ -23,7 +25,7 @@ export class RequestLimiter {
   ) {
     this.decisions = new Coalescer((requests) => takeRateLimits(db, requests, defaults), {
       maxBatch: 100,
-      maxInFlight: 2,
+      maxInFlight: 1,
       onBatch,
     });
   }
