@@ -2,6 +2,7 @@ import { bulk } from "./bulk.ts";
 import { e2e } from "./e2e.ts";
 import { pipelineBulk, pipelineSingle, pipelineSingleScaled } from "./pipeline.ts";
 import { retrieve } from "./retrieve.ts";
+import { scheduled } from "./scheduled.ts";
 import { single } from "./single.ts";
 import type { Scenario } from "./types.ts";
 
@@ -13,6 +14,7 @@ export const SCENARIOS: readonly Scenario[] = [
   bulk(10_000, { connections: 1, seconds: 8 }),
   retrieve,
   e2e,
+  scheduled,
   pipelineSingle,
   pipelineSingleScaled,
   pipelineBulk,
