@@ -64,12 +64,14 @@ export async function deliverBatch(
       for (const event of request.events) handBack.push({ id: event.id, attempt: event.attempts });
       continue;
     }
+    // Stored payloads are JSON texts: a batch's body is them joined into an array, as stored.
+    const payloads = request.events.map((e) => e.payload).join(",");
     const outcome = await postCallback(
       {
         url: request.url,
         events: request.events,
         batched: request.batched,
-        body: request.batched ? `[${request.events.map((e) => e.payload).join(",")}]` : request.body,
+        body: request.batched ? `[${payloads}]` : payloads,
         secrets: request.secrets,
       },
       ctx.post,
@@ -89,8 +91,6 @@ interface CallbackRequest {
   url: string;
   events: EventRow[];
   batched: boolean;
-  /** The lone event's payload (a batch's body is built from its events). */
-  body: string;
   secrets: readonly string[];
 }
 
@@ -99,7 +99,7 @@ interface CallbackRequest {
  * one account bound for its webhook go together up to the webhook's batch size; every other
  * event (a send's own webhook_url, a webhook taking one at a time) goes alone.
  */
-export function requestsOf(
+function requestsOf(
   job: WebhookJob,
   events: Map<string, EventRow>,
   settings: Map<string, CallbackSettings>,
@@ -124,7 +124,6 @@ export function requestsOf(
         url: event.url,
         events: [event],
         batched: batchable,
-        body: event.payload,
         secrets: account.secrets,
       });
   }
