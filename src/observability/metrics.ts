@@ -195,6 +195,18 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    // Audit (src/audit/audit-pass.ts)
+    auditProblems: new Gauge({
+      name: "shiri_audit_problems",
+      help: "Problems the worker's periodic audit found in its last pass, by kind (balance_mismatches, holds_without_live_message, stuck_messages, parts_without_receipts); each counted up to 1000.",
+      labelNames: ["kind"] as const,
+      registers: r,
+    }),
+    auditLastPass: new Gauge({
+      name: "shiri_audit_last_pass_timestamp_seconds",
+      help: "When this process last completed an audit pass (Unix time).",
+      registers: r,
+    }),
     // Callbacks
     webhookDeliveries: new Counter({
       name: "shiri_webhook_deliveries_total",
