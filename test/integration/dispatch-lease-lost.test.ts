@@ -57,7 +57,8 @@ describe("a dispatch lease taken over mid-batch", () => {
         },
         { timeoutMs: 20_000, intervalMs: 100, what: "the batch to settle" },
       );
-      expect(await lostCount("taken")).toBe(5);
+      // Found taken at a renewal (or, on a machine stalled past a whole lease, lapsed first).
+      expect((await lostCount("taken")) + (await lostCount("lapsed"))).toBe(5);
       // Withdrawn: the submits still waiting for the wire never went (one more was on it, at most).
       const sentByFirstRun = submitted().length;
       expect(sentByFirstRun).toBeGreaterThanOrEqual(1);
