@@ -18,7 +18,7 @@ function lease(query: () => Promise<unknown>, lockSeconds = 0.3) {
     operator: "econet",
     logger: createLogger("silent"),
     metrics,
-    lockSeconds: 0.3,
+    lockSeconds,
   });
   return { l, metrics };
 }
