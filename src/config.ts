@@ -48,6 +48,8 @@ const envSchema = z.object({
   MESSAGE_RETENTION_DAYS: z.coerce.number().int().positive().default(90),
   /** How often a worker looks for rows past their retention (one worker at a time deletes them). */
   RETENTION_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
+  /** How often a worker runs the periodic audit (src/audit/audit-pass.ts; one worker at a time). */
+  AUDIT_INTERVAL_MS: z.coerce.number().int().positive().default(300_000),
   /**
    * Rate limits, shared by every API process through Postgres (src/limits); an account may have
    * its own (`shiri rate-limit set`). 0 is no limit; RATE_LIMITS=off skips them altogether.

@@ -3,6 +3,7 @@ import { OPERATORS } from "../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../carriers/simulator/index.ts";
 import { overridesFromEnv } from "../carriers/simulator/main.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
+import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/audit-pass.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
@@ -163,6 +164,20 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         onError: (err) => logger.error({ err }, "retention pass failed"),
       });
       stops.push(() => retention.stop());
+      const audited = keepAudited(pool, {
+        intervalMs: config.AUDIT_INTERVAL_MS,
+        firstPassMs: Math.min(10_000, config.AUDIT_INTERVAL_MS),
+        stuckMinutes: AUDIT_STUCK_MINUTES,
+        receiptHours: AUDIT_RECEIPT_HOURS,
+        validityHours: config.MESSAGE_VALIDITY_HOURS,
+        onPass: (pass) => {
+          for (const [kind, n] of Object.entries(pass.problems)) metrics.auditProblems.set({ kind }, n);
+          metrics.auditLastPass.set(Date.now() / 1000);
+          if (Object.values(pass.problems).some((n) => n > 0)) logger.warn(pass, "audit found problems");
+        },
+        onError: (err) => logger.error({ err }, "audit pass failed"),
+      });
+      stops.push(() => audited.stop());
     }
 
     return {

@@ -36,6 +36,13 @@ export interface SimulatorBehaviour {
   dropAfterSubmits: number | null;
   /** Probability (0–1) of dropping the connection when a submit arrives. */
   dropRate: number;
+  /**
+   * Probability (0–1) that a submit on the wire when its connection is lost (received, not yet
+   * answered) had already been taken: it is accepted, delivered and receipted like any other, but
+   * its submit_sm_resp is lost with the connection (`acceptedOnDrop`). 0, the default, loses them
+   * all unaccepted. This is the in-flight window Shiri cannot close: it must send them again.
+   */
+  acceptOnDropRate: number;
   /** Probability (0–1) of sending a receipt twice. */
   duplicateReceiptRate: number;
   /**
@@ -71,6 +78,7 @@ export const DEFAULT_BEHAVIOUR: Readonly<SimulatorBehaviour> = {
   rejectStatus: 0x0b,
   dropAfterSubmits: null,
   dropRate: 0,
+  acceptOnDropRate: 0,
   duplicateReceiptRate: 0,
   unansweredRate: 0,
   genericNackRate: 0,
@@ -161,8 +169,8 @@ interface Conn {
   closed: boolean;
   submits: number;
   outstanding: number;
-  /** Destinations of the submits received and not yet answered, by sequence_number. */
-  pending: Map<number, string>;
+  /** The submits received and not yet answered, by sequence_number. */
+  pending: Map<number, PDU>;
   /** deliver_sm sent on this connection awaiting deliver_sm_resp, by sequence_number. */
   receipts: Map<number, { delivery: Delivery; sent: SentReceipt }>;
   idle?: NodeJS.Timeout;
@@ -242,6 +250,8 @@ export class CarrierSimulator {
   readonly receiptsSent: SentReceipt[] = [];
   /** Submits taken whose submit_sm_resp was never sent (`unansweredRate`). */
   readonly unanswered: AcceptedSubmit[] = [];
+  /** Submits taken whose answer was lost with their connection (`acceptOnDropRate`). */
+  readonly acceptedOnDrop: AcceptedSubmit[] = [];
   /** Submits answered with generic_nack (`genericNackRate`). */
   readonly nacked: { destination_addr: string; command_status: number; at: Date }[] = [];
   /** Submits on the wire (received, not yet answered) when this SMSC unbound their session. */
@@ -340,7 +350,7 @@ export class CarrierSimulator {
     for (const c of this.conns) {
       if (!c.bound || c.closed) continue;
       c.bound = false;
-      this.pendingAtUnbind.push(...c.pending.values());
+      this.pendingAtUnbind.push(...[...c.pending.values()].map((p) => str(p.destination_addr)));
       c.session.unbind({});
       n++;
     }
@@ -416,6 +426,11 @@ export class CarrierSimulator {
     clearTimeout(conn.idle);
     clearInterval(conn.enquire);
     this.conns.delete(conn);
+    // Submits on the wire: some had been taken when the connection went (acceptOnDropRate).
+    const takenRate = this.behaviourNow.acceptOnDropRate;
+    if (takenRate > 0)
+      for (const pdu of [...conn.pending.values()])
+        if (this.roll(takenRate)) this.answerSubmit(conn, pdu, true);
     // Receipts in flight on a lost connection were never acknowledged: deliver them again.
     for (const { delivery } of conn.receipts.values()) this.retryReceipt(delivery);
     conn.receipts.clear();
@@ -507,7 +522,7 @@ export class CarrierSimulator {
       return;
     }
     conn.outstanding++;
-    conn.pending.set(pdu.sequence_number, str(pdu.destination_addr));
+    conn.pending.set(pdu.sequence_number, pdu);
     this.stats.maxOutstanding = Math.max(this.stats.maxOutstanding, conn.outstanding);
     if (b.submitLatencyMs > 0) this.schedule(() => this.answerSubmit(conn, pdu), b.submitLatencyMs);
     else this.answerSubmit(conn, pdu);
@@ -527,12 +542,16 @@ export class CarrierSimulator {
     return STATUS.ROK;
   }
 
-  private answerSubmit(conn: Conn, pdu: PDU): void {
-    if (conn.closed) return; // lost with the connection: never accepted
+  /**
+   * Answers a submit. `lostWithConnection`: its connection is gone (acceptOnDropRate), so it is
+   * taken or refused as usual but nothing is sent back; its receipt goes by another session.
+   */
+  private answerSubmit(conn: Conn, pdu: PDU, lostWithConnection = false): void {
+    if (conn.closed && !lostWithConnection) return; // lost with the connection: never accepted
     conn.outstanding--;
     conn.pending.delete(pdu.sequence_number);
     const destination = str(pdu.destination_addr);
-    if (this.roll(this.behaviourNow.genericNackRate)) {
+    if (!lostWithConnection && this.roll(this.behaviourNow.genericNackRate)) {
       const command_status = this.behaviourNow.genericNackStatus;
       this.nacked.push({ destination_addr: destination, command_status, at: new Date() });
       conn.session.send(
@@ -543,14 +562,14 @@ export class CarrierSimulator {
     const status = this.admit(destination);
     if (status !== STATUS.ROK) {
       this.rejections.push({ destination_addr: destination, command_status: status, at: new Date() });
-      conn.session.send(pdu.response({ command_status: status }));
+      if (!lostWithConnection) conn.session.send(pdu.response({ command_status: status }));
       return;
     }
     const { text, concat } = readShortMessage(pdu);
     const refusal = this.dialectRefusal(pdu, concat);
     if (refusal !== null) {
       this.rejections.push({ destination_addr: destination, command_status: refusal, at: new Date() });
-      conn.session.send(pdu.response({ command_status: refusal }));
+      if (!lostWithConnection) conn.session.send(pdu.response({ command_status: refusal }));
       return;
     }
     const value = this.nextId++;
@@ -568,8 +587,9 @@ export class CarrierSimulator {
     };
     this.accepted.push(record);
     this.trim(this.accepted);
-    const unanswered = this.roll(this.behaviourNow.unansweredRate);
-    if (unanswered) this.unanswered.push(record);
+    if (lostWithConnection) this.acceptedOnDrop.push(record);
+    const unanswered = lostWithConnection || this.roll(this.behaviourNow.unansweredRate);
+    if (unanswered && !lostWithConnection) this.unanswered.push(record);
     const respond = () => {
       if (!unanswered) conn.session.send(pdu.response({ message_id: record.messageId }));
     };

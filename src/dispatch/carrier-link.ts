@@ -8,6 +8,7 @@ import {
   type RateLimiter,
   type SessionState,
   SmppSession,
+  type SubmitOptions,
   type SubmitOutcome,
   type SubmitParams,
 } from "../smpp/session.ts";
@@ -33,6 +34,8 @@ class CarrierTrouble extends Error {
 }
 
 function isCarrierTrouble(outcome: SubmitOutcome): boolean {
+  // Withdrawn by the dispatcher (its lease on the message was lost): says nothing of the carrier.
+  if (outcome.kind === "not_sent" && outcome.reason === "withdrawn") return false;
   if (outcome.kind !== "response") return true;
   // Throttling is the carrier working as agreed; a permanent refusal is about the message.
   return actionFor(outcome.command_status) === "retry";
@@ -45,7 +48,7 @@ function isCarrierTrouble(outcome: SubmitOutcome): boolean {
  */
 export class CarrierLink {
   readonly session: SmppSession;
-  readonly breaker: CircuitBreaker<[SubmitParams], SubmitOutcome>;
+  readonly breaker: CircuitBreaker<[SubmitParams, SubmitOptions?], SubmitOutcome>;
 
   constructor(
     readonly operator: Operator,
@@ -73,8 +76,8 @@ export class CarrierLink {
       ...(opts.onLinkEvent ? { onLinkEvent: opts.onLinkEvent } : {}),
     });
     this.breaker = new CircuitBreaker(
-      async (params: SubmitParams) => {
-        const outcome = await this.session.submit(params);
+      async (params: SubmitParams, options?: SubmitOptions) => {
+        const outcome = await this.session.submit(params, options);
         if (isCarrierTrouble(outcome)) throw new CarrierTrouble(outcome);
         return outcome;
       },
@@ -104,9 +107,9 @@ export class CarrierLink {
     this.session.start();
   }
 
-  async submit(params: SubmitParams): Promise<LinkOutcome> {
+  async submit(params: SubmitParams, options: SubmitOptions = {}): Promise<LinkOutcome> {
     try {
-      return await this.breaker.fire(params);
+      return await this.breaker.fire(params, options);
     } catch (err) {
       if (err instanceof CarrierTrouble) return err.outcome;
       if (err instanceof Error && "code" in err && err.code === "EOPENBREAKER") {

@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { isDatabaseUnavailable, type Pool, withTransaction } from "../db/pool.ts";
-import { type ClaimedMessage, claimMessages, extendLease } from "../lifecycle/index.ts";
+import { type ClaimedMessage, claimMessages } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import {
@@ -14,6 +13,7 @@ import {
 } from "../queue/boss.ts";
 import { HeldReceipts } from "../receipts/held-receipts.ts";
 import type { ReceiptStage } from "../receipts/receipt-stage.ts";
+import { BatchLease } from "./batch-lease.ts";
 import type { CarrierLink } from "./carrier-link.ts";
 import { PartsRecorder } from "./parts-recorder.ts";
 import { type DispatchOutcome, emptyOutcome, recordParts, settleBatch } from "./settle.ts";
@@ -157,21 +157,24 @@ export class Dispatcher {
     this.meanJobSize = Math.max(1, (this.meanJobSize + size) / 2);
 
     this.messagesInFlight += messageIds.length;
-    // The batch's lease on its messages: its own, and kept alive for as long as it runs.
-    const lease = { owner: randomUUID(), lockSeconds: this.options.lockSeconds };
-    const keepAlive = setInterval(
-      () => {
-        extendLease(this.options.pool, messageIds, lease).catch((err: unknown) =>
-          logger.error({ err, operator }, "dispatch lease not extended"),
-        );
-      },
-      (lease.lockSeconds * 1_000) / 3,
-    );
+    // The batch's lease on its messages: its own, kept alive for as long as it runs, and asked
+    // before each submit goes on the wire (batch-lease.ts).
+    const lease = new BatchLease({
+      pool: this.options.pool,
+      operator,
+      logger,
+      metrics: this.options.metrics,
+      lockSeconds: this.options.lockSeconds,
+    });
     try {
       let claim: Awaited<ReturnType<typeof claimMessages>>;
       try {
         claim = await withTransaction(this.options.pool, (tx) =>
-          claimMessages(tx, messageIds, { ...lease, validityHours: this.options.validityHours }),
+          claimMessages(tx, messageIds, {
+            owner: lease.owner,
+            lockSeconds: lease.lockSeconds,
+            validityHours: this.options.validityHours,
+          }),
         );
       } catch (err) {
         // Nothing was submitted: the jobs run again later (pg-boss retry).
@@ -184,6 +187,7 @@ export class Dispatcher {
         ).catch(() => {});
         return;
       }
+      lease.keep(claim.claimed.map((m) => m.id));
       const held = new HeldReceipts();
       const recorder = new PartsRecorder({
         pool: this.options.pool,
@@ -210,6 +214,7 @@ export class Dispatcher {
               recorder.add(part);
             },
             lateAnswerSeconds: this.options.link.session.lateWindowMs() / 1000,
+            stillOwned: (id) => lease.owns(id),
           },
           claim.claimed,
         ));
@@ -222,8 +227,9 @@ export class Dispatcher {
       outcome.deferred = claim.busy;
       outcome.notDue = claim.notDue;
       this.count(outcome, claim.claimed);
+      lease.settling();
       try {
-        await this.settle(jobs, outcome, held, lease.owner, recorder.written);
+        await this.settle(jobs, outcome, held, lease, recorder.written);
       } finally {
         // Receipts that came by another bind, or while the settle was open, were kept aside as
         // early receipts: matched now that the segments are committed, not at the next sweep.
@@ -231,7 +237,7 @@ export class Dispatcher {
       }
       for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part));
     } finally {
-      clearInterval(keepAlive);
+      lease.stop();
       this.messagesInFlight -= messageIds.length;
     }
   }
@@ -262,20 +268,25 @@ export class Dispatcher {
     batch: readonly { job: FetchedJob; messageIds: readonly string[] }[],
     outcome: DispatchOutcome,
     held: HeldReceipts,
-    owner: string,
+    lease: BatchLease,
     earlyRecorded: ReadonlyMap<string, string | null>,
   ): Promise<void> {
     const jobs = batch.map((j) => j.job);
     const { operator, logger, pool, boss } = this.options;
     const receipts = held.seal();
-    const settleOptions = { batchSize: this.options.batchSize, lockSeconds: this.options.lockSeconds, owner };
+    const settleOptions = {
+      batchSize: this.options.batchSize,
+      lockSeconds: this.options.lockSeconds,
+      owner: lease.owner,
+    };
     const outageUntil = Date.now() + Math.max(SETTLE_OUTAGE_MIN_MS, this.options.lockSeconds * 1_000);
     for (let attempt = 0; ; attempt++) {
       try {
-        const delivered = await withTransaction(pool, (tx) =>
+        const { delivered, leaseLost } = await withTransaction(pool, (tx) =>
           settleBatch(tx, boss, operator, jobs, outcome, receipts, settleOptions, earlyRecorded),
         );
         held.committed();
+        lease.lostAtSettle(leaseLost);
         this.observeDelivered(delivered);
         return;
       } catch (err) {
@@ -297,7 +308,10 @@ export class Dispatcher {
     held.handOver(this.options.receipts.apply);
     for (const { job, part } of splitByJob(batch, outcome)) {
       try {
-        await withTransaction(pool, (tx) => settleBatch(tx, boss, operator, [job], part, [], settleOptions));
+        const { leaseLost } = await withTransaction(pool, (tx) =>
+          settleBatch(tx, boss, operator, [job], part, [], settleOptions),
+        );
+        lease.lostAtSettle(leaseLost);
       } catch (err) {
         logger.error({ err, operator, job: job.id }, "dispatch job settle failed");
         await failDispatchJobs(boss, operator, [job], String(err)).catch(() => {});

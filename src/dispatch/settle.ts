@@ -69,7 +69,12 @@ export async function recordParts(
  * status with its money move (capture on success, release on failure, exactly once), the retries
  * as new delayed jobs, and the completion of all the batch's jobs in one statement. A crash
  * anywhere keeps all of it or none, and the jobs then run again from what was recorded.
- * Returns the delivery latency, in seconds, of each message it delivered.
+ *
+ * The status moves are fenced by the lease's owner; the accepted segments are not (the carrier
+ * took them, whoever holds the message now). A message whose lease was taken over by another run
+ * (this run outlived its lease unrenewed) is not moved: it is returned in `leaseLost` and looked at
+ * again by a job after a lease's length, which finds it final or claims it from what was recorded.
+ * Returns those and the delivery latency, in seconds, of each message it delivered.
  */
 export async function settleBatch(
   tx: Tx,
@@ -81,7 +86,7 @@ export async function settleBatch(
   options: { batchSize: number; lockSeconds: number; owner: string },
   /** Segments recorded before the settle, with the receipt state each was recorded with. */
   earlyRecorded: ReadonlyMap<string, string | null> = new Map(),
-): Promise<number[]> {
+): Promise<{ delivered: number[]; leaseLost: string[] }> {
   // A receipt for one segment is written with the segment; one that stands for the whole message
   // (a carrier that sends one per message) goes the ordinary way once every segment is recorded.
   const receiptFor = mostTelling(
@@ -99,6 +104,7 @@ export async function settleBatch(
   if (catchUp.length > 0) await applyReceipts(tx, operator, catchUp);
 
   const delivered: number[] = [];
+  const leaseLost: string[] = [];
   if (outcome.succeeded.length > 0) {
     const partsOf = new Map<string, string[]>();
     for (const p of parts) {
@@ -115,7 +121,9 @@ export async function settleBatch(
           s.firstRun &&
           (partsOf.get(s.id) ?? []).every((smscId) => receiptFor.get(smscId)?.state === "DELIVRD"),
       })),
+      options.owner,
     );
+    leaseLost.push(...notIn(outcome.succeeded, rows));
     const deliveredIds = rows.filter((r) => r.delivered).map((r) => r.id);
     for (const _ of deliveredIds) delivered.push(0);
     // The others are carried up from their segments' receipts, whichever way those came: held by
@@ -127,10 +135,17 @@ export async function settleBatch(
   }
   if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, operator, wholeMessage)).delivered);
 
-  await markRefused(tx, outcome.failed);
+  const refused = await markRefused(tx, outcome.failed, options.owner);
+  leaseLost.push(
+    ...notIn(
+      outcome.failed,
+      refused.map((id) => ({ id })),
+    ),
+  );
 
   if (outcome.retry.length > 0) {
     const rows = await giveUpLease(tx, outcome.retry, options.owner);
+    leaseLost.push(...notIn(outcome.retry, rows));
     const notBefore = new Map(outcome.retry.map((r) => [r.id, r.notBeforeSeconds ?? 0]));
     const byDelay = new Map<number, { id: string; operator: Operator }[]>();
     for (const r of rows) {
@@ -141,8 +156,9 @@ export async function settleBatch(
       await enqueueDispatch(boss, tx, messages, options.batchSize, delay);
   }
 
-  if (outcome.deferred.length > 0) {
-    const messages = outcome.deferred.map((id) => ({ id, operator }));
+  const deferred = [...outcome.deferred, ...leaseLost];
+  if (deferred.length > 0) {
+    const messages = deferred.map((id) => ({ id, operator }));
     await enqueueDispatch(boss, tx, messages, options.batchSize, options.lockSeconds);
   }
 
@@ -150,5 +166,11 @@ export async function settleBatch(
     await enqueueDispatch(boss, tx, [{ id, operator }], options.batchSize, sendAt);
 
   await completeDispatchJobs(boss, tx, operator, jobs);
-  return delivered;
+  return { delivered, leaseLost };
+}
+
+/** The ids of `wanted` that are not among `moved`. */
+function notIn(wanted: readonly { id: string }[], moved: readonly { id: string }[]): string[] {
+  const done = new Set(moved.map((m) => m.id));
+  return wanted.filter((w) => !done.has(w.id)).map((w) => w.id);
 }

@@ -4,7 +4,7 @@ import type { ClaimedMessage } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
-import type { LateAnswer, SubmitParams } from "../smpp/session.ts";
+import type { LateAnswer, SubmitOptions, SubmitParams } from "../smpp/session.ts";
 import { buildSubmits } from "./build-submits.ts";
 import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
 import { type DispatchOutcome, emptyOutcome } from "./settle.ts";
@@ -25,6 +25,12 @@ export interface SubmitContext {
   onAccepted: (part: DispatchOutcome["acceptedParts"][number]) => void;
   /** How long after a timeout a late answer can still come (the session's late-answer window). */
   lateAnswerSeconds: number;
+  /**
+   * False once the batch's lease on the message is lost (another run may hold it now): its submits
+   * still waiting for the wire are withdrawn (not_sent "withdrawn") and the message is left to its
+   * holder. Asked right before each PDU is written.
+   */
+  stillOwned?: (messageId: string) => boolean;
 }
 
 /** A segment whose submit timed out: accepted after all if its late answer says so, else null. */
@@ -58,9 +64,11 @@ async function submitMessage(
   const validitySeconds = (message.due_at.getTime() + context.validityHours * 3_600_000 - Date.now()) / 1000;
   const parts = buildSubmits({ ...message, validitySeconds }, context.link.session.settings);
   const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
+  const { stillOwned } = context;
+  const options: SubmitOptions = stillOwned ? { stillWanted: () => stillOwned(message.id) } : {};
   const verdicts = await Promise.all(
     todo.map(async (p) => {
-      const result = await submitPart(context, p.params);
+      const result = await submitPart(context, p.params, options);
       if (result.kind === "unknown" && result.reason === "timeout")
         lateAcceptances.push(lateAcceptance(context, message.id, p.partNo, result.late));
       const verdict = judge(context, result);
@@ -132,18 +140,26 @@ function lateAcceptance(
  * Throttling answers are retried here at once: the session already pauses every submit while
  * the carrier throttles, so the part goes again as soon as the carrier is ready for it.
  */
-async function submitPart(context: SubmitContext, params: SubmitParams): Promise<LinkOutcome> {
-  let result = await submitCounted(context, params);
+async function submitPart(
+  context: SubmitContext,
+  params: SubmitParams,
+  options: SubmitOptions,
+): Promise<LinkOutcome> {
+  let result = await submitCounted(context, params, options);
   for (let tries = 1; tries < THROTTLED_TRIES_IN_BATCH && context.running(); tries++) {
     if (result.kind !== "response" || actionFor(result.command_status) !== "backoff") break;
-    result = await submitCounted(context, params);
+    result = await submitCounted(context, params, options);
   }
   return result;
 }
 
-async function submitCounted(context: SubmitContext, params: SubmitParams): Promise<LinkOutcome> {
+async function submitCounted(
+  context: SubmitContext,
+  params: SubmitParams,
+  options: SubmitOptions,
+): Promise<LinkOutcome> {
   const { metrics, operator } = context;
-  const result = await context.link.submit(params);
+  const result = await context.link.submit(params, options);
   if (result.kind === "response") {
     metrics.submits.inc({ operator, status: statusName(result.command_status) });
     if (actionFor(result.command_status) === "backoff") metrics.throttled.inc({ operator });

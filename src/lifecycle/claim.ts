@@ -67,18 +67,21 @@ export async function claimMessages(
 
 /**
  * Keeps a batch's lease on its messages alive while it runs (a slow, TPS-limited carrier can take
- * longer than one lease): only the owner's, only while they wait for their outcome.
+ * longer than one lease): only the owner's, only while they wait for their outcome. Returns the ids
+ * still leased to the owner; any other of `messageIds` was taken by another run (or ended by the
+ * validity sweeper) after the lease ran out, and is no longer this run's to submit.
  */
 export async function extendLease(
   db: Queryable,
   messageIds: readonly string[],
   options: { lockSeconds: number; owner: string },
-): Promise<number> {
-  const { rowCount } = await db.query({
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>({
     name: "shiri_extend_lease",
     text: `UPDATE messages SET locked_until = now() + make_interval(secs => $2)
-            WHERE id = ANY($1::uuid[]) AND locked_by = $3 AND status = 'processing'`,
+            WHERE id = ANY($1::uuid[]) AND locked_by = $3 AND status = 'processing'
+           RETURNING id`,
     values: [messageIds, options.lockSeconds, options.owner],
   });
-  return rowCount ?? 0;
+  return new Set(rows.map((r) => r.id));
 }

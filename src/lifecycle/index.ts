@@ -32,7 +32,7 @@ export const TRANSITIONS = [
   },
   {
     name: "accept",
-    from: "processing",
+    from: "processing, leased to this run (its accepted segments are recorded whoever holds the lease)",
     to: "success (with delivered_at when its DELIVRD receipts came with the batch)",
     money: "capture",
     event: "message.success (and message.delivered)",
@@ -40,7 +40,7 @@ export const TRANSITIONS = [
   },
   {
     name: "refuse",
-    from: "processing",
+    from: "processing, leased to this run",
     to: "failed with the carrier's status",
     money: "release",
     event: "message.failed",

@@ -6,12 +6,14 @@ import { recordMessageEvents } from "../webhooks/events.ts";
  * processing → success, with the capture of the hold and its ledger row, in one statement. A
  * message whose segments were all accepted in this run with a DELIVRD receipt already in hand is
  * delivered in the same row version. `old` reads the billing before the update, so the capture
- * happens once per message whoever settles it.
+ * happens once per message whoever settles it. Only the lease's owner moves it ($4): the accepted
+ * segments themselves are recorded unfenced (recordParts), so a run whose lease was taken over
+ * loses no acceptance; the message's holder (or the job the settle schedules) moves it.
  */
 const MARK_SUCCEEDED = `
   WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, response, delivered)),
   old AS (SELECT m.id, m.billing FROM messages m JOIN u ON u.id = m.id
-           WHERE m.status = 'processing' FOR UPDATE OF m),
+           WHERE m.status = 'processing' AND m.locked_by = $4 FOR UPDATE OF m),
   moved AS (
     UPDATE messages m
        SET status = 'success', billing = CASE WHEN old.billing = 'held' THEN 'captured' ELSE m.billing END,
@@ -31,17 +33,19 @@ const MARK_SUCCEEDED = `
 /**
  * processing → success: the carrier accepted every segment. The hold is captured (once, whoever
  * settles), message.success is recorded, and message.delivered too for a message delivered in the
- * same move (its DELIVRD receipts came with the batch). Only messages still processing move.
+ * same move (its DELIVRD receipts came with the batch). Only messages still processing and leased
+ * to `owner` move: a run whose lease ran out and was taken by another leaves the message to it.
  */
 export async function markAccepted(
   tx: Tx,
   items: readonly { id: string; response: string; delivered: boolean }[],
+  owner: string,
 ): Promise<{ id: string; delivered: boolean }[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string; delivered: boolean }>({
     name: "shiri_settle_succeeded",
     text: MARK_SUCCEEDED,
-    values: [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.delivered)],
+    values: [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.delivered), owner],
   });
   await recordMessageEvents(
     tx,
@@ -58,20 +62,22 @@ export async function markAccepted(
 
 /**
  * processing → failed: the carrier refused the message for good. The hold is released (once) and
- * message.failed recorded. Only messages still processing move.
+ * message.failed recorded. Only messages still processing and leased to `owner` move: a run whose
+ * lease was taken over must not fail a message its new holder may be getting accepted.
  */
 export async function markRefused(
   tx: Tx,
   items: readonly { id: string; response: string; error: string }[],
+  owner: string,
 ): Promise<string[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string }>(
     `UPDATE messages m SET status = 'failed', operator_response = u.response, last_error = u.error,
                            locked_until = NULL, locked_by = NULL, updated_at = now()
        FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, response, error)
-      WHERE m.id = u.id AND m.status = 'processing'
+      WHERE m.id = u.id AND m.status = 'processing' AND m.locked_by = $4
      RETURNING m.id`,
-    [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.error)],
+    [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.error), owner],
   );
   const ids = rows.map((r) => r.id);
   await release(tx, ids);

@@ -103,6 +103,18 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    leasesLost: new Counter({
+      name: "shiri_dispatch_leases_lost_total",
+      help: "Messages a dispatch batch stopped holding before it settled them, by operator and how it found out: taken (a lease renewal found another run holding them), lapsed (no renewal succeeded for a whole lease; their unsent submits were withdrawn), settle (the settle found another run holding them and left them to it).",
+      labelNames: ["operator", "reason"] as const,
+      registers: r,
+    }),
+    leaseRenewalsFailed: new Counter({
+      name: "shiri_dispatch_lease_renewals_failed_total",
+      help: "Renewals of a dispatch batch's lease that failed (the database unreachable or too slow), by operator.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
     messagesFinal: new Counter({
       name: "shiri_messages_final_total",
       help: "Messages that reached success or failed at dispatch, by operator.",
@@ -183,6 +195,18 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    // Audit (src/audit/audit-pass.ts)
+    auditProblems: new Gauge({
+      name: "shiri_audit_problems",
+      help: "Problems the worker's periodic audit found in its last pass, by kind (balance_mismatches, holds_without_live_message, stuck_messages, parts_without_receipts); each counted up to 1000.",
+      labelNames: ["kind"] as const,
+      registers: r,
+    }),
+    auditLastPass: new Gauge({
+      name: "shiri_audit_last_pass_timestamp_seconds",
+      help: "When this process last completed an audit pass (Unix time).",
+      registers: r,
+    }),
     // Callbacks
     webhookDeliveries: new Counter({
       name: "shiri_webhook_deliveries_total",
@@ -227,6 +251,8 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
     for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
     metrics.messagesExpired.inc({ operator }, 0);
+    for (const reason of ["taken", "lapsed", "settle"]) metrics.leasesLost.inc({ operator, reason }, 0);
+    metrics.leaseRenewalsFailed.inc({ operator }, 0);
     metrics.messagesCancelled.inc({ operator }, 0);
     metrics.breakerState.set({ operator }, 0);
     metrics.sessionBound.set({ operator }, 0);

@@ -49,7 +49,7 @@ export type SubmitOutcome =
   /** Never reached the wire: safe to retry. */
   | {
       kind: "not_sent";
-      reason: "not_bound" | "closing" | "socket_unwritable" | "invalid_pdu" | "rate_limiter";
+      reason: "not_bound" | "closing" | "socket_unwritable" | "invalid_pdu" | "rate_limiter" | "withdrawn";
     }
   /** Was on the wire and the carrier may have accepted it: settle by receipt, never resend blindly. */
   | { kind: "unknown"; reason: "connection_lost" }
@@ -58,6 +58,15 @@ export type SubmitOutcome =
    * answer if it comes within the late-answer window on the same connection, else with null.
    */
   | { kind: "unknown"; reason: "timeout"; late: Promise<LateAnswer | null> };
+
+/** How one submit may be called off while it waits for a window slot or a TPS token. */
+export interface SubmitOptions {
+  /**
+   * Asked right before the PDU is written: false withdraws it (outcome not_sent "withdrawn"). The
+   * dispatcher withdraws the submits of messages whose lease it no longer holds.
+   */
+  stillWanted?: () => boolean;
+}
 
 /** A submit_sm_resp that came after its submit had timed out. */
 export interface LateAnswer {
@@ -300,8 +309,9 @@ export class SmppSession {
     });
   }
 
-  async submit(params: SubmitParams): Promise<SubmitOutcome> {
+  async submit(params: SubmitParams, options: SubmitOptions = {}): Promise<SubmitOutcome> {
     if (this.closing) return { kind: "not_sent", reason: "closing" };
+    if (options.stillWanted && !options.stillWanted()) return { kind: "not_sent", reason: "withdrawn" };
     if (this.stateNow !== "bound") return { kind: "not_sent", reason: "not_bound" };
     await this.throttlePause();
     await this.acquireSlot();
@@ -318,6 +328,7 @@ export class SmppSession {
       const conn = this.conn;
       if (this.closing) return { kind: "not_sent", reason: "closing" };
       if (this.stateNow !== "bound" || !conn) return { kind: "not_sent", reason: "not_bound" };
+      if (options.stillWanted && !options.stillWanted()) return { kind: "not_sent", reason: "withdrawn" };
       let reply: Promise<Reply> | null;
       let pdu: PDU;
       try {

@@ -7,6 +7,7 @@ import { checkInvariants } from "./support/invariants.ts";
  * messages without pause and a bulk send is being dispatched when the cuts come. The processes
  * stay up, requests get 202 or 503, and every accepted message is dispatched once.
  */
+const LONG = `${"Two segments through a database cut: each one submitted once. ".repeat(3)}end`;
 let h: FaultHarness;
 beforeAll(async () => {
   h = await startFaultHarness();
@@ -48,7 +49,9 @@ describe("fault: database backends terminated twice", () => {
     };
     try {
       await sent(20);
-      ids.push(...(await h.bulk([...numbers("econet", 150, 0), ...numbers("telecel", 150, 0)], "cut bulk")));
+      ids.push(...(await h.bulk([...numbers("econet", 150, 0), ...numbers("telecel", 100, 0)], "cut bulk")));
+      // Messages of two segments too: at most one submit per segment holds per part.
+      ids.push(...(await h.bulk(numbers("telecel", 50, 100), LONG)));
       expect(await cut()).toBeGreaterThan(0);
       await sent(20);
       expect(await cut()).toBeGreaterThan(0);

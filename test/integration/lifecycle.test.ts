@@ -163,38 +163,65 @@ describe("the message lifecycle", () => {
 
   it("accept: processing → success, the hold captured once, message.success recorded", async () => {
     const id = await send();
-    await claimed(id);
-    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]))).toEqual([
-      { id, delivered: false },
-    ]);
+    const { owner } = await claimed(id);
+    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner))).toEqual(
+      [{ id, delivered: false }],
+    );
     expect(await row(id)).toMatchObject({ status: "success", billing: "captured", delivered: false });
     // Refused the second time: the message is no longer processing, nothing more is captured.
-    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]))).toEqual([]);
+    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner))).toEqual(
+      [],
+    );
     expect(await ledgerKinds(id)).toEqual(["capture"]);
     expect(await events(id)).toEqual(["message.success"]);
   });
 
   it("accept with the receipts in hand: success and delivered in one move", async () => {
     const id = await send();
-    await claimed(id);
-    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: true }]));
+    const { owner } = await claimed(id);
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: true }], owner));
     expect(await row(id)).toMatchObject({ status: "success", operator_response: "DELIVRD", delivered: true });
     expect((await events(id)).sort()).toEqual(["message.delivered", "message.success"]);
   });
 
   it("accept is refused for a message not claimed (still enqueued)", async () => {
     const id = await send();
-    expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]))).toEqual([]);
+    expect(
+      await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], randomUUID())),
+    ).toEqual([]);
     expect(await row(id)).toMatchObject({ status: "enqueued", billing: "held" });
+  });
+
+  it("accept and refuse are refused for a run whose lease ran out and was taken by another run", async () => {
+    const id = await send();
+    const first = await claimed(id);
+    await t.service.pool.query(
+      "UPDATE messages SET locked_until = now() - interval '1 second' WHERE id = $1",
+      [id],
+    );
+    const second = await claimed(id);
+    expect(
+      await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], first.owner)),
+    ).toEqual([]);
+    const refused = { id, response: "ESME_RINVDSTADR", error: "carrier refused" };
+    expect(await tx((c) => markRefused(c, [refused], first.owner))).toEqual([]);
+    expect(await row(id)).toMatchObject({ status: "processing", billing: "held", locked_by: second.owner });
+    expect(await ledgerKinds(id)).toEqual([]);
+    expect(await events(id)).toEqual([]);
+    // The run that holds it settles it.
+    expect(
+      await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], second.owner)),
+    ).toEqual([{ id, delivered: false }]);
+    expect(await ledgerKinds(id)).toEqual(["capture"]);
   });
 
   it("refuse: processing → failed, the hold released once, message.failed recorded", async () => {
     const id = await send();
-    await claimed(id);
+    const { owner } = await claimed(id);
     const before = await balanceOf(t.service.pool, acct.id);
     const refused = { id, response: "ESME_RINVDSTADR", error: "carrier refused" };
-    expect(await tx((c) => markRefused(c, [refused]))).toEqual([id]);
-    expect(await tx((c) => markRefused(c, [refused]))).toEqual([]);
+    expect(await tx((c) => markRefused(c, [refused], owner))).toEqual([id]);
+    expect(await tx((c) => markRefused(c, [refused], owner))).toEqual([]);
     expect(await row(id)).toMatchObject({
       status: "failed",
       billing: "released",
@@ -203,6 +230,24 @@ describe("the message lifecycle", () => {
     expect(await ledgerKinds(id)).toEqual(["release"]);
     expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
     expect(await events(id)).toEqual(["message.failed"]);
+  });
+
+  it("refuse is refused for a message not claimed (still enqueued)", async () => {
+    const id = await send();
+    const refused = { id, response: "ESME_RINVDSTADR", error: "carrier refused" };
+    expect(await tx((c) => markRefused(c, [refused], randomUUID()))).toEqual([]);
+    expect(await row(id)).toMatchObject({ status: "enqueued", billing: "held" });
+    expect(await ledgerKinds(id)).toEqual([]);
+    expect(await events(id)).toEqual([]);
+  });
+
+  it("claim is refused for a message already final (success)", async () => {
+    const id = await send();
+    const { owner } = await claimed(id);
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
+    expect(await tx((c) => claimMessages(c, [id], lease()))).toEqual({ claimed: [], busy: [], notDue: [] });
+    expect(await row(id)).toMatchObject({ status: "success", billing: "captured", locked_by: null });
+    expect(await ledgerKinds(id)).toEqual(["capture"]);
   });
 
   it("give up the lease: only its owner can, and the message waits for another try", async () => {
@@ -221,8 +266,8 @@ describe("the message lifecycle", () => {
   it("expire: a waiting message past its validity fails and its hold is released; a final one is left alone", async () => {
     const waiting = await send();
     const done = await send();
-    await claimed(done);
-    await tx((c) => markAccepted(c, [{ id: done, response: "ESME_ROK", delivered: false }]));
+    const { owner } = await claimed(done);
+    await tx((c) => markAccepted(c, [{ id: done, response: "ESME_ROK", delivered: false }], owner));
     await t.service.pool.query(
       "UPDATE messages SET received_at = now() - interval '2 days' WHERE id = ANY($1)",
       [[waiting, done]],
@@ -239,6 +284,33 @@ describe("the message lifecycle", () => {
     expect(await ledgerKinds(waiting)).toEqual(["release"]);
     expect(await events(waiting)).toEqual(["message.failed"]);
     expect(await row(done)).toMatchObject({ status: "success", billing: "captured" });
+  });
+
+  it("expire: a processing message past its validity fails once its lease ran out, never while it lives", async () => {
+    const live = await send();
+    const lapsed = await send();
+    await claimed(live);
+    await claimed(lapsed);
+    await t.service.pool.query(
+      `UPDATE messages SET received_at = now() - interval '2 days',
+              locked_until = CASE WHEN id = $1 THEN now() - interval '1 second' ELSE locked_until END
+        WHERE id = ANY($2)`,
+      [lapsed, [live, lapsed]],
+    );
+    const expired = await tx((c) =>
+      expireMessages(c, { validityHours: 24, limit: 10, messageIds: [live, lapsed] }),
+    );
+    expect(expired.map((e) => e.id)).toEqual([lapsed]);
+    expect(await row(lapsed)).toMatchObject({
+      status: "failed",
+      billing: "released",
+      operator_response: "VALIDITY_EXPIRED",
+    });
+    expect(await ledgerKinds(lapsed)).toEqual(["release"]);
+    expect(await events(lapsed)).toEqual(["message.failed"]);
+    // The live lease's run may be submitting it right now: left alone, hold kept.
+    expect(await row(live)).toMatchObject({ status: "processing", billing: "held" });
+    expect(await ledgerKinds(live)).toEqual([]);
   });
 
   it("expire: a scheduled message's validity counts from its send_at, not from its acceptance", async () => {
@@ -260,7 +332,7 @@ describe("the message lifecycle", () => {
 
   it("deliver: success → delivered_at when every segment says DELIVRD; refused before success", async () => {
     const id = await send();
-    await claimed(id);
+    const { owner } = await claimed(id);
     await t.service.pool.query(
       "INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_at) VALUES ($1, 1, 'econet', $2, 'DELIVRD', now())",
       [id, `smsc-${id}`],
@@ -268,7 +340,7 @@ describe("the message lifecycle", () => {
     // Still processing: no delivery before the acceptance is recorded.
     expect(await tx((c) => refreshDelivery(c, [id]))).toEqual([]);
     expect(await row(id)).toMatchObject({ status: "processing", delivered: false });
-    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]));
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
     expect(await tx((c) => refreshDelivery(c, [id]))).toHaveLength(1);
     expect(await row(id)).toMatchObject({ status: "success", operator_response: "DELIVRD", delivered: true });
     expect(await tx((c) => refreshDelivery(c, [id]))).toEqual([]);
@@ -277,8 +349,8 @@ describe("the message lifecycle", () => {
 
   it("deliver: a final state other than DELIVRD is reported in operator_response, status kept", async () => {
     const id = await send();
-    await claimed(id);
-    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]));
+    const { owner } = await claimed(id);
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
     await t.service.pool.query(
       "INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_err, receipt_at) VALUES ($1, 1, 'econet', $2, 'UNDELIV', '001', now())",
       [id, `smsc-${id}`],
@@ -294,7 +366,7 @@ describe("the message lifecycle", () => {
 
   it("a receipt applied before the acceptance is recorded is reported, and a second look delivers", async () => {
     const id = await send();
-    await claimed(id);
+    const { owner } = await claimed(id);
     await t.service.pool.query(
       "INSERT INTO message_parts (message_id, part_no, operator, smsc_id) VALUES ($1, 1, 'econet', $2)",
       [id, `race-${id}`],
@@ -303,7 +375,7 @@ describe("the message lifecycle", () => {
     const applied = await tx((c) => applyReceipts(c, "econet", [{ smscId: `race-${id}`, state: "DELIVRD" }]));
     expect(applied.notYetAccepted).toEqual([id]);
     // The settle did not see the receipt: success without delivered_at.
-    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }]));
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
     expect(await row(id)).toMatchObject({ status: "success", delivered: false });
     // The stage's second look (receipt-stage.ts) delivers it.
     await tx((c) => refreshDelivery(c, applied.notYetAccepted));

@@ -24,6 +24,11 @@ export interface InvariantOptions {
    * is asked once every message is final (a fault that goes on while they are dispatched).
    */
   allowedResends: number | (() => number);
+  /**
+   * Every resend must have been counted by the live worker as a submit of unknown outcome
+   * (`shiri_smpp_submits_total{status="unknown:…"}`): resends ≤ that count.
+   */
+  resendsCountedAsUnknown?: boolean;
   /** Destinations (as sent, with +) that may be among the resent: those on the wire at the fault. */
   mayRepeat?: ReadonlySet<string> | (() => ReadonlySet<string>);
   /**
@@ -104,6 +109,10 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
     resends,
     `${o.scenario}: segments submitted twice ${JSON.stringify(repeated)}\n${outputs(h)}`,
   ).toBeLessThanOrEqual(allowed);
+  if (o.resendsCountedAsUnknown)
+    expect(resends, `${o.scenario}: more resends than submits counted unknown`).toBeLessThanOrEqual(
+      counted.unknown,
+    );
   const mayRepeat = typeof o.mayRepeat === "function" ? o.mayRepeat() : o.mayRepeat;
   if (mayRepeat) {
     for (const [key] of repeated)
