@@ -8,8 +8,7 @@ set -eu
 url=${ALERT_WEBHOOK_URL:-}
 case $url in
   "") echo "render-config: ALERT_WEBHOOK_URL is empty: the webhook every alert is posted to (see .env.example)" >&2; exit 1 ;;
-  *"'"* | *'
-'*) echo "render-config: ALERT_WEBHOOK_URL holds a single quote or a newline" >&2; exit 1 ;;
+  *[[:space:]]*) echo "render-config: ALERT_WEBHOOK_URL holds white space (encode it as %20)" >&2; exit 1 ;;
   http://* | https://*) ;;
   *) echo "render-config: ALERT_WEBHOOK_URL must start with http:// or https://" >&2; exit 1 ;;
 esac
