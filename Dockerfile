@@ -1,11 +1,11 @@
 # Shiri: one image for every role (api, worker, all) and the carrier simulator. It runs the
 # JavaScript `npm run build` compiles, with production dependencies only: no TypeScript at run
 # time (tsx) and no embedded Postgres (both development dependencies).
-# Node 20 is the version CI tests (package.json `engines`); scripts/check-production-build.sh
-# repeats these stages without Docker in CI.
+# Node 24, one of the majors CI tests (package.json `engines`; .ci/run); scripts/production-tree.sh
+# lays out what the last stage holds without Docker, and CI tests the compiled service from it.
 
 # 1. Compile: every dependency, then dist/ (src/ and carriers/ as JavaScript, the migrations copied).
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -17,13 +17,13 @@ COPY src ./src
 RUN npm run build
 
 # 2. The production dependencies alone (none of them has an install script).
-FROM node:20-slim AS dependencies
+FROM node:24-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # 3. What runs: node, the production dependencies, bin/ and dist/.
-FROM node:20-slim
+FROM node:24-slim
 # NODE_ENV=production makes bin/shiri.mjs run dist/; SHIRI_ENV=production refuses private callback
 # addresses, starts no simulators and refuses to start without DATABASE_URL.
 ENV NODE_ENV=production \

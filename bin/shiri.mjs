@@ -4,6 +4,13 @@
 // dist/; in development it runs the TypeScript sources through tsx, so an edit needs no rebuild
 // and a dist/ left behind by an old build is never run by mistake.
 import { existsSync } from "node:fs";
+import { engineRefusal } from "./node-engines.mjs";
+
+const refusal = engineRefusal();
+if (refusal) {
+  process.stderr.write(`${refusal}\n`);
+  process.exit(1);
+}
 
 const compiled = new URL("../dist/src/cli/main.js", import.meta.url);
 

@@ -5,19 +5,30 @@
  * each must parse and return data, unless grafana/README.md lists it as empty until a fault
  * happens. Postgres is watched by a real postgres_exporter with the compose stack's queries.
  * Also runs promtool on the rule file and the compose Prometheus config, amtool on the
- * Alertmanager config and its routes, and checks that every alert has its runbook.
+ * Alertmanager config and its routes, and checks that every alert has its runbook. Then one alert,
+ * end to end: a rule fires on the faults the check provokes, a real Alertmanager running
+ * grafana/alertmanager/alertmanager.yml posts it to a loopback receiver of the check's, and the
+ * alert arrives with its runbook_url a link to its runbook (file:// to this checkout).
  *
- *   npm run check:dashboards      (needs prometheus, promtool, amtool and postgres_exporter:
- *                                  scripts/install-prometheus.sh installs them)
+ *   npm run check:dashboards      (needs prometheus, promtool, amtool, alertmanager and
+ *                                  postgres_exporter: scripts/install-prometheus.sh installs them)
  *
  * Loopback only, at most three minutes; every process it starts is stopped by pid.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { embeddedDatabaseUrl } from "../src/db/embedded.ts";
-import { checkAlertmanager, checkRunbooks, readAlerts } from "./lib/alerting.ts";
+import {
+  type AlertReceiver,
+  checkAlertmanager,
+  checkRunbooks,
+  readAlerts,
+  renderAlertmanagerConfig,
+  startAlertReceiver,
+} from "./lib/alerting.ts";
 import { loadDashboards, provisionedDatasourceUid, substitute } from "./lib/dashboards.ts";
 import {
   compareWithReadme,
@@ -43,6 +54,10 @@ const RULES = path.join(GRAFANA, "prometheus", "rules.yml");
 const ALERTMANAGER = path.join(GRAFANA, "alertmanager", "alertmanager.yml");
 /** Debian's name for postgres_exporter (prometheus-postgres-exporter package). */
 const EXPORTER = "prometheus-postgres-exporter";
+/** Debian's name for Alertmanager (prometheus-alertmanager package). */
+const ALERTMANAGER_BIN = "prometheus-alertmanager";
+/** Each alert's runbook_url starts with this (RUNBOOK_BASE_URL): links that open in this checkout. */
+const RUNBOOK_BASE = pathToFileURL(path.join(ROOT, "docs", "runbooks")).href;
 const HARD_LIMIT_MS = 150_000;
 const TRAFFIC_MS = 25_000;
 
@@ -63,6 +78,7 @@ const tmp = mkdtempSync(path.join(tmpdir(), "shiri-dashboards-"));
 chmodSync(tmp, 0o755); // the embedded Postgres runs as the OS user "postgres" when we are root
 const children: Child[] = [];
 let receiver: WebhookReceiver | null = null;
+let alertReceiver: AlertReceiver | null = null;
 let cleaning: Promise<void> | null = null;
 
 function cleanup(): Promise<void> {
@@ -71,6 +87,7 @@ function cleanup(): Promise<void> {
       await stopChild(child, child.name === "shiri" ? 20_000 : 5_000).catch(() => {});
     await stopOrphanPostgres(path.join(tmp, "data", "pg")).catch(() => {});
     await receiver?.close().catch(() => {});
+    await alertReceiver?.close().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
   })();
   return cleaning;
@@ -119,8 +136,8 @@ function promtool(args: string[], what: string): void {
   }
 }
 
-/** Checks that need no running process. */
-function staticChecks(): { datasourceUid: string } {
+/** Checks that need no running process; the Alertmanager config is rendered for `alertWebhook`. */
+function staticChecks(alertWebhook: string, renderedAlertmanager: string): { datasourceUid: string } {
   promtool(
     ["check", "rules", "grafana/prometheus/rules.yml"],
     "promtool check rules grafana/prometheus/rules.yml",
@@ -141,7 +158,10 @@ function staticChecks(): { datasourceUid: string } {
   for (const problem of runbooks) report("FAIL", "runbooks", problem);
   if (runbooks.length === 0)
     report("PASS", `runbooks: docs/runbooks/<alert>.md for each of the ${alerts.length} alerts, linked`);
-  const routing = checkAlertmanager(ALERTMANAGER, alerts);
+  const refused = renderAlertmanagerConfig(ALERTMANAGER, renderedAlertmanager, alertWebhook);
+  if (refused) report("FAIL", "grafana/alertmanager/render-config.sh", refused);
+  else report("PASS", "grafana/alertmanager/render-config.sh: ALERT_WEBHOOK_URL filled in");
+  const routing = refused ? [] : checkAlertmanager(renderedAlertmanager, alerts);
   for (const problem of routing) report("FAIL", "grafana/alertmanager/alertmanager.yml", problem);
   if (routing.length === 0)
     report("PASS", "amtool: alertmanager.yml valid, every alert routed to a webhook receiver");
@@ -171,19 +191,23 @@ function serviceEnv(ports: Record<string, number>, dataDir: string): NodeJS.Proc
 }
 
 async function main(): Promise<void> {
-  const missing = ["prometheus", "promtool", "amtool", EXPORTER].filter((tool) => !which(tool));
+  const missing = ["prometheus", "promtool", "amtool", ALERTMANAGER_BIN, EXPORTER].filter(
+    (tool) => !which(tool),
+  );
   if (missing.length > 0) {
     report("FAIL", missing.join(", "), "not installed: run scripts/install-prometheus.sh (as root)");
     return finish(1);
   }
-  const { datasourceUid } = staticChecks();
+  alertReceiver = await startAlertReceiver();
+  const renderedAlertmanager = path.join(tmp, "alertmanager.yml");
+  const { datasourceUid } = staticChecks(alertReceiver.url, renderedAlertmanager);
   const dashboards = loadDashboards(path.join(GRAFANA, "dashboards"), datasourceUid);
   for (const problem of dashboards.problems) report("FAIL", "dashboard JSON", problem);
   if (dashboards.problems.length === 0)
     report("PASS", `dashboard JSON: ${dashboards.files.join(", ")} (${dashboards.queries.length} queries)`);
 
   // ---- Shiri, on its embedded defaults ----
-  const [api, metrics, pg, econet, netone, telecel, prom, exporter] = await freePorts(8);
+  const [api, metrics, pg, econet, netone, telecel, prom, exporter, am] = await freePorts(9);
   const ports = { api, metrics, pg, econet, netone, telecel, prom, exporter } as Record<string, number>;
   const dataDir = path.join(tmp, "data");
   const spawnedAt = Date.now();
@@ -224,12 +248,34 @@ async function main(): Promise<void> {
   );
   children.push(postgresExporter);
 
+  // ---- Alertmanager on the rendered alertmanager.yml, its group_wait cut from 30 s to 1 s ----
+  const liveAlertmanager = path.join(tmp, "alertmanager-live.yml");
+  writeFileSync(
+    liveAlertmanager,
+    readFileSync(renderedAlertmanager, "utf8").replace(/^(\s*group_wait:)\s*\S+/m, "$1 1s"),
+  );
+  mkdirSync(path.join(tmp, "alertmanager"));
+  const alertmanager = startChild(
+    "alertmanager",
+    ALERTMANAGER_BIN,
+    [
+      `--config.file=${liveAlertmanager}`,
+      `--storage.path=${path.join(tmp, "alertmanager")}`,
+      `--web.listen-address=127.0.0.1:${am}`,
+      "--cluster.listen-address=", // one Alertmanager: no gossip
+      "--log.level=warn",
+    ],
+    { cwd: tmp, env: { PATH: process.env.PATH }, logPath: path.join(tmp, "alertmanager.log") },
+  );
+  children.push(alertmanager);
+
   // ---- Prometheus, scraping both every second with the real rules ----
   const promConfig = path.join(tmp, "prometheus.yml");
   writeCheckConfig(promConfig, {
     target: `127.0.0.1:${metrics}`,
     postgresExporter: `127.0.0.1:${exporter}`,
     rulesFile: RULES,
+    alertmanager: `127.0.0.1:${am}`,
   });
   promtool(["check", "config", promConfig], "promtool check config (the check's own scrape config)");
   mkdirSync(path.join(tmp, "tsdb"));
@@ -240,9 +286,14 @@ async function main(): Promise<void> {
       `--config.file=${promConfig}`,
       `--storage.tsdb.path=${path.join(tmp, "tsdb")}`,
       `--web.listen-address=127.0.0.1:${prom}`,
+      "--enable-feature=expand-external-labels",
       "--log.level=warn",
     ],
-    { cwd: tmp, env: { PATH: process.env.PATH }, logPath: path.join(tmp, "prometheus.log") },
+    {
+      cwd: tmp,
+      env: { PATH: process.env.PATH, RUNBOOK_BASE_URL: RUNBOOK_BASE },
+      logPath: path.join(tmp, "prometheus.log"),
+    },
   );
   children.push(prometheus);
   const promApi = new PrometheusApi(`http://127.0.0.1:${prom}`);
@@ -366,8 +417,61 @@ async function main(): Promise<void> {
   for (const e of EMPTY_UNTIL)
     if (!seen.has(e.key)) report("FAIL", e.key, "listed as empty until a fault happens, but no such query");
 
+  await alertEndToEnd(promApi, alertmanager.logPath);
+
   if (tally.FAIL > 0) process.stdout.write(`shiri log (tail):\n${logTail(shiri.logPath)}\n`);
   return finish(0);
+}
+
+/**
+ * One alert, end to end: the rules fire on the check's provoked faults (the SMPP link drops make
+ * ShiriSmppLinkFlapping fire), Prometheus sends them to Alertmanager, which posts them to the
+ * check's receiver through the real alertmanager.yml; each arrives with a runbook link that opens.
+ */
+async function alertEndToEnd(promApi: PrometheusApi, alertmanagerLog: string): Promise<void> {
+  const drops = await promApi.query('sum(shiri_smpp_link_events_total{event="disconnect"})');
+  info(`SMPP disconnects provoked: ${drops.ok ? (drops.samples[0]?.value?.[1] ?? "0") : "?"}`);
+  const firing = (await promApi.alerts()).filter((a) => a.state === "firing");
+  const names = [...new Set(firing.map((a) => a.labels.alertname ?? "?"))];
+  if (names.length === 0) {
+    report(
+      "FAIL",
+      "alert end to end",
+      "no alert fired (the provoked SMPP drops should fire ShiriSmppLinkFlapping)",
+    );
+    return;
+  }
+  const received = () =>
+    (alertReceiver?.posts() ?? []).flatMap((post) =>
+      post.alerts.filter((a) => a.status === "firing").map((a) => ({ post, alert: a })),
+    );
+  try {
+    await waitFor("Alertmanager to post the firing alerts", 30_000, async () =>
+      names.every((n) => received().some((r) => r.alert.labels.alertname === n)) ? true : undefined,
+    );
+  } catch {
+    const got = [...new Set(received().map((r) => r.alert.labels.alertname))].join(", ") || "nothing";
+    report(
+      "FAIL",
+      "alert end to end",
+      `firing: ${names.join(", ")}; received: ${got}\n${logTail(alertmanagerLog)}`,
+    );
+    return;
+  }
+  for (const name of names) {
+    const hit = received().find((r) => r.alert.labels.alertname === name);
+    if (!hit) continue;
+    const link = hit.alert.annotations.runbook_url ?? "";
+    const want = `${RUNBOOK_BASE}/${name}.md`;
+    const problems = [
+      hit.post.receiver === "oncall-webhook" ? "" : `receiver ${hit.post.receiver}, not oncall-webhook`,
+      link === want ? "" : `runbook_url ${link || "missing"}, not ${want}`,
+      link.startsWith("file:") && existsSync(fileURLToPath(link)) ? "" : `${link} does not open`,
+      "runbooks" in hit.alert.labels ? "the runbooks external label reached Alertmanager" : "",
+    ].filter(Boolean);
+    if (problems.length > 0) report("FAIL", `alert end to end: ${name}`, problems.join("; "));
+    else report("PASS", `alert end to end: ${name} fired, posted by Alertmanager to the receiver`, link);
+  }
 }
 
 main().catch(async (err: unknown) => {

@@ -8,6 +8,7 @@ import {
   SMSC_ID_FORMATS,
   type SmppSettings,
 } from "../carriers/index.ts";
+import { presentEnv } from "./environment.ts";
 
 /**
  * The one configuration object, read from the environment once. Every default runs:
@@ -171,13 +172,8 @@ function carrierSettings(env: NodeJS.ProcessEnv): Record<Operator, SmppSettings>
 
 export class ConfigError extends Error {}
 
-/** A variable set to the empty string (as `.env` files often leave them) means unset. */
-function withoutEmpty(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
-}
-
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
-  const env = withoutEmpty(given);
+  const env = presentEnv(given);
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);

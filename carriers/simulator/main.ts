@@ -5,10 +5,12 @@
  *   SIM_<OP>_REJECT_RATE, SIM_<OP>_DROP_RATE, SIM_<OP>_DUPLICATE_RECEIPT_RATE,
  *   SIM_<OP>_OUTCOMES (e.g. "DELIVRD=90,UNDELIV=10"), SIM_<OP>_PRESET (a dialect from presets.ts,
  *   e.g. "string-ids"; Shiri then needs the preset's SMPP_<OP>_* settings, which are logged);
- *   SIM_HOST (listen address), LOG_LEVEL.
+ *   SIM_HOST (listen address), LOG_LEVEL. A variable set to the empty string counts as unset
+ *   (src/environment.ts), as it does for the service.
  */
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
+import { presentEnv } from "../../src/environment.ts";
 import { OPERATORS, type Operator } from "../types.ts";
 import { type OperatorSimulatorOverrides, startSimulators } from "./index.ts";
 import { isPresetName, PRESET_NAMES, shiriEnvFor } from "./presets.ts";
@@ -50,7 +52,8 @@ export function parseOutcomes(name: string, raw: string): Partial<Record<Receipt
   return out;
 }
 
-export function overridesFromEnv(operator: Operator, env: NodeJS.ProcessEnv): OperatorSimulatorOverrides {
+export function overridesFromEnv(operator: Operator, given: NodeJS.ProcessEnv): OperatorSimulatorOverrides {
+  const env = presentEnv(given);
   const prefix = `SIM_${operator.toUpperCase()}_`;
   const behaviour: Partial<SimulatorBehaviour> = {};
   for (const [suffix, field] of Object.entries(NUMERIC_ENV)) {
@@ -70,11 +73,25 @@ export function overridesFromEnv(operator: Operator, env: NodeJS.ProcessEnv): Op
   };
 }
 
+/** What `shiri simulator` runs with: its log level, listen address and each operator's overrides. */
+export function simulatorSettings(given: NodeJS.ProcessEnv): {
+  logLevel: string;
+  host: string | undefined;
+  perOperator: Record<Operator, OperatorSimulatorOverrides>;
+} {
+  const env = presentEnv(given);
+  const perOperator = Object.fromEntries(OPERATORS.map((op) => [op, overridesFromEnv(op, env)])) as Record<
+    Operator,
+    OperatorSimulatorOverrides
+  >;
+  return { logLevel: env.LOG_LEVEL ?? "info", host: env.SIM_HOST, perOperator };
+}
+
 /** Runs until SIGINT or SIGTERM, then stops every simulator. */
 export async function runSimulators(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const logger = pino({ name: "shiri-simulator", level: env.LOG_LEVEL ?? "info" });
-  const perOperator = Object.fromEntries(OPERATORS.map((op) => [op, overridesFromEnv(op, env)]));
-  const running = await startSimulators({ perOperator, logger, host: env.SIM_HOST });
+  const { logLevel, host, perOperator } = simulatorSettings(env);
+  const logger = pino({ name: "shiri-simulator", level: logLevel });
+  const running = await startSimulators({ perOperator, logger, host });
   logger.info({ ports: running.ports }, "carrier simulators running");
   for (const op of OPERATORS) {
     const preset = perOperator[op]?.preset;

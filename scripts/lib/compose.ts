@@ -141,9 +141,12 @@ export function checkCompose(root: string): string[] {
   const envExample = readEnvFile(exampleText);
   for (const [key, value] of envExample)
     if (/PASSWORD$/.test(key) && value !== "") problems.push(`.env.example: ${key} must be left empty`);
-  // As an operator fills it in: the required passwords set, everything else as documented.
+  // As an operator fills it in: the required passwords and addresses set, everything else as documented.
   const resolved = readEnvFile(
-    exampleText.replace(/^((?:POSTGRES|GRAFANA_ADMIN)_PASSWORD)=$/gm, "$1=s3cret"),
+    exampleText
+      .replace(/^((?:POSTGRES|GRAFANA_ADMIN)_PASSWORD)=$/gm, "$1=s3cret")
+      .replace(/^ALERT_WEBHOOK_URL=$/m, "ALERT_WEBHOOK_URL=https://oncall.example/alertmanager")
+      .replace(/^RUNBOOK_BASE_URL=$/m, "RUNBOOK_BASE_URL=https://git.example/shiri/blob/main/docs/runbooks"),
   );
   // Compose substitutes in values only, never in comments.
   const composeValues = composeText.replace(/^\s*#.*$/gm, "");
@@ -159,7 +162,13 @@ export function checkCompose(root: string): string[] {
       `docker-compose.yml requires ${name}, still unset once .env.example's passwords are filled in`,
     );
   const required = new Set(interpolate(composeValues, new Map()).missing);
-  for (const name of ["POSTGRES_PASSWORD", "GRAFANA_ADMIN_PASSWORD", "DATABASE_URL"])
+  for (const name of [
+    "POSTGRES_PASSWORD",
+    "GRAFANA_ADMIN_PASSWORD",
+    "DATABASE_URL",
+    "ALERT_WEBHOOK_URL",
+    "RUNBOOK_BASE_URL",
+  ])
     if (!required.has(name))
       problems.push(`docker-compose.yml must require \${${name}:?…} (no default secret)`);
   try {

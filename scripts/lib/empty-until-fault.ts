@@ -24,7 +24,9 @@ export const PROVOKED_FAULTS: Readonly<Record<string, string>> = {
   SIM_ECONET_REJECT_RATE: "0.03", // ESME_RINVDSTADR for 3% of econet submits: failed messages
   SIM_NETONE_OUTCOMES: "DELIVRD=90,UNDELIV=10", // 10% of netone receipts are UNDELIV
   SIM_TELECEL_TPS_LIMIT: "20", // telecel's SMSC throttles beyond 20 submit_sm/s (ours has no limit)
-  SIM_NETONE_DROP_RATE: "0.02", // netone's SMSC drops the connection on 2% of submits: disconnects, rebinds
+  // netone's SMSC drops the connection on 6% of submits: disconnects, rebinds, and enough of them
+  // (a dozen or so in the traffic) to fire ShiriSmppLinkFlapping (over 5), the alert followed end to end.
+  SIM_NETONE_DROP_RATE: "0.06",
 };
 
 /** Counters that read 0 until a fault; the check provokes each and demands it rose. */

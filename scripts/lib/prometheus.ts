@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 /** Scrapes the service and postgres_exporter every second; the real rule file, evaluated every second too. */
 export function writeCheckConfig(
   path: string,
-  opts: { target: string; postgresExporter: string; rulesFile: string },
+  opts: { target: string; postgresExporter: string; rulesFile: string; alertmanager: string },
 ): void {
   writeFileSync(
     path,
@@ -13,6 +13,18 @@ export function writeCheckConfig(
       "  scrape_interval: 1s",
       "  scrape_timeout: 1s",
       "  evaluation_interval: 1s",
+      // As grafana/prometheus/prometheus.yml has it: the runbooks' base from RUNBOOK_BASE_URL
+      // (--enable-feature=expand-external-labels), dropped from the alerts once annotated.
+      "  external_labels:",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Prometheus expands it, not JavaScript
+      "    runbooks: ${RUNBOOK_BASE_URL}",
+      "alerting:",
+      "  alert_relabel_configs:",
+      "    - action: labeldrop",
+      "      regex: runbooks",
+      "  alertmanagers:",
+      "    - static_configs:",
+      `        - targets: [${JSON.stringify(opts.alertmanager)}]`,
       "rule_files:",
       `  - ${JSON.stringify(opts.rulesFile)}`,
       "scrape_configs:",
@@ -88,6 +100,14 @@ export class PrometheusApi {
       data?: { activeTargets?: Array<{ health: string; lastError: string; scrapeUrl: string }> };
     };
     return body.data?.activeTargets ?? [];
+  }
+
+  /** The alerts pending or firing now. */
+  async alerts(): Promise<Array<{ state: string; labels: Record<string, string> }>> {
+    const body = (await this.get("/api/v1/alerts")) as {
+      data?: { alerts?: Array<{ state: string; labels: Record<string, string> }> };
+    };
+    return body.data?.alerts ?? [];
   }
 
   async rules(): Promise<LoadedRule[]> {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shiriCommand } from "../../bench/lib/shiri-process.ts";
 import { OPERATORS } from "../../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../../carriers/simulator/index.ts";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
@@ -19,8 +20,9 @@ let workerEnv: NodeJS.ProcessEnv;
 const children = new Set<ChildProcess>();
 
 function startWorker(): ChildProcess {
-  const child = spawn(process.execPath, ["bin/shiri.mjs", "start", "--role", "worker"], {
-    env: workerEnv,
+  const shiri = shiriCommand();
+  const child = spawn(process.execPath, [shiri.bin, "start", "--role", "worker"], {
+    env: { ...workerEnv, ...shiri.env },
     stdio: ["ignore", "ignore", "inherit"],
   });
   children.add(child);

@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { shiri as cli } from "../support/cli.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -13,7 +12,6 @@ import { waitFor } from "../support/wait-for.ts";
  * the database refuses a second capture or release of one message, and `shiri audit` tells a
  * clean ledger from a corrupted one. Econet points at a closed port: nothing reaches it.
  */
-const BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
 /** 3.6 s: a message Econet cannot take expires within seconds. */
 const VALIDITY_HOURS = "0.001";
 
@@ -27,23 +25,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function shiri(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      {
-        timeout: 30_000,
-        killSignal: "SIGKILL",
-        env: { ...process.env, DATABASE_URL: h.t.database.url, LOG_LEVEL: "silent", NO_COLOR: "1" },
-      },
-      (err, stdout, stderr) => {
-        if (err && typeof err.code !== "number") reject(new Error(`shiri failed to run: ${err.message}`));
-        else resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const shiri = (args: readonly string[]) => cli(h.t.database.url, args);
 
 async function expiredCount(): Promise<number> {
   const metric = await h.t.service.metrics.messagesExpired.get();

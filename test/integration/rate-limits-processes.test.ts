@@ -1,11 +1,10 @@
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ShiriProcess, startShiriProcess } from "../../bench/lib/shiri-process.ts";
 import { createAccount } from "../../src/accounts/accounts.ts";
 import { addSenderId } from "../../src/accounts/sender-ids.ts";
 import { createPool, type Pool, withTransaction } from "../../src/db/pool.ts";
+import { shiri as cli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
 /**
@@ -13,8 +12,6 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
  * database, each with its own pool and its own limiter, share every bucket. The account's limits
  * are set with the CLI (`shiri rate-limit set`), run for real, while both processes serve.
  */
-const BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
-
 let db: TestDatabase;
 let pool: Pool;
 let apis: ShiriProcess[] = [];
@@ -56,23 +53,7 @@ async function account(): Promise<{ id: string; headers: Record<string, string> 
   };
 }
 
-function shiri(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      {
-        timeout: 60_000,
-        killSignal: "SIGKILL",
-        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: "silent", NO_COLOR: "1" },
-      },
-      (err, stdout, stderr) => {
-        if (err && typeof err.code !== "number") return reject(err);
-        resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const shiri = (args: readonly string[]) => cli(db.url, args, { timeoutMs: 60_000 });
 
 /** `n` requests at once, alternating between the two processes: their statuses, and how long it took. */
 async function acrossProcesses(

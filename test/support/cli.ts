@@ -1,12 +1,12 @@
 import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import { shiriCommand } from "../../bench/lib/shiri-process.ts";
 
 /**
- * The `shiri` CLI run for real (`node bin/shiri.mjs`), as an operator runs it. Each run costs a
- * node + tsx start-up, so independent runs go in parallel, a few at a time.
+ * The `shiri` CLI run for real (`node bin/shiri.mjs`), as an operator runs it: this checkout's
+ * sources, or with SHIRI_UNDER_TEST=<dir> the compiled tree there, as the image runs it (see
+ * shiriCommand). Each run costs a node start-up, so independent runs go in parallel, a few at a time.
  */
-const BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
 const CLI_TIMEOUT_MS = 30_000;
 export const PARALLEL_RUNS = 4;
 /** Each test runs the CLI several times, each a process start that takes seconds on a busy machine. */
@@ -18,15 +18,20 @@ export interface CliResult {
   stderr: string;
 }
 
-export function shiri(url: string, args: readonly string[]): Promise<CliResult> {
+export function shiri(
+  url: string,
+  args: readonly string[],
+  opts: { timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const command = shiriCommand();
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
+      [command.bin, ...args],
       {
-        timeout: CLI_TIMEOUT_MS,
+        timeout: opts.timeoutMs ?? CLI_TIMEOUT_MS,
         killSignal: "SIGKILL",
-        env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent", NO_COLOR: "1" },
+        env: { ...process.env, ...command.env, DATABASE_URL: url, LOG_LEVEL: "silent", NO_COLOR: "1" },
       },
       (err, stdout, stderr) => {
         if (err && typeof err.code !== "number") {
