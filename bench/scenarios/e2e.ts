@@ -1,15 +1,8 @@
 import { DEFAULT_BEHAVIOUR } from "../../carriers/simulator/index.ts";
-import {
-  bulkSend,
-  recipients,
-  smppEnv,
-  startBenchSimulators,
-  waitForBinds,
-} from "../dispatch-lib/harness.ts";
+import { bulkSend, recipients } from "../dispatch-lib/harness.ts";
 import { latencySummary } from "../dispatch-lib/stats.ts";
 import { round } from "../lib/report.ts";
-import { startShiriProcess } from "../lib/shiri-process.ts";
-import { Cleanup, startEnv } from "./env.ts";
+import { Cleanup, startEnvWithWorker } from "./env.ts";
 import type { Scenario } from "./types.ts";
 
 const OPERATORS = ["econet", "netone", "telecel"] as const;
@@ -37,16 +30,8 @@ export const e2e: Scenario = {
     const total = requests * chunk;
     const cleanup = new Cleanup();
     try {
-      const env = await startEnv(cleanup);
-      const sims = await startBenchSimulators({});
-      cleanup.add(() => sims.stop());
-      const worker = await startShiriProcess({
-        role: "worker",
-        databaseUrl: env.db.url,
-        env: smppEnv(sims.ports),
-      });
-      cleanup.add(worker.stop);
-      await waitForBinds(sims, OPERATORS, 30_000);
+      const env = await startEnvWithWorker(cleanup);
+      const { worker } = env;
       await env.pool.query("ANALYZE");
 
       const count = async () =>

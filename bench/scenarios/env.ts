@@ -1,6 +1,6 @@
 import { migrate } from "../../src/db/migrate.ts";
 import { createPool, type Pool } from "../../src/db/pool.ts";
-import { setUpAccount } from "../dispatch-lib/harness.ts";
+import { setUpAccount, smppEnv, startBenchSimulators, waitForBinds } from "../dispatch-lib/harness.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "../lib/postgres.ts";
 import { benchRateLimits } from "../lib/rate-limits.ts";
 import { type ShiriProcess as ApiProcess, startShiriProcess } from "../lib/shiri-process.ts";
@@ -62,4 +62,22 @@ export async function startEnv(
   });
   cleanup.add(api.stop);
   return { db, pool, api, base: api.base, key: account.key, accountId: account.accountId };
+}
+
+/**
+ * startEnv, the carrier simulators (every operator) and one worker process pointed at them, bound
+ * and ready: what the end-to-end scenarios run on. Everything is registered with `cleanup`.
+ */
+export async function startEnvWithWorker(cleanup: Cleanup): Promise<StartedEnv & { worker: ApiProcess }> {
+  const env = await startEnv(cleanup);
+  const sims = await startBenchSimulators({});
+  cleanup.add(() => sims.stop());
+  const worker = await startShiriProcess({
+    role: "worker",
+    databaseUrl: env.db.url,
+    env: smppEnv(sims.ports),
+  });
+  cleanup.add(worker.stop);
+  await waitForBinds(sims, ["econet", "netone", "telecel"], 30_000);
+  return { ...env, worker };
 }

@@ -1,8 +1,7 @@
-import { recipients, SENDER, smppEnv, startBenchSimulators, waitForBinds } from "../dispatch-lib/harness.ts";
+import { recipients, SENDER } from "../dispatch-lib/harness.ts";
 import { latencySummary } from "../dispatch-lib/stats.ts";
 import { round } from "../lib/report.ts";
-import { startShiriProcess } from "../lib/shiri-process.ts";
-import { Cleanup, startEnv } from "./env.ts";
+import { Cleanup, startEnvWithWorker } from "./env.ts";
 import type { Scenario } from "./types.ts";
 
 const OPERATORS = ["econet", "netone", "telecel"] as const;
@@ -29,16 +28,8 @@ export const scheduled: Scenario = {
     const total = sends * PER_SEND;
     const cleanup = new Cleanup();
     try {
-      const env = await startEnv(cleanup);
-      const sims = await startBenchSimulators({});
-      cleanup.add(() => sims.stop());
-      const worker = await startShiriProcess({
-        role: "worker",
-        databaseUrl: env.db.url,
-        env: smppEnv(sims.ports),
-      });
-      cleanup.add(worker.stop);
-      await waitForBinds(sims, OPERATORS, 30_000);
+      const env = await startEnvWithWorker(cleanup);
+      const { worker } = env;
 
       const first = Date.now() + LEAD_MS;
       for (let i = 0; i < sends; i++) {
