@@ -32,7 +32,9 @@ export async function claimMessages(
   // One statement: the claim, each claimed message's accepted segments, and the ids another run
   // holds. The outer SELECT reads the snapshot from before the UPDATE, so `busy` is every waiting
   // message the UPDATE did not take; one not yet due comes with its send_at. A cancelled message is
-  // failed: neither claimed nor busy.
+  // failed: neither claimed nor busy. NOT IN, not NOT EXISTS: it becomes one hashed lookup of the
+  // claimed ids, where the generic plan ran NOT EXISTS as a nested loop over them for every row
+  // (2 million comparisons for a batch of 2,000).
   const { rows } = await tx.query<ClaimedMessage & { busy: boolean; not_before: Date | null }>({
     name: "shiri_claim",
     text: `WITH claimed AS (
@@ -51,7 +53,7 @@ export async function claimMessages(
            SELECT m.id, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END, NULL
              FROM messages m
             WHERE m.id = ANY($1::uuid[]) AND m.status IN ('enqueued', 'processing')
-              AND NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = m.id)`,
+              AND m.id NOT IN (SELECT c.id FROM claimed c)`,
     values: [messageIds, options.lockSeconds, options.owner],
   });
   const claimed: ClaimedMessage[] = [];

@@ -27,7 +27,7 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
               WHERE p.message_id = ANY($1::uuid[]) AND p.receipt_state = ANY($2::text[])
                 AND p.receipt_state <> 'DELIVRD'
               ORDER BY p.message_id, p.receipt_at) f
-      WHERE m.id = f.message_id AND m.status = 'success' AND m.delivered_at IS NULL
+      WHERE m.id = ANY($1::uuid[]) AND m.id = f.message_id AND m.status = 'success' AND m.delivered_at IS NULL
         AND m.operator_response IS DISTINCT FROM f.state
      RETURNING m.id`,
     [messageIds, FINAL],

@@ -3,6 +3,21 @@ import { release } from "../ledger/ledger.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
 
 /*
+ * The listed messages still processing under `owner`, each locked, with the list's columns and
+ * the message's billing before the change. Each is looked up by its primary key from the list
+ * (a lateral lookup), never found by joining the table with the list: judged by the rarity of
+ * 'processing', the planner turned such a join into a scan of the whole table, or a nested loop
+ * over the list for every row, per settle (200–450 ms for a batch of 1,000 over 30,000
+ * messages). The lock (like the update that follows) leaves the foreign-key checks of concurrent
+ * segment writes alone.
+ */
+const ownProcessing = (list: string, columns: string, owner: string) => `
+  SELECT u.*, held.billing FROM unnest(${list}) AS u(${columns})
+   CROSS JOIN LATERAL (SELECT m.billing FROM messages m
+                        WHERE m.id = u.id AND m.status = 'processing' AND m.locked_by = ${owner}
+                        FOR NO KEY UPDATE) held`;
+
+/*
  * processing → success, with the capture of the hold and its ledger row, in one statement. A
  * message whose segments were all accepted in this run with a DELIVRD receipt already in hand is
  * delivered in the same row version. `old` reads the billing before the update, so the capture
@@ -11,18 +26,16 @@ import { recordMessageEvents } from "../webhooks/events.ts";
  * loses no acceptance; the message's holder (or the job the settle schedules) moves it.
  */
 const MARK_SUCCEEDED = `
-  WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, response, delivered)),
-  old AS (SELECT m.id, m.billing FROM messages m JOIN u ON u.id = m.id
-           WHERE m.status = 'processing' AND m.locked_by = $4 FOR UPDATE OF m),
+  WITH old AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[]", "id, response, delivered", "$4")}),
   moved AS (
     UPDATE messages m
        SET status = 'success', billing = CASE WHEN old.billing = 'held' THEN 'captured' ELSE m.billing END,
-           operator_response = CASE WHEN u.delivered THEN 'DELIVRD' ELSE u.response END,
-           accepted_at = now(), delivered_at = CASE WHEN u.delivered THEN now() END,
+           operator_response = CASE WHEN old.delivered THEN 'DELIVRD' ELSE old.response END,
+           accepted_at = now(), delivered_at = CASE WHEN old.delivered THEN now() END,
            locked_until = NULL, locked_by = NULL, last_error = NULL, updated_at = now()
-      FROM u JOIN old ON old.id = u.id
-     WHERE m.id = u.id
-    RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, u.delivered
+      FROM old
+     WHERE m.id = old.id
+    RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, old.delivered
   ),
   captured AS (
     INSERT INTO ledger_entries (account_id, kind, amount, message_id)
@@ -72,10 +85,10 @@ export async function markRefused(
 ): Promise<string[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string }>(
-    `UPDATE messages m SET status = 'failed', operator_response = u.response, last_error = u.error,
+    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::text[]", "id, response, error", "$4")})
+     UPDATE messages m SET status = 'failed', operator_response = mine.response, last_error = mine.error,
                            locked_until = NULL, locked_by = NULL, updated_at = now()
-       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, response, error)
-      WHERE m.id = u.id AND m.status = 'processing' AND m.locked_by = $4
+       FROM mine WHERE m.id = mine.id
      RETURNING m.id`,
     [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.error), owner],
   );
@@ -96,9 +109,9 @@ export async function giveUpLease(
 ): Promise<{ id: string; attempts: number }[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string; attempts: number }>(
-    `UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = u.error, updated_at = now()
-       FROM unnest($1::uuid[], $2::text[]) AS u(id, error)
-      WHERE m.id = u.id AND m.status = 'processing' AND m.locked_by = $3
+    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[]", "id, error", "$3")})
+     UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = mine.error, updated_at = now()
+       FROM mine WHERE m.id = mine.id
      RETURNING m.id, m.attempts`,
     [items.map((i) => i.id), items.map((i) => i.error), owner],
   );

@@ -145,7 +145,11 @@ function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): 
   };
 }
 
-/** Guarded by the attempt count, so two runs of one job (pg-boss is at least once) record once. */
+/**
+ * Guarded by the attempt count, so two runs of one job (pg-boss is at least once) record once.
+ * `id = ANY` lets the planner find the rows by key whatever it thinks of 'pending' (see ownProcessing
+ * in src/lifecycle/outcomes.ts for what a join judged by a rare state became).
+ */
 async function record(pool: Pool, rs: Recorded[]): Promise<void> {
   if (rs.length === 0) return;
   await pool.query(
@@ -156,7 +160,7 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
             completed_at = CASE WHEN o.state = 'pending' THEN NULL ELSE o.at END
        FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[])
             AS o(id, attempt, state, at, status, error, retry_at)
-      WHERE e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
+      WHERE e.id = ANY ($1::uuid[]) AND e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
     [
       rs.map((r) => r.event.id),
       rs.map((r) => r.event.attempts),
@@ -174,7 +178,7 @@ async function giveBack(pool: Pool, refs: Array<{ id: string; attempt: number }>
   await pool.query(
     `UPDATE webhook_events e SET enqueued_at = NULL, next_attempt_at = $3
        FROM unnest($1::uuid[], $2::int[]) AS o(id, attempt)
-      WHERE e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
+      WHERE e.id = ANY ($1::uuid[]) AND e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
     [refs.map((r) => r.id), refs.map((r) => r.attempt), at],
   );
 }
