@@ -346,7 +346,7 @@ async function main(): Promise<void> {
     report("FAIL", "settle", String(err));
   }
   // The counters the fault panels rest on, provoked by the check itself: the SMPP link drops
-  // (SIM_NETONE_DROP_RATE) must have been counted, and recovered from.
+  // (SIM_NETONE_DROP_AFTER_SUBMITS) must have been counted, and recovered from.
   for (const [what, expr] of PROVOKED_COUNTERS) {
     const result = await promApi.query(expr);
     if (hasData(result)) report("PASS", what, expr);

@@ -2,7 +2,8 @@
  * `shiri simulator` (or `tsx carriers/simulator/main.ts`): one simulated SMSC per operator on the
  * adapters' ports until SIGINT/SIGTERM. Environment, per operator (ECONET, NETONE, TELECEL):
  *   SIM_<OP>_PORT, SIM_<OP>_SUBMIT_LATENCY_MS, SIM_<OP>_RECEIPT_DELAY_MS, SIM_<OP>_TPS_LIMIT,
- *   SIM_<OP>_REJECT_RATE, SIM_<OP>_DROP_RATE, SIM_<OP>_DUPLICATE_RECEIPT_RATE,
+ *   SIM_<OP>_REJECT_RATE, SIM_<OP>_DROP_RATE, SIM_<OP>_DROP_AFTER_SUBMITS (drop each connection
+ *   after that many submits), SIM_<OP>_DUPLICATE_RECEIPT_RATE,
  *   SIM_<OP>_OUTCOMES (e.g. "DELIVRD=90,UNDELIV=10"), SIM_<OP>_PRESET (a dialect from presets.ts,
  *   e.g. "string-ids"; Shiri then needs the preset's SMPP_<OP>_* settings, which are logged);
  *   SIM_HOST (listen address), LOG_LEVEL. A variable set to the empty string counts as unset
@@ -60,6 +61,9 @@ export function overridesFromEnv(operator: Operator, given: NodeJS.ProcessEnv): 
     const raw = env[prefix + suffix];
     if (raw !== undefined) behaviour[field] = parseNumber(prefix + suffix, raw);
   }
+  const dropAfter = env[`${prefix}DROP_AFTER_SUBMITS`];
+  if (dropAfter !== undefined)
+    behaviour.dropAfterSubmits = parseNumber(`${prefix}DROP_AFTER_SUBMITS`, dropAfter);
   const outcomes = env[`${prefix}OUTCOMES`];
   if (outcomes !== undefined) behaviour.outcomes = parseOutcomes(`${prefix}OUTCOMES`, outcomes);
   const port = env[`${prefix}PORT`];

@@ -24,15 +24,17 @@ export const PROVOKED_FAULTS: Readonly<Record<string, string>> = {
   SIM_ECONET_REJECT_RATE: "0.03", // ESME_RINVDSTADR for 3% of econet submits: failed messages
   SIM_NETONE_OUTCOMES: "DELIVRD=90,UNDELIV=10", // 10% of netone receipts are UNDELIV
   SIM_TELECEL_TPS_LIMIT: "20", // telecel's SMSC throttles beyond 20 submit_sm/s (ours has no limit)
-  // netone's SMSC drops the connection on 6% of submits: disconnects, rebinds, and enough of them
-  // (a dozen or so in the traffic) to fire ShiriSmppLinkFlapping (over 5), the alert followed end to end.
-  SIM_NETONE_DROP_RATE: "0.06",
+  // netone's SMSC drops each connection after 25 submits: disconnects, rebinds, and enough of them
+  // (10 or so in the traffic's ~290 netone messages) to fire ShiriSmppLinkFlapping (over 5), the alert
+  // followed end to end. A count, not a rate: a rate high enough to be sure of six drops hit some
+  // messages again and again, and their growing back-off outlasted the check's wait for the queues.
+  SIM_NETONE_DROP_AFTER_SUBMITS: "25",
 };
 
 /** Counters that read 0 until a fault; the check provokes each and demands it rose. */
 export const PROVOKED_COUNTERS: readonly (readonly [string, string])[] = [
   [
-    "SMPP disconnects counted (SIM_NETONE_DROP_RATE)",
+    "SMPP disconnects counted (SIM_NETONE_DROP_AFTER_SUBMITS)",
     'sum(shiri_smpp_link_events_total{operator="netone",event="disconnect",reason="peer_closed"}) > 0',
   ],
   [
