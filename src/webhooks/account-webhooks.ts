@@ -2,6 +2,9 @@ import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 import { MESSAGE_EVENT_TYPES, type MessageEventType } from "./events.ts";
 import { newSigningSecret } from "./signing.ts";
 
+/** Events one callback request to an account webhook may carry, at most (migration 014 holds it too). */
+export const MAX_WEBHOOK_BATCH_SIZE = 100;
+
 /**
  * The account webhook and the account's signing secret: one row per account. The secret signs
  * every callback of the account, to its webhook or to a send's own webhook_url, and is shown to

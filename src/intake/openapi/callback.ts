@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_WEBHOOK_BATCH_SIZE } from "../../webhooks/account-webhooks.ts";
 import { MESSAGE_EVENT_TYPES } from "../../webhooks/events.ts";
 import { messageSchema } from "../message-view.ts";
 import { timestamp } from "./conventions.ts";
@@ -16,7 +17,7 @@ export const callbackEventSchema = z
 
 /** One event, or, to an account webhook with a batch_size above 1, always an array of them. */
 export const callbackBodySchema = z
-  .union([callbackEventSchema, z.array(callbackEventSchema).min(1).max(100)])
+  .union([callbackEventSchema, z.array(callbackEventSchema).min(1).max(MAX_WEBHOOK_BATCH_SIZE)])
   .meta({ id: "CallbackBody" });
 
 export const callbackHeaders = z.object({

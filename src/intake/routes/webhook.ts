@@ -3,6 +3,7 @@ import { z } from "zod";
 import {
   deleteAccountWebhook,
   getAccountWebhook,
+  MAX_WEBHOOK_BATCH_SIZE,
   putAccountWebhook,
   rotateSigningSecret,
 } from "../../webhooks/account-webhooks.ts";
@@ -17,8 +18,7 @@ import { eventTypesField, parseBody, webhookUrlField } from "../validation.ts";
  * webhook_url go, which event types it wants (all unless `events` names some), and the signing
  * secret of every callback of the account.
  */
-const MAX_BATCH_SIZE = 100;
-const BATCH_SIZE_RULE = `must be an integer from 1 to ${MAX_BATCH_SIZE}`;
+const BATCH_SIZE_RULE = `must be an integer from 1 to ${MAX_WEBHOOK_BATCH_SIZE}`;
 
 export const putWebhookBody = z
   .object({
@@ -31,11 +31,11 @@ export const putWebhookBody = z
       .number({ error: BATCH_SIZE_RULE })
       .int({ error: BATCH_SIZE_RULE })
       .min(1, { error: BATCH_SIZE_RULE })
-      .max(MAX_BATCH_SIZE, { error: BATCH_SIZE_RULE })
+      .max(MAX_WEBHOOK_BATCH_SIZE, { error: BATCH_SIZE_RULE })
       .optional()
       .meta({
         description:
-          `Events one callback request carries at most, 1 to ${MAX_BATCH_SIZE} (default 1). Above 1, the ` +
+          `Events one callback request carries at most, 1 to ${MAX_WEBHOOK_BATCH_SIZE} (default 1). Above 1, the ` +
           "events bound for this webhook go together: the body is a JSON array of events and the " +
           "Shiri-Event-Count header replaces Shiri-Event-Id and Shiri-Event-Type.",
       }),
