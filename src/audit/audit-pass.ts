@@ -1,4 +1,5 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
+import { LEDGER_AVAILABLE, LEDGER_HELD } from "../ledger/ledger.ts";
 import { openMark } from "../lifecycle/open-mark.ts";
 import { every } from "../periodic.ts";
 
@@ -94,10 +95,7 @@ const BALANCES = `
     LEFT JOIN account_balances b ON b.account_id = t.account_id
     LEFT JOIN held h ON h.account_id = t.account_id
    CROSS JOIN LATERAL (
-     SELECT COALESCE(sum(CASE kind WHEN 'top_up' THEN amount WHEN 'hold' THEN -amount
-                                   WHEN 'release' THEN amount ELSE 0 END), 0)::bigint AS available,
-            COALESCE(sum(CASE kind WHEN 'hold' THEN amount WHEN 'capture' THEN -amount
-                                   WHEN 'release' THEN -amount ELSE 0 END), 0)::bigint AS held
+     SELECT ${LEDGER_AVAILABLE} AS available, ${LEDGER_HELD} AS held
        FROM ledger_entries e WHERE e.account_id = t.account_id) l`;
 
 /** One pass; null when another process holds the audit lock (it is auditing now). */
@@ -140,8 +138,9 @@ export function auditPass(pool: Pool, options: AuditPassOptions): Promise<AuditP
 }
 
 /**
- * Runs a pass soon after start and then every `intervalMs`; each pass's counts go to `onPass`
- * (the gauge). A pass that found the lock taken reports nothing: the gauge keeps its last counts.
+ * Runs a pass `firstPassMs` after start and then every `intervalMs`, never two at once; each
+ * pass's counts go to `onPass` (the gauge). A pass that found the lock taken reports nothing: the
+ * gauge keeps its last counts.
  */
 export function keepAudited(
   pool: Pool,
@@ -162,17 +161,5 @@ export function keepAudited(
     afterLedgerId = result.lastLedgerId;
     options.onPass(result);
   };
-  let first: Promise<void> | null = null;
-  const firstTimer = setTimeout(() => {
-    first = pass().catch(options.onError);
-  }, options.firstPassMs);
-  firstTimer.unref();
-  const periodic = every(options.intervalMs, pass, options.onError);
-  return {
-    async stop() {
-      clearTimeout(firstTimer);
-      await first;
-      await periodic.stop();
-    },
-  };
+  return every(options.intervalMs, pass, options.onError, { firstMs: options.firstPassMs });
 }

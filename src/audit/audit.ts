@@ -1,4 +1,5 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
+import { LEDGER_AVAILABLE, LEDGER_HELD } from "../ledger/ledger.ts";
 
 /**
  * `shiri audit`: what the ledger and the messages say must agree. Every account's balance is
@@ -52,11 +53,7 @@ export interface AuditReport {
 
 const BALANCES = `
   WITH ledger AS (
-    SELECT account_id,
-           sum(CASE kind WHEN 'top_up' THEN amount WHEN 'hold' THEN -amount
-                         WHEN 'release' THEN amount ELSE 0 END)::bigint AS available,
-           sum(CASE kind WHEN 'hold' THEN amount WHEN 'capture' THEN -amount
-                         WHEN 'release' THEN -amount ELSE 0 END)::bigint AS held
+    SELECT account_id, ${LEDGER_AVAILABLE} AS available, ${LEDGER_HELD} AS held
       FROM ledger_entries GROUP BY account_id
   ), holds AS (
     SELECT account_id, sum(charge)::bigint AS held FROM messages WHERE billing = 'held' GROUP BY account_id

@@ -123,7 +123,12 @@ export async function settleBatch(
       })),
       options.owner,
     );
-    leaseLost.push(...notIn(outcome.succeeded, rows));
+    leaseLost.push(
+      ...notIn(
+        outcome.succeeded,
+        rows.map((r) => r.id),
+      ),
+    );
     const deliveredIds = rows.filter((r) => r.delivered).map((r) => r.id);
     for (const _ of deliveredIds) delivered.push(0);
     // The others are carried up from their segments' receipts, whichever way those came: held by
@@ -136,16 +141,16 @@ export async function settleBatch(
   if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, operator, wholeMessage)).delivered);
 
   const refused = await markRefused(tx, outcome.failed, options.owner);
-  leaseLost.push(
-    ...notIn(
-      outcome.failed,
-      refused.map((id) => ({ id })),
-    ),
-  );
+  leaseLost.push(...notIn(outcome.failed, refused));
 
   if (outcome.retry.length > 0) {
     const rows = await giveUpLease(tx, outcome.retry, options.owner);
-    leaseLost.push(...notIn(outcome.retry, rows));
+    leaseLost.push(
+      ...notIn(
+        outcome.retry,
+        rows.map((r) => r.id),
+      ),
+    );
     const notBefore = new Map(outcome.retry.map((r) => [r.id, r.notBeforeSeconds ?? 0]));
     const byDelay = new Map<number, { id: string; operator: Operator }[]>();
     for (const r of rows) {
@@ -170,7 +175,7 @@ export async function settleBatch(
 }
 
 /** The ids of `wanted` that are not among `moved`. */
-function notIn(wanted: readonly { id: string }[], moved: readonly { id: string }[]): string[] {
-  const done = new Set(moved.map((m) => m.id));
+function notIn(wanted: readonly { id: string }[], moved: readonly string[]): string[] {
+  const done = new Set(moved);
   return wanted.filter((w) => !done.has(w.id)).map((w) => w.id);
 }

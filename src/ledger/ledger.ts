@@ -115,16 +115,23 @@ export async function balanceOf(db: Queryable, accountId: string): Promise<Balan
   return rows[0] ?? null;
 }
 
+/*
+ * What ledger rows add up to, as SQL aggregates over their `kind` and `amount` (every reader of the
+ * ledger uses these, so the meaning of each kind is written once): available is top-ups less holds
+ * plus releases; held is holds less captures and releases.
+ */
+export const LEDGER_AVAILABLE = `COALESCE(sum(CASE kind WHEN 'top_up' THEN amount WHEN 'hold' THEN -amount
+                                          WHEN 'release' THEN amount ELSE 0 END), 0)::bigint`;
+export const LEDGER_HELD = `COALESCE(sum(CASE kind WHEN 'hold' THEN amount WHEN 'capture' THEN -amount
+                                     WHEN 'release' THEN -amount ELSE 0 END), 0)::bigint`;
+
 /** The balance as the ledger rows alone say it; equal to balanceOf unless something is wrong. */
 export async function balanceFromLedger(
   db: Queryable,
   accountId: string,
 ): Promise<{ available: number; held: number }> {
   const { rows } = await db.query<{ available: number; held: number }>(
-    `SELECT COALESCE(sum(CASE kind WHEN 'top_up' THEN amount WHEN 'hold' THEN -amount
-                                   WHEN 'release' THEN amount ELSE 0 END), 0)::bigint AS available,
-            COALESCE(sum(CASE kind WHEN 'hold' THEN amount WHEN 'capture' THEN -amount
-                                   WHEN 'release' THEN -amount ELSE 0 END), 0)::bigint AS held
+    `SELECT ${LEDGER_AVAILABLE} AS available, ${LEDGER_HELD} AS held
        FROM ledger_entries WHERE account_id = $1`,
     [accountId],
   );

@@ -58,14 +58,10 @@ export async function startReceiver(
         (event): Received => ({ headers: req.headers, body, event, at: Date.now(), request, batched }),
       );
       received.push(...events);
-      let attempt = 0;
-      for (const r of events) {
-        attempt = (attempts.get(r.event.id) ?? 0) + 1;
-        attempts.set(r.event.id, attempt);
-      }
+      for (const r of events) attempts.set(r.event.id, (attempts.get(r.event.id) ?? 0) + 1);
       // A batch is answered as its first event would be.
       const first = events[0];
-      const a = first ? answer(first, attempts.get(first.event.id) ?? attempt) : 200;
+      const a = first ? answer(first, attempts.get(first.event.id) ?? 1) : 200;
       if (a === "hang") {
         held.add(res);
         maxOpen = Math.max(maxOpen, held.size);
