@@ -124,7 +124,16 @@ function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
       accountRequestsPerSecond: deps.config.RATE_LIMIT_ACCOUNT_PER_SECOND,
       recipientsPerMinute: deps.config.RATE_LIMIT_RECIPIENTS_PER_MINUTE,
     },
-    (size) => deps.metrics.rateLimitBatch.observe(size),
+    {
+      onBatch: (size) => deps.metrics.rateLimitBatch.observe(size),
+      onLease: (scope, units) => {
+        deps.metrics.rateLimitLeases.inc({ scope });
+        deps.metrics.rateLimitLeasedUnits.inc({ scope }, units);
+      },
+      onLocal: () => deps.metrics.rateLimitLocal.inc(),
+      onGiveBack: (scope, units) => deps.metrics.rateLimitReturnedUnits.inc({ scope }, units),
+      onError: (err) => deps.logger.warn({ err }, "unused rate limit slices not given back"),
+    },
   );
 }
 

@@ -1,4 +1,5 @@
 import type { Queryable, Tx } from "../db/pool.ts";
+import type { GiveBack, LeasedDecision, SliceWants } from "./leases.ts";
 
 /**
  * Rate limits kept in Postgres (migration 010), so every API process shares them: requests per
@@ -91,6 +92,69 @@ export async function takeRateLimits(
     });
   }
   return decisions;
+}
+
+interface LeaseRow extends TakeRow {
+  leased: number;
+}
+
+/**
+ * takeRateLimits with slices (migration 016, src/limits/leases.ts): each request is decided
+ * exactly as there, and when it is allowed its process also gets the slices it asked for of its
+ * buckets, as far as the database grants them (`leased` on each limit).
+ */
+export async function leaseRateLimits(
+  db: Queryable,
+  requests: readonly RateLimitRequest[],
+  wants: readonly SliceWants[],
+  defaults: RateLimitDefaults,
+): Promise<LeasedDecision[]> {
+  const { rows } = await db.query<LeaseRow>({
+    name: "shiri_rate_limit_lease",
+    text: `SELECT * FROM rate_limit_lease($1::uuid[], $2::uuid[], $3::integer[], $4::integer[],
+                                          $5::integer[], $6::integer[], $7, $8, $9)`,
+    values: [
+      requests.map((r) => r.keyId),
+      requests.map((r) => r.accountId),
+      requests.map((r) => r.recipients),
+      wants.map((w) => w.key),
+      wants.map((w) => w.account),
+      wants.map((w) => w.recipients),
+      defaults.keyRequestsPerSecond,
+      defaults.accountRequestsPerSecond,
+      defaults.recipientsPerMinute,
+    ],
+  });
+  const decisions: LeasedDecision[] = requests.map(() => ({ allowed: true, limits: [] }));
+  for (const row of rows) {
+    const decision = decisions[row.request - 1];
+    if (!decision) continue;
+    decision.allowed = row.allowed;
+    decision.limits.push({
+      scope: row.scope,
+      quota: row.quota,
+      windowSeconds: row.window_seconds,
+      remaining: row.remaining,
+      resetMs: row.reset_ms,
+      retryMs: row.retry_ms,
+      leased: row.leased,
+    });
+  }
+  return decisions;
+}
+
+/** Gives back the unused rests of slices, every bucket in one statement (rate_limit_give_back). */
+export async function giveBackSlices(db: Queryable, back: readonly GiveBack[]): Promise<void> {
+  if (back.length === 0) return;
+  await db.query({
+    name: "shiri_rate_limit_give_back",
+    text: "SELECT rate_limit_give_back($1::text[], $2::float8[], $3::float8[])",
+    values: [
+      back.map((b) => b.subject),
+      back.map((b) => (b.scope === "recipients" ? 0 : b.units)),
+      back.map((b) => (b.scope === "recipients" ? b.units : 0)),
+    ],
+  });
 }
 
 /**

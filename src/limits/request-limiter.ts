@@ -1,41 +1,164 @@
 import { Coalescer } from "../coalescer.ts";
 import type { Queryable } from "../db/pool.ts";
+import { type BucketId, LeaseBook, type LeasedDecision } from "./leases.ts";
 import {
+  giveBackSlices,
+  leaseRateLimits,
   type RateLimitDecision,
   type RateLimitDefaults,
   type RateLimitRequest,
   returnRecipients,
-  takeRateLimits,
 } from "./rate-limits.ts";
 
+export interface RequestLimiterOptions {
+  /** How long a slice of a bucket serves this process's requests (src/limits/leases.ts). */
+  leaseMs?: number;
+  /** Told the size of every statement's batch, for a metric. */
+  onBatch?: (size: number) => void;
+  /** Told every slice granted: its limit's scope and size. */
+  onLease?: (scope: string, units: number) => void;
+  /** Told every request decided from this process's slices, without a statement. */
+  onLocal?: () => void;
+  /** Told every rest of a slice given back: its limit's scope and size. */
+  onGiveBack?: (scope: string, units: number) => void;
+  /** A give-back that failed (its units stay counted until the bucket drains them). */
+  onError?: (err: unknown) => void;
+}
+
 /**
- * The API process's way to the shared rate limits: requests that arrive while a statement is in
- * flight are decided together by the next one (see Coalescer), at most 100 a statement. One
- * statement at a time: a second would mostly wait on the first's row locks (both take the same
- * account's buckets) while holding a connection of its own. Nothing is counted here: every
- * decision is the database's.
+ * 200 ms: long enough that a busy subject's slice covers many requests (a statement every 200 ms
+ * instead of every ~11 requests), short enough that a slice held back from other processes, or
+ * taken under a limit since changed, is over well within a one-second window.
+ */
+export const LEASE_MS = 200;
+
+/**
+ * The API process's way to the shared rate limits. A request is decided first from this process's
+ * slices of its buckets (src/limits/leases.ts): no statement. Otherwise by the database
+ * (`rate_limit_lease`), which also grants the slices this process asks for; requests that arrive
+ * while a statement is in flight are tried against the slices it brings, and the rest are decided
+ * together by the next one (see Coalescer), at most 100 a statement. One statement at a time: a
+ * second would mostly wait on the first's row locks while holding a connection of its own. Every
+ * refusal is the database's. Ended slices' rests go back in one statement per sweep.
  */
 export class RequestLimiter {
   private readonly decisions: Coalescer<RateLimitRequest, RateLimitDecision>;
+  private readonly book: LeaseBook;
+  private readonly options: RequestLimiterOptions;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweepAt = Number.POSITIVE_INFINITY;
+  private lastSweep = Number.NEGATIVE_INFINITY;
+  private givingBack: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Queryable,
-    defaults: RateLimitDefaults,
-    onBatch: (size: number) => void = () => {},
+    private readonly defaults: RateLimitDefaults,
+    options: RequestLimiterOptions = {},
   ) {
-    this.decisions = new Coalescer((requests) => takeRateLimits(db, requests, defaults), {
+    this.options = options;
+    this.book = new LeaseBook(options.leaseMs ?? LEASE_MS);
+    this.decisions = new Coalescer((requests) => this.decideInDatabase(requests), {
       maxBatch: 100,
       maxInFlight: 1,
-      onBatch,
     });
   }
 
   take(request: RateLimitRequest): Promise<RateLimitDecision> {
+    const now = performance.now();
+    this.book.record(request, now);
+    const local = this.book.decide(request, now);
+    if (local) {
+      this.options.onLocal?.();
+      return Promise.resolve(local);
+    }
     return this.decisions.take(request);
   }
 
-  /** Gives back a send's recipients when it was not accepted (see returnRecipients). */
+  /**
+   * Gives back a send's recipients when it was not accepted: into the account's live slice when
+   * there is one, else to the database (see returnRecipients).
+   */
   giveBack(accountId: string, recipients: number): Promise<void> {
+    if (recipients <= 0) return Promise.resolve();
+    if (this.book.giveBackRecipients(accountId, recipients, performance.now())) return Promise.resolve();
     return returnRecipients(this.db, accountId, recipients);
+  }
+
+  /** Gives back every slice now (a process that stops); its later requests ask the database. */
+  async close(): Promise<void> {
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
+    this.sweepAt = Number.POSITIVE_INFINITY;
+    await this.givingBack;
+    await this.giveBackNow(this.book.sweep(performance.now(), true));
+  }
+
+  private async decideInDatabase(requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]> {
+    const askedAt = performance.now();
+    const answers: (RateLimitDecision | null)[] = [];
+    const asking: RateLimitRequest[] = [];
+    for (const request of requests) {
+      // The statement before this one may have brought slices that cover it.
+      const local = this.book.decide(request, askedAt);
+      if (local) this.options.onLocal?.();
+      else asking.push(request);
+      answers.push(local);
+    }
+    if (asking.length > 0) {
+      const asked = new Set<BucketId>();
+      const wants = asking.map((r) => this.book.wants(r, askedAt, asked));
+      this.options.onBatch?.(asking.length);
+      const decided: LeasedDecision[] = await leaseRateLimits(this.db, asking, wants, this.defaults);
+      let next = 0;
+      asking.forEach((request, i) => {
+        const decision = decided[i] as LeasedDecision;
+        this.book.apply(request, decision, askedAt);
+        for (const limit of decision.limits) {
+          if (limit.leased > 0) this.options.onLease?.(limit.scope, limit.leased);
+        }
+        while (answers[next] !== null) next++;
+        answers[next] = {
+          allowed: decision.allowed,
+          limits: decision.limits.map(({ leased: _, ...limit }) => limit),
+        };
+        next++;
+      });
+    }
+    this.scheduleSweep();
+    return answers as RateLimitDecision[];
+  }
+
+  /** One timer, set for the next slice's end (or a later cleanup), never held open by the process. */
+  private scheduleSweep(): void {
+    const now = performance.now();
+    const next = this.book.nextSweep(now);
+    if (next === null) return;
+    // A quarter of a lifetime apart at most: slices ending close together go back in one statement.
+    const due = Math.max(next, this.lastSweep + this.book.lifetimeMs / 4);
+    if (due >= this.sweepAt) return;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepAt = due;
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(0, due - now));
+    this.sweepTimer.unref();
+  }
+
+  private sweep(): void {
+    this.sweepTimer = null;
+    this.sweepAt = Number.POSITIVE_INFINITY;
+    this.lastSweep = performance.now();
+    const back = this.book.sweep(this.lastSweep);
+    // One give-back at a time, in order: a sweep's statement never waits behind another's locks.
+    this.givingBack = this.givingBack.then(() => this.giveBackNow(back));
+    this.scheduleSweep();
+  }
+
+  private async giveBackNow(back: ReturnType<LeaseBook["sweep"]>): Promise<void> {
+    if (back.length === 0) return;
+    try {
+      await giveBackSlices(this.db, back);
+      for (const b of back) this.options.onGiveBack?.(b.scope, b.units);
+    } catch (err) {
+      this.options.onError?.(err);
+    }
   }
 }

@@ -42,6 +42,29 @@ export function createMetrics() {
       buckets: [1, 2, 5, 10, 20, 50, 100],
       registers: r,
     }),
+    rateLimitLeases: new Counter({
+      name: "shiri_rate_limit_leases_total",
+      help: "Slices of a rate-limit bucket this process took ahead of its requests, by limit (key, account, recipients).",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    rateLimitLeasedUnits: new Counter({
+      name: "shiri_rate_limit_leased_units_total",
+      help: "Requests (recipients for the recipients limit) taken in slices, by limit.",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    rateLimitReturnedUnits: new Counter({
+      name: "shiri_rate_limit_returned_units_total",
+      help: "Unused requests (recipients) of ended slices given back to their buckets, by limit.",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    rateLimitLocal: new Counter({
+      name: "shiri_rate_limit_local_decisions_total",
+      help: "Requests allowed from this process's slices, with no rate-limit statement.",
+      registers: r,
+    }),
     messagesAccepted: new Counter({
       name: "shiri_messages_accepted_total",
       help: "Messages accepted at intake, by operator ('none' if unroutable) and encoding.",
@@ -262,7 +285,12 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
   for (const outcome of ["delivered", "retry", "failed", "refused"])
     metrics.webhookDeliveries.inc({ outcome }, 0);
   for (const reason of ["stranded", "redeliver"]) metrics.webhookRequeued.inc({ reason }, 0);
-  for (const scope of ["key", "account", "recipients"]) metrics.rateLimited.inc({ scope }, 0);
+  for (const scope of ["key", "account", "recipients"]) {
+    metrics.rateLimited.inc({ scope }, 0);
+    metrics.rateLimitLeases.inc({ scope }, 0);
+    metrics.rateLimitLeasedUnits.inc({ scope }, 0);
+    metrics.rateLimitReturnedUnits.inc({ scope }, 0);
+  }
 }
 
 /**
