@@ -118,14 +118,9 @@ export async function authenticateMany(
     has_webhook: boolean;
     webhook_events: MessageEventType[] | null;
   }>({
-    // Named: prepared once per connection, since every request runs it.
+    // Named, and a function with one generic plan (migration 015): every request runs it.
     name: "shiri_authenticate_many",
-    text: `SELECT k.id, k.token_hash, k.account_id, a.currency,
-            (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS stale,
-            w.account_id IS NOT NULL AS has_webhook, w.events AS webhook_events
-       FROM api_keys k JOIN accounts a ON a.id = k.account_id
-       LEFT JOIN account_webhooks w ON w.account_id = k.account_id AND w.url IS NOT NULL
-      WHERE k.token_hash = ANY ($1::text[]) AND k.active`,
+    text: "SELECT * FROM api_keys_by_hash($1::text[], $2)",
     values: [wanted, precisionSeconds],
   });
   const stale = rows.filter((key) => key.stale).map((key) => key.id);
