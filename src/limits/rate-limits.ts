@@ -44,7 +44,7 @@ export interface RateLimitDecision {
   limits: LimitState[];
 }
 
-interface TakeRow {
+interface LeaseRow {
   request: number;
   scope: LimitScope;
   quota: number;
@@ -53,55 +53,14 @@ interface TakeRow {
   remaining: number;
   reset_ms: number;
   retry_ms: number;
-}
-
-/**
- * Decides the requests in order, in one statement: each is allowed if it fits every limit that
- * applies to it, and then takes from all of them. Unlogged buckets: no WAL flush to wait for.
- */
-export async function takeRateLimits(
-  db: Queryable,
-  requests: readonly RateLimitRequest[],
-  defaults: RateLimitDefaults,
-): Promise<RateLimitDecision[]> {
-  const { rows } = await db.query<TakeRow>({
-    // Named: prepared once per connection, since it runs for every batch of requests.
-    name: "shiri_rate_limit_take",
-    text: "SELECT * FROM rate_limit_take($1::uuid[], $2::uuid[], $3::integer[], $4, $5, $6)",
-    values: [
-      requests.map((r) => r.keyId),
-      requests.map((r) => r.accountId),
-      requests.map((r) => r.recipients),
-      defaults.keyRequestsPerSecond,
-      defaults.accountRequestsPerSecond,
-      defaults.recipientsPerMinute,
-    ],
-  });
-  const decisions: RateLimitDecision[] = requests.map(() => ({ allowed: true, limits: [] }));
-  for (const row of rows) {
-    const decision = decisions[row.request - 1];
-    if (!decision) continue;
-    decision.allowed = row.allowed;
-    decision.limits.push({
-      scope: row.scope,
-      quota: row.quota,
-      windowSeconds: row.window_seconds,
-      remaining: row.remaining,
-      resetMs: row.reset_ms,
-      retryMs: row.retry_ms,
-    });
-  }
-  return decisions;
-}
-
-interface LeaseRow extends TakeRow {
   leased: number;
 }
 
 /**
- * takeRateLimits with slices (migration 016, src/limits/leases.ts): each request is decided
- * exactly as there, and when it is allowed its process also gets the slices it asked for of its
- * buckets, as far as the database grants them (`leased` on each limit).
+ * Decides the requests in order, in one statement: each is allowed if it fits every limit that
+ * applies to it, and then takes from all of them; an allowed request's process also gets the
+ * slices it asked for of its buckets, as far as the database grants them (`leased` on each limit;
+ * migration 016, src/limits/leases.ts). Unlogged buckets: no WAL flush to wait for.
  */
 export async function leaseRateLimits(
   db: Queryable,

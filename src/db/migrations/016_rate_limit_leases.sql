@@ -3,6 +3,8 @@
 -- requests that fit in the slice without asking the database. The slice is taken from the shared
 -- bucket like a request's cost, so what every process admits together never exceeds the limit;
 -- what a process did not use is given back (rate_limit_give_back) when its lease ends.
+-- rate_limit_lease replaces rate_limit_take (migration 010) in this release; that one stays for
+-- the previous release's API processes while a rolling upgrade runs.
 
 -- rate_limit_take (migration 010) with, for each request, the slice its process would like of each
 -- of its buckets (0: none). A request is decided exactly as there; only when it is allowed does
