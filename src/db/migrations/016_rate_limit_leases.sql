@@ -4,7 +4,8 @@
 -- bucket like a request's cost, so what every process admits together never exceeds the limit;
 -- what a process did not use is given back (rate_limit_give_back) when its lease ends.
 -- rate_limit_lease replaces rate_limit_take (migration 010) in this release; that one stays for
--- the previous release's API processes while a rolling upgrade runs.
+-- the previous release's API processes while a rolling upgrade runs, rewritten at the end of this
+-- file to decide through rate_limit_lease, so the buckets' arithmetic lives in one function.
 
 -- rate_limit_take (migration 010) with, for each request, the slice its process would like of each
 -- of its buckets (0: none). A request is decided exactly as there; only when it is allowed does
@@ -223,4 +224,31 @@ BEGIN
            GROUP BY u.subject) b
    WHERE t.subject = b.subject;
 END
+$$;
+
+-- rate_limit_take (migration 010) as rate_limit_lease without slices: same arguments, same rows.
+CREATE OR REPLACE FUNCTION rate_limit_take(
+  p_keys uuid[],
+  p_accounts uuid[],
+  p_recipients integer[],
+  p_key_requests_per_second integer,
+  p_account_requests_per_second integer,
+  p_recipients_per_minute integer
+) RETURNS TABLE (
+  request integer,
+  scope text,
+  quota integer,
+  window_seconds integer,
+  allowed boolean,
+  remaining integer,
+  reset_ms integer,
+  retry_ms integer
+) LANGUAGE sql AS $$
+  SELECT l.request, l.scope, l.quota, l.window_seconds, l.allowed, l.remaining, l.reset_ms, l.retry_ms
+    FROM rate_limit_lease(p_keys, p_accounts, p_recipients,
+                          array_fill(0, ARRAY[cardinality(p_keys)]),
+                          array_fill(0, ARRAY[cardinality(p_keys)]),
+                          array_fill(0, ARRAY[cardinality(p_keys)]),
+                          p_key_requests_per_second, p_account_requests_per_second,
+                          p_recipients_per_minute) l
 $$;
