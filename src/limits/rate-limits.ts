@@ -116,21 +116,6 @@ export async function giveBackSlices(db: Queryable, back: readonly GiveBack[]): 
   });
 }
 
-/**
- * Gives back what a send took from its account's recipients bucket when the send was not
- * accepted (invalid, refused, failed): nothing was sent.
- */
-export async function returnRecipients(db: Queryable, accountId: string, recipients: number): Promise<void> {
-  if (recipients <= 0) return;
-  // Levels drain linearly down to 0, so taking from the stored level is the same as from the
-  // level now.
-  await db.query(
-    `UPDATE rate_limit_state SET recipients_level = greatest(0, recipients_level - $2)
-      WHERE subject = 'account:' || $1::text`,
-    [accountId, recipients],
-  );
-}
-
 /** An account's own limits; null fields use the configured defaults, 0 is no limit. */
 export interface AccountRateLimits {
   account_id: string;

@@ -7,7 +7,6 @@ import {
   type RateLimitDecision,
   type RateLimitDefaults,
   type RateLimitRequest,
-  returnRecipients,
 } from "./rate-limits.ts";
 
 export interface RequestLimiterOptions {
@@ -76,12 +75,14 @@ export class RequestLimiter {
 
   /**
    * Gives back a send's recipients when it was not accepted: into the account's live slice when
-   * there is one, else to the database (see returnRecipients).
+   * there is one, else to the bucket in the database, as a slice's rest goes back.
    */
   giveBack(accountId: string, recipients: number): Promise<void> {
     if (recipients <= 0) return Promise.resolve();
     if (this.book.giveBackRecipients(accountId, recipients, performance.now())) return Promise.resolve();
-    return returnRecipients(this.db, accountId, recipients);
+    return giveBackSlices(this.db, [
+      { subject: `account:${accountId}`, scope: "recipients", units: recipients },
+    ]);
   }
 
   /** Gives back every slice now (a process that stops); its later requests ask the database. */

@@ -13,13 +13,13 @@ import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import { eventTypesField, parseBody, webhookUrlField } from "../validation.ts";
 
-/**
- * The account webhook (an extension, Kit conventions): where events of sends without their own
- * webhook_url go, which event types it wants (all unless `events` names some), and the signing
- * secret of every callback of the account.
- */
 const BATCH_SIZE_RULE = `must be an integer from 1 to ${MAX_WEBHOOK_BATCH_SIZE}`;
 
+/**
+ * The account webhook (an extension, Kit conventions): where events of sends without their own
+ * webhook_url go, which event types it wants (all unless `events` names some), how many events a
+ * request carries, and the signing secret of every callback of the account.
+ */
 export const putWebhookBody = z
   .object({
     url: z
