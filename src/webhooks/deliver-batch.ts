@@ -145,22 +145,33 @@ function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): 
   };
 }
 
-/**
- * Guarded by the attempt count, so two runs of one job (pg-boss is at least once) record once.
- * `id = ANY` lets the planner find the rows by key whatever it thinks of 'pending' (see ownProcessing
- * in src/lifecycle/outcomes.ts for what a join judged by a rare state became).
+/*
+ * The events of a list still pending at the attempt the list was made for, locked, each looked up
+ * by key. With the guard in the update's own WHERE the planner scanned an index of pending events
+ * (dead entries included, ~18,000 a statement between vacuums) and hashed the list against it:
+ * 1.5 s of Postgres's 6.0 s of statement time in 20,000 single sends, 0.5 s this way. (The same
+ * trap as ownProcessing in src/lifecycle/outcomes.ts.)
  */
+const stillPending = (list: string, columns: string) => `
+  SELECT o.* FROM unnest(${list}) AS o(${columns})
+   CROSS JOIN LATERAL (SELECT 1 FROM webhook_events w
+                        WHERE w.id = o.id AND w.attempts = o.attempt AND w.state = 'pending'
+                        FOR NO KEY UPDATE) locked`;
+
+/** Guarded by the attempt count, so two runs of one job (pg-boss is at least once) record once. */
 async function record(pool: Pool, rs: Recorded[]): Promise<void> {
   if (rs.length === 0) return;
   await pool.query(
-    `UPDATE webhook_events e
+    `WITH due AS (${stillPending(
+      "$1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[]",
+      "id, attempt, state, at, status, error, retry_at",
+    )})
+     UPDATE webhook_events e
         SET state = o.state, attempts = e.attempts + 1, last_attempt_at = o.at, last_status = o.status,
             last_error = o.error, next_attempt_at = COALESCE(o.retry_at, e.next_attempt_at),
             enqueued_at = CASE WHEN o.state = 'pending' THEN NULL ELSE e.enqueued_at END,
             completed_at = CASE WHEN o.state = 'pending' THEN NULL ELSE o.at END
-       FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[])
-            AS o(id, attempt, state, at, status, error, retry_at)
-      WHERE e.id = ANY ($1::uuid[]) AND e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
+       FROM due o WHERE e.id = o.id`,
     [
       rs.map((r) => r.event.id),
       rs.map((r) => r.event.attempts),
@@ -176,9 +187,8 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
 /** Events not tried: back to the outbox, due again at `at`, their attempt count untouched. */
 async function giveBack(pool: Pool, refs: Array<{ id: string; attempt: number }>, at: Date): Promise<void> {
   await pool.query(
-    `UPDATE webhook_events e SET enqueued_at = NULL, next_attempt_at = $3
-       FROM unnest($1::uuid[], $2::int[]) AS o(id, attempt)
-      WHERE e.id = ANY ($1::uuid[]) AND e.id = o.id AND e.attempts = o.attempt AND e.state = 'pending'`,
+    `WITH due AS (${stillPending("$1::uuid[], $2::int[]", "id, attempt")})
+     UPDATE webhook_events e SET enqueued_at = NULL, next_attempt_at = $3 FROM due o WHERE e.id = o.id`,
     [refs.map((r) => r.id), refs.map((r) => r.attempt), at],
   );
 }
