@@ -3,6 +3,7 @@ import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { sampleOpenMessages } from "../lifecycle/open-mark.ts";
 import { dispatchQueue } from "../queue/boss.ts";
+import { countPendingEvents } from "../webhooks/deliveries.ts";
 import type { Metrics } from "./metrics.ts";
 
 const SAMPLE_EVERY_MS = 5_000;
@@ -36,10 +37,7 @@ export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { s
     metrics.holdsOutstanding.reset();
     metrics.holdsOutstanding.set({ currency: "USD" }, 0);
     for (const h of holds) metrics.holdsOutstanding.set({ currency: h.currency }, h.held);
-    const backlog = await pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM webhook_events WHERE state = 'pending'",
-    );
-    metrics.webhookBacklog.set(backlog.rows[0]?.n ?? 0);
+    metrics.webhookBacklog.set(await countPendingEvents(pool));
   };
   let running = false;
   const timer = setInterval(() => {

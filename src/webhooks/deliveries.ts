@@ -44,6 +44,18 @@ export async function listDeliveries(
   return rows.map(view);
 }
 
+/**
+ * Events not yet settled, all accounts: those waiting for a job, then those a job carries, each
+ * half read off its own partial index (the outbox's backlog, small by design).
+ */
+export async function countPendingEvents(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT ((SELECT count(*) FROM webhook_events WHERE enqueued_at IS NULL AND state = 'pending')
+           + (SELECT count(*) FROM webhook_events WHERE enqueued_at IS NOT NULL AND state = 'pending'))::int AS n`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /*
  * Back to the outbox, due now, whatever the state: the next attempt is made at once and counted
  * on top of the earlier ones (so a stale job of an earlier attempt stays a no-op). A pending

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countPendingEvents } from "../../src/webhooks/deliveries.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -295,5 +296,22 @@ describe("POST /api/v1/webhook/deliveries/redeliver", () => {
     const res = await api("POST", "/webhook/deliveries/redeliver", body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual(kitValidation(field, description));
+  });
+});
+
+describe("the outbox's backlog (shiri_webhook_events_pending)", () => {
+  it("counts pending events, waiting for a job or carried by one, and no settled event", async () => {
+    const before = await countPendingEvents(t.service.pool);
+    const [waiting = "", carried = "", delivered = "", failed = ""] = await events(4);
+    await t.service.pool.query("UPDATE webhook_events SET enqueued_at = now() WHERE id = ANY ($1)", [
+      [carried, delivered, failed],
+    ]);
+    await t.service.pool.query(
+      `UPDATE webhook_events SET state = CASE WHEN id = $1 THEN 'delivered' ELSE 'failed' END, completed_at = now()
+        WHERE id = ANY ($2)`,
+      [delivered, [delivered, failed]],
+    );
+    expect((await outbox([waiting, carried])).map((r) => r.enqueued).sort()).toEqual([false, true]);
+    expect(await countPendingEvents(t.service.pool)).toBe(before + 2);
   });
 });
