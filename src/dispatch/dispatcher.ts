@@ -119,7 +119,7 @@ export class Dispatcher {
           });
       let jobs: FetchedJob[] = [];
       try {
-        jobs = await fetchDispatchJobs(this.options.boss, this.options.operator, wanted);
+        jobs = await fetchDispatchJobs(this.options.boss, this.options.pool, this.options.operator, wanted);
       } catch (err) {
         this.options.logger.error({ err, operator: this.options.operator }, "fetching dispatch jobs failed");
       }

@@ -82,7 +82,7 @@ export async function enqueueDispatch(
     ids.push(m.id);
     byOperator.set(m.operator, ids);
   }
-  const db = inTransaction(tx);
+  const db = statementsOn(tx);
   for (const [operator, ids] of byOperator) {
     const jobs: { data: DispatchJob; startAfter?: number | string }[] = [];
     // An instant goes as RFC 3339 in UTC, which pg-boss reads as a timestamp (not as seconds).
@@ -95,12 +95,15 @@ export async function enqueueDispatch(
   }
 }
 
-/** pg-boss calls made through this run in the caller's transaction. */
-export function inTransaction(tx: Queryable) {
+/**
+ * pg-boss calls given this run on `db` (the caller's transaction, or the service's pool) as named
+ * statements. pg-boss's statements are few and fixed (one insert or fetch text per queue): named,
+ * each is parsed once per connection and soon runs on a generic plan, instead of being planned on
+ * every call (its group fetch cost 0.5 ms of planning for 0.1 ms of work).
+ */
+export function statementsOn(db: Queryable) {
   return {
-    // pg-boss's statements are few and fixed (one insert text per queue): named, each is parsed
-    // and planned once per connection instead of on every send.
-    executeSql: (text: string, values?: unknown[]) => tx.query({ name: statementName(text), text, values }),
+    executeSql: (text: string, values?: unknown[]) => db.query({ name: statementName(text), text, values }),
   };
 }
 
@@ -130,8 +133,13 @@ export interface FetchedJob {
 const fence = (jobs: readonly FetchedJob[]) => jobs.map((j) => ({ id: j.id, retryCount: j.retryCount }));
 
 /** Takes up to `count` of the operator's due dispatch jobs (one statement, SKIP LOCKED). */
-export function fetchDispatchJobs(queue: Queue, operator: Operator, count: number): Promise<FetchedJob[]> {
-  return queue.fetch(dispatchQueue(operator), { batchSize: count });
+export function fetchDispatchJobs(
+  queue: Queue,
+  db: Queryable,
+  operator: Operator,
+  count: number,
+): Promise<FetchedJob[]> {
+  return queue.fetch(dispatchQueue(operator), { batchSize: count, db: statementsOn(db) });
 }
 
 /** Completes the jobs in the caller's transaction, in one statement. */
@@ -142,7 +150,7 @@ export async function completeDispatchJobs(
   jobs: readonly FetchedJob[],
 ): Promise<void> {
   if (jobs.length > 0)
-    await queue.complete(dispatchQueue(operator), fence(jobs), null, { db: inTransaction(tx) });
+    await queue.complete(dispatchQueue(operator), fence(jobs), null, { db: statementsOn(tx) });
 }
 
 /** Fails the jobs: pg-boss runs them again after its retry delay. */

@@ -2,7 +2,7 @@ import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { Job, Queue } from "../queue/boss.ts";
+import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
@@ -124,6 +124,7 @@ export function startWebhookDelivery(deps: {
         jobs = await boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
           batchSize: free,
           groupConcurrency: options.concurrencyPerHost,
+          db: statementsOn(pool),
         });
         if (jobs.length > 0) await startJobs(jobs);
       } catch (err) {
@@ -157,7 +158,7 @@ export function startWebhookDelivery(deps: {
   ): Promise<void> {
     try {
       await deliverBatch(ctx, job.data, events, settings);
-      await boss.complete(WEBHOOK_QUEUE, job.id);
+      await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: statementsOn(pool) });
     } catch (err) {
       // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
       logger.error({ err, job_id: job.id }, "webhook job could not be recorded");

@@ -1,5 +1,5 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { inTransaction, type Queue } from "../queue/boss.ts";
+import { type Queue, statementsOn } from "../queue/boss.ts";
 import { destinationGroup, WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 
 /**
@@ -42,7 +42,7 @@ export async function relayDueEvents(
     for (const [group, events] of byGroup)
       for (let i = 0; i < events.length; i += opts.batchSize)
         jobs.push({ data: { events: events.slice(i, i + opts.batchSize) }, group: { id: group } });
-    await boss.insert(WEBHOOK_QUEUE, jobs, { db: inTransaction(tx) });
+    await boss.insert(WEBHOOK_QUEUE, jobs, { db: statementsOn(tx) });
     return rows.length;
   });
 }
