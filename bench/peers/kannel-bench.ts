@@ -5,6 +5,8 @@
  * GET /cgi-bin/sendsms, 50 in flight, each request to a new recipient with its own dlr-url.
  *
  *   node --import tsx bench/peers/kannel-bench.ts [--messages 20000] [--connections 50] [--timeout 300]
+ *     [--smsbox-max-pending N]   (bearerbox's window of reports and replies towards smsbox; Kannel's
+ *                                 default, 100, unless given)
  *
  * Prints a table on stderr and the result as JSON on stdout; exits 1 when a message went missing
  * or came back twice, 2 when the run timed out. Whatever way it ends, it stops the processes it
@@ -131,7 +133,7 @@ function portFree(port: number): Promise<boolean> {
  * delivery reports kept in memory, accepted messages in the file store. Logs at warning level,
  * as Shiri's processes run in the bench (LOG_LEVEL=warn), and no access log.
  */
-function kannelConf(dir: string, secret: string): string {
+function kannelConf(dir: string, secret: string, smsboxMaxPending: number | null): string {
   const q = (s: string) => `"${s}"`;
   return `group = core
 admin-port = ${PORTS.admin}
@@ -142,7 +144,7 @@ admin-allow-ip = "127.0.0.1"
 smsbox-port = ${PORTS.smsbox}
 smsbox-interface = 127.0.0.1
 box-allow-ip = "127.0.0.1"
-log-file = ${q(path.join(dir, "bearerbox.log"))}
+${smsboxMaxPending === null ? "" : `smsbox-max-pending = ${smsboxMaxPending}\n`}log-file = ${q(path.join(dir, "bearerbox.log"))}
 log-level = 2
 # Kannel's own durable queue, as Shiri's is Postgres: every message accepted is written to this
 # file before smsbox answers the request.
@@ -281,7 +283,17 @@ function sendsmsUrl(secret: string, to: string, dlrUrl: string): string {
 
 const announced = z.object({ smpp_port: z.number().int(), http_port: z.number().int().positive() });
 
-async function run(messages: number, connections: number, phase: { now: string }): Promise<boolean> {
+interface Options {
+  messages: number;
+  connections: number;
+  /** Kannel's smsbox-max-pending, or null for its default (100). */
+  smsboxMaxPending: number | null;
+}
+
+async function run(
+  { messages, connections, smsboxMaxPending }: Options,
+  phase: { now: string },
+): Promise<boolean> {
   for (const [name, port] of Object.entries(PORTS))
     if (!(await portFree(port)))
       throw new Error(`port ${port} (${name}) is taken on 127.0.0.1: another Kannel or sink running?`);
@@ -291,7 +303,7 @@ async function run(messages: number, connections: number, phase: { now: string }
   // A fresh secret each run: the admin page and sendsms are only on loopback, but need one anyway.
   const secret = `b${Math.random().toString(36).slice(2, 12)}`;
   const conf = path.join(dir, "kannel.conf");
-  writeFileSync(conf, kannelConf(dir, secret));
+  writeFileSync(conf, kannelConf(dir, secret, smsboxMaxPending));
 
   phase.now = "starting the sink";
   const sinkProcess = startPeer("SMPP sink", "../peers/smpp-sink.ts", [
@@ -399,7 +411,11 @@ async function run(messages: number, connections: number, phase: { now: string }
       )
         return done;
       if (performance.now() - lastSaid >= 2_000) {
-        say(`  ${state.responses}/${messages} answered, ${receiver.delivered.size} reports`);
+        // The sink's submits tell whether the SMPP side or the report side is behind.
+        const submitted = (await sinkCounts(true)).submits;
+        say(
+          `  ${state.responses}/${messages} answered, ${submitted} submitted, ${receiver.delivered.size} reports`,
+        );
         lastSaid = performance.now();
       }
       await sleep(50);
@@ -513,8 +529,7 @@ async function run(messages: number, connections: number, phase: { now: string }
       in_flight: connections,
       first_request_to_last_answer_s: round(loadSeconds, 2),
       first_request_to_last_dlr_s: round(spanSeconds, 2),
-      kannel:
-        "one SMPP bind, max-pending-submits 50, no throughput cap, store-type file, dlr-storage internal, log-level 2",
+      kannel: `one SMPP bind, max-pending-submits 50, no throughput cap, store-type file, dlr-storage internal, smsbox-max-pending ${smsboxMaxPending ?? "100 (default)"}, log-level 2`,
       sink: `bench/peers/smpp-sink.ts --tlv-id receipt (smpp ${PORTS.smpp})`,
       load: "bench/peers/load-generator.ts, mode sendsms (autocannon, GET /cgi-bin/sendsms, dlr-mask=1)",
       ...(load.failureSamples.length > 0 ? { failure_sample: load.failureSamples[0] ?? "" } : {}),
@@ -563,6 +578,7 @@ async function main(): Promise<number> {
       messages: { type: "string", default: "20000" },
       connections: { type: "string", default: "50" },
       timeout: { type: "string", default: "300" },
+      "smsbox-max-pending": { type: "string" },
     },
     strict: true,
   });
@@ -574,9 +590,11 @@ async function main(): Promise<number> {
   const messages = whole("messages", values.messages, 1, 1_000_000);
   const connections = whole("connections", values.connections, 1, Math.min(1_000, messages));
   const timeoutS = whole("timeout", values.timeout, 10, 3_600);
+  const pending = values["smsbox-max-pending"];
+  const smsboxMaxPending = pending === undefined ? null : whole("smsbox-max-pending", pending, 1, 100_000);
 
   const phase = { now: "starting" };
-  let exitCode = 1;
+  let exitCode: number;
   const stopped = new Promise<number>((resolve) => {
     const watchdog = setTimeout(() => {
       say(`timed out after ${timeoutS} s, during ${phase.now}: stopping everything`);
@@ -593,7 +611,7 @@ async function main(): Promise<number> {
     undo.push(() => clearTimeout(watchdog));
   });
   try {
-    const complete = run(messages, connections, phase).then(
+    const complete = run({ messages, connections, smsboxMaxPending }, phase).then(
       (ok) => (ok ? 0 : 1),
       (err: unknown) => {
         // Once stopping (timeout, signal), what fails next is only the stopping itself.
