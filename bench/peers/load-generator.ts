@@ -1,8 +1,8 @@
 /**
  * The whole-pipeline bench's load: a process of its own that sends through the API as a customer
  * would, with autocannon holding a fixed number of requests in flight, each to new recipients.
- * Forked by bench/pipeline/run-pipeline.ts with its plan as JSON in argv[2]; reports progress and
- * its result over the IPC channel, then exits.
+ * Forked by bench/pipeline/run-pipeline.ts (and, in sendsms mode, by bench/peers/kannel-bench.ts)
+ * with its plan as JSON in argv[2]; reports progress and its result over the IPC channel, then exits.
  *
  * Timestamps are wall-clock milliseconds with sub-millisecond resolution (timeOrigin + now), so
  * the bench process can set them against the callbacks it receives.
@@ -11,7 +11,9 @@ import autocannon from "autocannon";
 import { z } from "zod";
 import {
   type AcceptedMessage,
+  digits,
   type LoadMessage,
+  type LoadPlan,
   loadPlanSchema,
   recipient,
   wallMs,
@@ -32,6 +34,8 @@ function send(message: LoadMessage): Promise<void> {
 async function main(): Promise<void> {
   const plan = loadPlanSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
   const single = plan.mode === "single";
+  const sendsms = plan.mode === "sendsms" ? plan.sendsms : undefined;
+  if (plan.mode === "sendsms" && !sendsms) throw new Error("a sendsms plan needs its sendsms settings");
   let subscriber = plan.firstSubscriber;
   const accepted: AcceptedMessage[] = [];
   const failureSamples: string[] = [];
@@ -45,13 +49,45 @@ async function main(): Promise<void> {
     const to = Array.from({ length: plan.perRequest }, () => recipient(subscriber++));
     return JSON.stringify({ to, from: plan.from, message: plan.message });
   };
-  const onResponse = (status: number, text: string) => {
+  // Kannel answers "0: Accepted for delivery" and no id, so each request's id (its recipient's
+  // digits) is kept with its connection, which has one request in flight: autocannon's context.
+  const sendsmsInFlight = new WeakMap<object, { id: string; to: string }>();
+  const sendsmsRequest = (
+    settings: NonNullable<LoadPlan["sendsms"]>,
+    request: autocannon.Request,
+    context: object,
+  ): autocannon.Request => {
+    // Each request to a new recipient, as in the other modes.
+    const to = recipient(subscriber++);
+    const id = digits(to);
+    sendsmsInFlight.set(context, { id, to });
+    const query = new URLSearchParams({
+      username: settings.username,
+      password: plan.key,
+      from: plan.from,
+      to,
+      text: plan.message,
+      "dlr-mask": "1",
+      // The send time rides along, so the receiver needs nothing else for each report's latency;
+      // Kannel fills in %d, the report's type.
+      "dlr-url": `${settings.dlrUrl}?id=${id}&sent=${wallMs()}&type=%d`,
+    });
+    return { ...request, path: `/cgi-bin/sendsms?${query}` };
+  };
+
+  const onResponse = (status: number, text: string, context: object) => {
     const at = wallMs();
     lastResponseAtMs = at;
     responses++;
     if (status !== 202) {
       failed++;
       if (failureSamples.length < 5) failureSamples.push(`${status}: ${text.slice(0, 300)}`);
+      return;
+    }
+    if (sendsms) {
+      const sent = sendsmsInFlight.get(context);
+      if (sent) accepted.push([sent.id, sent.to, at]);
+      else failed++;
       return;
     }
     try {
@@ -79,18 +115,21 @@ async function main(): Promise<void> {
         new Promise<autocannon.Result>((resolve, reject) => {
           autocannon(
             {
-              url: `${base}${single ? "/api/v1/sms" : "/api/v1/sms/bulk"}`,
-              method: "POST",
+              url: `${base}${sendsms ? "/cgi-bin/sendsms" : single ? "/api/v1/sms" : "/api/v1/sms/bulk"}`,
+              method: sendsms ? "GET" : "POST",
               connections: Math.max(1, share(plan.inFlight, i)),
               amount: share(plan.requests, i),
               timeout: 120,
-              headers: { authorization: `Bearer ${plan.key}`, "content-type": "application/json" },
+              headers: sendsms
+                ? {}
+                : { authorization: `Bearer ${plan.key}`, "content-type": "application/json" },
               // A body of its own for every request: each recipient is new, so the sink can tell a
               // duplicate submit from a second message.
               requests: [
                 {
-                  setupRequest: (request) => ({ ...request, body: body() }),
-                  onResponse: (status, text) => onResponse(status, text),
+                  setupRequest: (request, context) =>
+                    sendsms ? sendsmsRequest(sendsms, request, context) : { ...request, body: body() },
+                  onResponse: (status, text, context) => onResponse(status, text, context),
                 },
               ],
             },

@@ -4,16 +4,25 @@ import { z } from "zod";
 export const loadPlanSchema = z.object({
   /** The API processes' base URLs: the requests and the connections are shared out over them. */
   bases: z.array(z.string().url()).min(1),
+  /** Shiri's API key; for sendsms, the sendsms-user's password. */
   key: z.string().min(1),
   from: z.string().min(1),
   message: z.string().min(1),
-  /** single: POST /api/v1/sms, one recipient; bulk: POST /api/v1/sms/bulk, perRequest recipients. */
-  mode: z.enum(["single", "bulk"]),
+  /**
+   * single: POST /api/v1/sms, one recipient; bulk: POST /api/v1/sms/bulk, perRequest recipients;
+   * sendsms: Kannel's GET /cgi-bin/sendsms, one recipient (bench/peers/kannel-bench.ts).
+   */
+  mode: z.enum(["single", "bulk", "sendsms"]),
   requests: z.number().int().positive(),
   perRequest: z.number().int().positive(),
   inFlight: z.number().int().positive(),
   /** Recipients are +26377 and seven digits, counting up from here. */
   firstSubscriber: z.number().int().nonnegative(),
+  /**
+   * sendsms only: the sendsms-user's name, and where Kannel is to fetch each message's delivery
+   * report (the request's id and send time are added to it).
+   */
+  sendsms: z.object({ username: z.string().min(1), dlrUrl: z.string().url() }).optional(),
 });
 export type LoadPlan = z.infer<typeof loadPlanSchema>;
 

@@ -1,0 +1,636 @@
+/**
+ * Kannel 1.4.5 beside Shiri's pipeline-single scenario (bench/peers/kannel.md), in one command:
+ * the SMPP sink, bearerbox and smsbox on a configuration generated in a fresh temporary directory
+ * (the file store on), a delivery-report receiver in this process, and the load generator sending
+ * GET /cgi-bin/sendsms, 50 in flight, each request to a new recipient with its own dlr-url.
+ *
+ *   node --import tsx bench/peers/kannel-bench.ts [--messages 20000] [--connections 50] [--timeout 300]
+ *     [--smsbox-max-pending N]   (bearerbox's window of reports and replies towards smsbox; Kannel's
+ *                                 default, 100, unless given)
+ *
+ * Prints a table on stderr and the result as JSON on stdout; exits 1 when a message went missing
+ * or came back twice, 2 when the run timed out. Whatever way it ends, it stops the processes it
+ * started by their pids and removes its directory. Loopback only: Kannel's usual ports and the
+ * sink's (PORTS, checked free first; Shiri's bench takes ephemeral ports only).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { cpuSeconds } from "../dispatch-lib/cpu.ts";
+import { percentile } from "../dispatch-lib/stats.ts";
+import { markdownTable, round } from "../lib/report.ts";
+import { waitExit } from "../lib/shiri-process.ts";
+import { startPeer } from "../pipeline/peer-process.ts";
+import {
+  digits,
+  type LoadPlan,
+  type LoadResult,
+  loadMessageSchema,
+  recipient,
+  wallMs,
+} from "./load-protocol.ts";
+import type { SinkCounts } from "./smpp-sink.ts";
+
+const PORTS = { admin: 13000, smsbox: 13001, sendsms: 13013, smpp: 2775 } as const;
+/** The pipeline scenario's sender, text and recipients (bench/pipeline/run-pipeline.ts). */
+const SENDER = "BENCH";
+const MESSAGE = "Shiri bench: the whole pipeline.";
+const FIRST_SUBSCRIBER = 1_000_000;
+const PROBE_SUBSCRIBER = 0;
+const SENDSMS_USER = "bench";
+/** How long to keep listening after the last expected report, for duplicates. */
+const GRACE_MS = 1_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Steps undone in reverse order on the way out, once, whatever way the run ends. */
+const undo: Array<() => Promise<void> | void> = [];
+let undoing: Promise<void> | null = null;
+function cleanUp(): Promise<void> {
+  undoing ??= (async () => {
+    for (const step of undo.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        say(`cleanup step failed: ${String(err)}`);
+      }
+    }
+  })();
+  return undoing;
+}
+
+/** bearerbox or smsbox in the foreground (no -d), so its pid is the one to stop. */
+interface Box {
+  name: string;
+  pid: number;
+  exited(): boolean;
+  /** What it wrote lately (warnings and up) and the tail of its log file, for error reports. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+function kannelBinary(name: string): string {
+  // Debian installs the boxes in /usr/sbin, not on every user's PATH.
+  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/local/sbin"];
+  for (const dir of dirs) {
+    const file = dir ? path.join(dir, name) : "";
+    if (file && existsSync(file)) return file;
+  }
+  throw new Error(`${name} not found: install Kannel 1.4.5 (Debian bookworm: apt-get install kannel)`);
+}
+
+function startBox(name: "bearerbox" | "smsbox", conf: string, dir: string): Box {
+  // -v 2: warnings and up on stderr (the default is every debug line, which costs the CPU measured).
+  const child: ChildProcess = spawn(kannelBinary(name), ["-v", "2", conf], {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (child.pid === undefined) throw new Error(`could not start ${name}`);
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-8_000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const logFile = path.join(dir, `${name}.log`);
+  return {
+    name,
+    pid: child.pid,
+    exited,
+    output() {
+      const log = existsSync(logFile) ? readFileSync(logFile, "utf8").slice(-4_000) : "";
+      return `${output}${log ? `\n--- ${name}.log ---\n${log}` : ""}`;
+    },
+    async stop() {
+      if (exited()) return;
+      child.kill("SIGTERM");
+      if (!(await waitExit(child, 15_000))) {
+        child.kill("SIGKILL");
+        await waitExit(child, 5_000);
+      }
+    },
+  };
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Kannel's configuration: one SMPP bind to the sink with Shiri's window (50 submits in flight),
+ * delivery reports kept in memory, accepted messages in the file store. Logs at warning level,
+ * as Shiri's processes run in the bench (LOG_LEVEL=warn), and no access log.
+ */
+function kannelConf(dir: string, secret: string, smsboxMaxPending: number | null): string {
+  const q = (s: string) => `"${s}"`;
+  return `group = core
+admin-port = ${PORTS.admin}
+admin-interface = 127.0.0.1
+admin-password = ${q(secret)}
+status-password = ${q(secret)}
+admin-allow-ip = "127.0.0.1"
+smsbox-port = ${PORTS.smsbox}
+smsbox-interface = 127.0.0.1
+box-allow-ip = "127.0.0.1"
+${smsboxMaxPending === null ? "" : `smsbox-max-pending = ${smsboxMaxPending}\n`}log-file = ${q(path.join(dir, "bearerbox.log"))}
+log-level = 2
+# Kannel's own durable queue, as Shiri's is Postgres: every message accepted is written to this
+# file before smsbox answers the request.
+store-type = file
+store-location = ${q(path.join(dir, "kannel.store"))}
+dlr-storage = internal
+
+group = smsc
+smsc = smpp
+smsc-id = sink
+host = 127.0.0.1
+port = ${PORTS.smpp}
+transceiver-mode = true
+smsc-username = shiri
+smsc-password = econet1
+# Kannel refuses to start an SMPP connection without one; the sink ignores it.
+system-type = ""
+# Shiri's window: 50 submits in flight on one bind (Kannel's default is 10). No throughput cap
+# (Kannel has none unless one is set).
+max-pending-submits = 50
+# The sink's ids (bench/peers/sink-ids.ts): hex in submit_sm_resp (bit 0 set), decimal in the
+# receipt (bit 1 clear), and the receipted_message_id TLV in the receipt's form (--tlv-id receipt).
+msg-id-type = 0x01
+source-addr-ton = 5
+source-addr-npi = 0
+dest-addr-ton = 1
+dest-addr-npi = 1
+
+group = smsbox
+bearerbox-host = 127.0.0.1
+bearerbox-port = ${PORTS.smsbox}
+sendsms-port = ${PORTS.sendsms}
+sendsms-interface = 127.0.0.1
+log-file = ${q(path.join(dir, "smsbox.log"))}
+log-level = 2
+
+group = sendsms-user
+username = ${SENDSMS_USER}
+password = ${q(secret)}
+`;
+}
+
+/** Kannel's delivery reports: a GET of each message's dlr-url (id, send time, type). */
+interface DlrReceiver {
+  url: string;
+  /** Arrival times (wall ms) of each id's delivered reports (type 1). */
+  delivered: Map<string, number[]>;
+  /** When each id's request was sent (wall ms), from its dlr-url. */
+  sentAt: Map<string, number>;
+  requests: number;
+  /** Reports of another type than 1 (delivered), and requests without an id or a send time. */
+  otherTypes: number;
+  unreadable: number;
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+async function startDlrReceiver(): Promise<DlrReceiver> {
+  const receiver = {
+    delivered: new Map<string, number[]>(),
+    sentAt: new Map<string, number>(),
+    requests: 0,
+    otherTypes: 0,
+    unreadable: 0,
+  };
+  const server = http.createServer((req, res) => {
+    const at = wallMs();
+    req.resume();
+    res.writeHead(200, { "content-length": "0" });
+    res.end();
+    receiver.requests++;
+    const query = new URL(req.url ?? "/", "http://receiver").searchParams;
+    const id = query.get("id");
+    const sent = Number(query.get("sent"));
+    if (!id || !Number.isFinite(sent)) {
+      receiver.unreadable++;
+      return;
+    }
+    // dlr-mask=1 asks for "delivered" only: anything else is a report the run did not expect.
+    if (query.get("type") !== "1") {
+      receiver.otherTypes++;
+      return;
+    }
+    receiver.sentAt.set(id, sent);
+    const times = receiver.delivered.get(id);
+    if (times) times.push(at);
+    else receiver.delivered.set(id, [at]);
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(receiver, {
+    url: `http://127.0.0.1:${port}/dlr`,
+    reset() {
+      receiver.delivered.clear();
+      receiver.sentAt.clear();
+      receiver.requests = 0;
+      receiver.otherTypes = 0;
+      receiver.unreadable = 0;
+    },
+    stop() {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+}
+
+async function getText(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; text: string } | null> {
+  try {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(5_000) });
+    return { status: res.status, text: await res.text() };
+  } catch {
+    return null;
+  }
+}
+
+/** The query string sendsms takes, as the load generator writes it. */
+function sendsmsUrl(secret: string, to: string, dlrUrl: string): string {
+  const query = new URLSearchParams({
+    username: SENDSMS_USER,
+    password: secret,
+    from: SENDER,
+    to,
+    text: MESSAGE,
+    "dlr-mask": "1",
+    "dlr-url": `${dlrUrl}?id=${digits(to)}&sent=${wallMs()}&type=%d`,
+  });
+  return `http://127.0.0.1:${PORTS.sendsms}/cgi-bin/sendsms?${query}`;
+}
+
+const announced = z.object({ smpp_port: z.number().int(), http_port: z.number().int().positive() });
+
+interface Options {
+  messages: number;
+  connections: number;
+  /** Kannel's smsbox-max-pending, or null for its default (100). */
+  smsboxMaxPending: number | null;
+}
+
+async function run(
+  { messages, connections, smsboxMaxPending }: Options,
+  phase: { now: string },
+): Promise<boolean> {
+  for (const [name, port] of Object.entries(PORTS))
+    if (!(await portFree(port)))
+      throw new Error(`port ${port} (${name}) is taken on 127.0.0.1: another Kannel or sink running?`);
+
+  const dir = mkdtempSync(path.join(os.tmpdir(), "kannel-bench-"));
+  undo.push(() => rmSync(dir, { recursive: true, force: true }));
+  // A fresh secret each run: the admin page and sendsms are only on loopback, but need one anyway.
+  const secret = `b${Math.random().toString(36).slice(2, 12)}`;
+  const conf = path.join(dir, "kannel.conf");
+  writeFileSync(conf, kannelConf(dir, secret, smsboxMaxPending));
+
+  phase.now = "starting the sink";
+  const sinkProcess = startPeer("SMPP sink", "../peers/smpp-sink.ts", [
+    "--port",
+    String(PORTS.smpp),
+    "--http-port",
+    "0",
+    "--tlv-id",
+    "receipt",
+  ]);
+  undo.push(sinkProcess.stop);
+  const sinkPorts = announced.parse(await sinkProcess.firstLine(30_000));
+  const sinkControl = `http://127.0.0.1:${sinkPorts.http_port}`;
+  const sinkCounts = async (summary: boolean): Promise<SinkCounts> => {
+    const res = await getText(`${sinkControl}/counts${summary ? "?summary" : ""}`);
+    if (res?.status !== 200) throw new Error(`the sink's counts: ${res?.status ?? "no answer"}`);
+    return JSON.parse(res.text) as SinkCounts;
+  };
+
+  const receiver = await startDlrReceiver();
+  undo.push(() => receiver.stop());
+
+  phase.now = "starting bearerbox and smsbox";
+  const bearerbox = startBox("bearerbox", conf, dir);
+  undo.push(bearerbox.stop);
+  const status = () => getText(`http://127.0.0.1:${PORTS.admin}/status.txt?password=${secret}`);
+  const boxes = [bearerbox];
+  const alive = () => {
+    for (const box of boxes) if (box.exited()) throw new Error(`${box.name} exited:\n${box.output()}`);
+    if (sinkProcess.exited()) throw new Error(`the SMPP sink exited:\n${sinkProcess.output()}`);
+  };
+  const waitFor = async (what: string, timeoutMs: number, ready: () => Promise<boolean>) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await ready())) {
+      alive();
+      if (Date.now() > deadline)
+        throw new Error(`${what} not within ${timeoutMs} ms:\n${boxes.map((b) => b.output()).join("\n")}`);
+      await sleep(100);
+    }
+  };
+  // smsbox gives up at once if bearerbox is not listening yet.
+  await waitFor("bearerbox's admin page", 20_000, async () => (await status())?.status === 200);
+  const smsbox = startBox("smsbox", conf, dir);
+  undo.push(smsbox.stop);
+  boxes.push(smsbox);
+
+  phase.now = "waiting for the bind";
+  let version = "unknown";
+  await waitFor("the SMPP bind and smsbox", 30_000, async () => {
+    const page = (await status())?.text ?? "";
+    version = /bearerbox version `([^']+)'/.exec(page)?.[1] ?? version;
+    const bound = /SMPP:127\.0\.0\.1:\d+\/\d+:[^\n]*\(online/.test(page);
+    const smsboxOn = /smsbox:[^\n]*\(on-line/.test(page);
+    // sendsms answers once smsbox is up (403 without credentials).
+    const sendsms = (await getText(`http://127.0.0.1:${PORTS.sendsms}/cgi-bin/sendsms`)) !== null;
+    return bound && smsboxOn && sendsms && (await sinkCounts(true)).binds >= 1;
+  });
+
+  // One message through the whole path before the load: it fails fast, with Kannel's logs, when
+  // the ids or the dlr-url are not understood, and opens the report connections.
+  phase.now = "the probe message";
+  const probeTo = recipient(PROBE_SUBSCRIBER);
+  const probe = await getText(sendsmsUrl(secret, probeTo, receiver.url));
+  if (probe?.status !== 202)
+    throw new Error(`the probe was refused: ${probe?.status} ${probe?.text}\n${smsbox.output()}`);
+  await waitFor("the probe's delivery report", 15_000, async () => receiver.delivered.has(digits(probeTo)));
+  await getText(`${sinkControl}/reset`, { method: "POST" });
+  receiver.reset();
+
+  // Measured from here.
+  phase.now = "the load";
+  const cpuBefore = { bearerbox: cpuSeconds(bearerbox.pid), smsbox: cpuSeconds(smsbox.pid) };
+  const sinkCpuBefore = cpuSeconds(sinkProcess.pid);
+  const plan: LoadPlan = {
+    bases: [`http://127.0.0.1:${PORTS.sendsms}`],
+    key: secret,
+    from: SENDER,
+    message: MESSAGE,
+    mode: "sendsms",
+    requests: messages,
+    perRequest: 1,
+    inFlight: connections,
+    firstSubscriber: FIRST_SUBSCRIBER,
+    sendsms: { username: SENDSMS_USER, dlrUrl: receiver.url },
+  };
+  const loadProcess = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(plan)]);
+  undo.push(loadProcess.stop);
+  const state: { responses: number; load: LoadResult | null } = { responses: 0, load: null };
+  loadProcess.child.on("message", (raw: unknown) => {
+    const m = loadMessageSchema.parse(raw);
+    if (m.type === "progress") state.responses = m.responses;
+    else state.load = m;
+  });
+  let lastSaid = performance.now();
+  const load = await (async (): Promise<LoadResult> => {
+    for (;;) {
+      alive();
+      const done = state.load;
+      if (!done && loadProcess.exited())
+        throw new Error(`the load generator ended without a result:\n${loadProcess.output()}`);
+      if (
+        done &&
+        receiver.delivered.size >= done.accepted.length &&
+        done.accepted.every(([id]) => receiver.delivered.has(id))
+      )
+        return done;
+      if (performance.now() - lastSaid >= 2_000) {
+        // The sink's submits tell whether the SMPP side or the report side is behind.
+        const submitted = (await sinkCounts(true)).submits;
+        say(
+          `  ${state.responses}/${messages} answered, ${submitted} submitted, ${receiver.delivered.size} reports`,
+        );
+        lastSaid = performance.now();
+      }
+      await sleep(50);
+    }
+  })();
+  // CPU up to the last report; then a grace period in which duplicates may still show.
+  const used = (pid: number, before: number | null) =>
+    (cpuSeconds(pid) ?? Number.NaN) - (before ?? Number.NaN);
+  const bearerboxUsed = used(bearerbox.pid, cpuBefore.bearerbox);
+  const smsboxUsed = used(smsbox.pid, cpuBefore.smsbox);
+  const sinkUsed = used(sinkProcess.pid, sinkCpuBefore);
+  phase.now = "the grace period";
+  await sleep(GRACE_MS);
+  const sink = await sinkCounts(false);
+  const page = (await status())?.text ?? "";
+
+  // Completeness: every accepted request's destination submitted once, its report received once.
+  const submits = new Map<string, number>();
+  for (const [key, n] of Object.entries(sink.per_destination_part))
+    submits.set(digits(key.slice(0, key.lastIndexOf("#"))), n);
+  const expected = new Set(load.accepted.map(([, to]) => digits(to)));
+  const count = { missing: 0, duplicate: 0, unexpected: 0 };
+  for (const destination of expected) {
+    const n = submits.get(destination) ?? 0;
+    if (n === 0) count.missing++;
+    else count.duplicate += n - 1;
+  }
+  for (const [destination, n] of submits) if (!expected.has(destination)) count.unexpected += n;
+  const ids = new Set(load.accepted.map(([id]) => id));
+  const dlr = { missing: 0, duplicate: 0, unexpected: 0 };
+  for (const id of ids) {
+    const n = receiver.delivered.get(id)?.length ?? 0;
+    if (n === 0) dlr.missing++;
+    else dlr.duplicate += n - 1;
+  }
+  for (const [id, times] of receiver.delivered) if (!ids.has(id)) dlr.unexpected += times.length;
+  const problems = {
+    request_failures: load.failed,
+    missing_submits: count.missing,
+    duplicate_submits: count.duplicate,
+    unexpected_submits: count.unexpected,
+    missing_dlrs: dlr.missing,
+    duplicate_dlrs: dlr.duplicate,
+    unexpected_dlrs: dlr.unexpected,
+    dlrs_not_delivered_type: receiver.otherTypes,
+    unreadable_dlrs: receiver.unreadable,
+  };
+  const problemCount = Object.values(problems).reduce((a, n) => a + n, 0);
+
+  // Per message: request sent → its first report, and request answered → its first report (the
+  // pipeline scenario's callback latency is the latter).
+  const fromSent: number[] = [];
+  const fromAnswer: number[] = [];
+  let lastReport = load.startedAtMs;
+  for (const [id, , answeredAt] of load.accepted) {
+    const first = receiver.delivered.get(id)?.[0];
+    const sent = receiver.sentAt.get(id);
+    if (first === undefined || sent === undefined) continue;
+    fromSent.push(first - sent);
+    fromAnswer.push(first - answeredAt);
+    lastReport = Math.max(lastReport, first);
+  }
+  fromSent.sort((a, b) => a - b);
+  fromAnswer.sort((a, b) => a - b);
+  const reported = fromSent.length;
+  const loadSeconds = (load.finishedAtMs - load.startedAtMs) / 1_000;
+  const spanSeconds = (lastReport - load.startedAtMs) / 1_000;
+  const perMessage = (seconds: number) =>
+    Number.isFinite(seconds) && load.accepted.length > 0
+      ? round((seconds * 1_000) / load.accepted.length, 3)
+      : null;
+  const ms = (sorted: number[], p: number) => (sorted.length ? round(percentile(sorted, p), 0) : null);
+
+  const measures = {
+    accepted_req_per_s: round(load.accepted.length / loadSeconds, 0),
+    accept_p50_ms: load.latencyMs.p50,
+    accept_p99_ms: load.latencyMs.p99,
+    e2e_msg_per_s: reported > 0 && spanSeconds > 0 ? round(reported / spanSeconds, 0) : 0,
+    dlr_p50_ms: ms(fromSent, 50),
+    dlr_p99_ms: ms(fromSent, 99),
+    dlr_after_answer_p50_ms: ms(fromAnswer, 50),
+    dlr_after_answer_p99_ms: ms(fromAnswer, 99),
+    cpu_kannel_ms_per_msg: perMessage(bearerboxUsed + smsboxUsed),
+    cpu_bearerbox_ms_per_msg: perMessage(bearerboxUsed),
+    cpu_smsbox_ms_per_msg: perMessage(smsboxUsed),
+    cpu_sink_ms_per_msg: perMessage(sinkUsed),
+    cpu_load_ms_per_msg: perMessage(load.cpuSeconds),
+  };
+  const completeness = {
+    complete: problemCount === 0,
+    messages_planned: messages,
+    messages_accepted: load.accepted.length,
+    sink_submits: sink.submits,
+    sink_submits_equal_messages: sink.submits === messages,
+    sink_receipts_sent: sink.receipts_sent,
+    sink_receipts_acknowledged: sink.receipts_acknowledged,
+    dlr_ids_received: receiver.delivered.size,
+    dlr_requests: receiver.requests,
+    ...problems,
+    // Messages still in Kannel's store, and reports it still waits for (both 0 when all is done).
+    kannel_store_size_after: Number(/store size (\d+)/.exec(page)?.[1] ?? Number.NaN),
+    kannel_dlrs_queued_after: Number(/DLR: (\d+) queued/.exec(page)?.[1] ?? Number.NaN),
+  };
+  const cpus = os.cpus();
+  const result = {
+    peer: `Kannel ${version} (bearerbox + smsbox)`,
+    date: new Date().toISOString(),
+    machine: `${cpus.length} × ${cpus[0]?.model ?? "unknown CPU"}, Node ${process.versions.node}`,
+    settings: {
+      messages,
+      in_flight: connections,
+      first_request_to_last_answer_s: round(loadSeconds, 2),
+      first_request_to_last_dlr_s: round(spanSeconds, 2),
+      kannel: `one SMPP bind, max-pending-submits 50, no throughput cap, store-type file, dlr-storage internal, smsbox-max-pending ${smsboxMaxPending ?? "100 (default)"}, log-level 2`,
+      sink: `bench/peers/smpp-sink.ts --tlv-id receipt (smpp ${PORTS.smpp})`,
+      load: "bench/peers/load-generator.ts, mode sendsms (autocannon, GET /cgi-bin/sendsms, dlr-mask=1)",
+      ...(load.failureSamples.length > 0 ? { failure_sample: load.failureSamples[0] ?? "" } : {}),
+    },
+    measures,
+    completeness,
+  };
+
+  const show = (v: number | boolean | null) => (v === null ? "—" : String(v));
+  say(
+    markdownTable(
+      ["Kannel, sendsms → sink → dlr-url", "value"],
+      [
+        ["accepted req/s (first request → last answer)", show(measures.accepted_req_per_s)],
+        [
+          "accept latency p50 / p99 (ms)",
+          `${show(measures.accept_p50_ms)} / ${show(measures.accept_p99_ms)}`,
+        ],
+        ["end to end msg/s (first request → last DLR)", show(measures.e2e_msg_per_s)],
+        [
+          "DLR latency p50 / p99 (ms, request sent → DLR)",
+          `${show(measures.dlr_p50_ms)} / ${show(measures.dlr_p99_ms)}`,
+        ],
+        [
+          "DLR latency p50 / p99 (ms, request answered → DLR)",
+          `${show(measures.dlr_after_answer_p50_ms)} / ${show(measures.dlr_after_answer_p99_ms)}`,
+        ],
+        [
+          "CPU ms per message, bearerbox + smsbox",
+          `${show(measures.cpu_kannel_ms_per_msg)} (${show(measures.cpu_bearerbox_ms_per_msg)} + ${show(measures.cpu_smsbox_ms_per_msg)})`,
+        ],
+        [
+          "complete (submits = messages, one DLR per id)",
+          `${completeness.complete ? "yes" : "NO"}: ${sink.submits} submits, ${receiver.delivered.size} ids reported, ${dlr.duplicate} duplicates`,
+        ],
+      ],
+    ),
+  );
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  return completeness.complete;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      messages: { type: "string", default: "20000" },
+      connections: { type: "string", default: "50" },
+      timeout: { type: "string", default: "300" },
+      "smsbox-max-pending": { type: "string" },
+    },
+    strict: true,
+  });
+  const whole = (name: string, raw: string, min: number, max: number) => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be ${min}–${max}`);
+    return n;
+  };
+  const messages = whole("messages", values.messages, 1, 1_000_000);
+  const connections = whole("connections", values.connections, 1, Math.min(1_000, messages));
+  const timeoutS = whole("timeout", values.timeout, 10, 3_600);
+  const pending = values["smsbox-max-pending"];
+  const smsboxMaxPending = pending === undefined ? null : whole("smsbox-max-pending", pending, 1, 100_000);
+
+  const phase = { now: "starting" };
+  let exitCode: number;
+  const stopped = new Promise<number>((resolve) => {
+    const watchdog = setTimeout(() => {
+      say(`timed out after ${timeoutS} s, during ${phase.now}: stopping everything`);
+      resolve(2);
+    }, timeoutS * 1_000);
+    for (const [signal, code] of [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const)
+      process.once(signal, () => {
+        say(`${signal}: stopping everything`);
+        resolve(code);
+      });
+    undo.push(() => clearTimeout(watchdog));
+  });
+  try {
+    const complete = run({ messages, connections, smsboxMaxPending }, phase).then(
+      (ok) => (ok ? 0 : 1),
+      (err: unknown) => {
+        // Once stopping (timeout, signal), what fails next is only the stopping itself.
+        if (!undoing) say(`kannel bench: ${err instanceof Error ? err.message : String(err)}`);
+        return 1;
+      },
+    );
+    exitCode = await Promise.race([complete, stopped]);
+  } finally {
+    await cleanUp();
+  }
+  return exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (err: unknown) => {
+    say(`kannel bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    await cleanUp();
+    process.exit(1);
+  },
+);
