@@ -163,7 +163,7 @@ function staticChecks(alertWebhook: string, renderedAlertmanager: string): { dat
   else report("PASS", "grafana/alertmanager/render-config.sh: ALERT_WEBHOOK_URL filled in");
   const routing = refused ? [] : checkAlertmanager(renderedAlertmanager, alerts);
   for (const problem of routing) report("FAIL", "grafana/alertmanager/alertmanager.yml", problem);
-  if (routing.length === 0)
+  if (!refused && routing.length === 0)
     report("PASS", "amtool: alertmanager.yml valid, every alert routed to a webhook receiver");
   return { datasourceUid: datasourceUid ?? "shiri-prometheus" };
 }

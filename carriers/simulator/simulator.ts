@@ -587,9 +587,11 @@ export class CarrierSimulator {
     };
     this.accepted.push(record);
     this.trim(this.accepted);
+    // Lost with its connection, or (on a live one) left unanswered by the behaviour's dice.
+    const leftUnanswered = !lostWithConnection && this.roll(this.behaviourNow.unansweredRate);
     if (lostWithConnection) this.acceptedOnDrop.push(record);
-    const unanswered = lostWithConnection || this.roll(this.behaviourNow.unansweredRate);
-    if (unanswered && !lostWithConnection) this.unanswered.push(record);
+    if (leftUnanswered) this.unanswered.push(record);
+    const unanswered = lostWithConnection || leftUnanswered;
     const respond = () => {
       if (!unanswered) conn.session.send(pdu.response({ message_id: record.messageId }));
     };

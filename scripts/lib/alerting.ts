@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 
 /** Each alert's runbook_url: the runbooks' base (prometheus.yml's external label) and the page. */
-export const RUNBOOK_LINK = (alert: string) => `{{ $externalLabels.runbooks }}/${alert}.md`;
+const RUNBOOK_LINK = (alert: string) => `{{ $externalLabels.runbooks }}/${alert}.md`;
 
 export interface AlertRule {
   name: string;

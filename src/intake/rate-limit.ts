@@ -9,8 +9,9 @@ import { ApiError, sendError } from "./errors.ts";
  * Rate limits on authenticated requests (src/limits): one decision per request, after the key
  * is known and, on the send endpoints, after the body is read, so a send takes its requests and
  * its recipients in one decision (out of the process's slices, or in one statement: src/limits).
- * Over a limit: 429 in the endpoint's own convention with Retry-After. Every decided answer carries RateLimit-Limit, -Remaining and -Reset for the limit
- * nearest its end, and RateLimit-Policy listing every limit that applied.
+ * Over a limit: 429 in the endpoint's own convention with Retry-After. Every decided answer
+ * carries RateLimit-Limit, -Remaining and -Reset for the limit nearest its end, and
+ * RateLimit-Policy listing every limit that applied.
  */
 export interface RateLimitDeps {
   /** Null when rate limits are switched off (RATE_LIMITS=off). */

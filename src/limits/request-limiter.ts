@@ -96,33 +96,30 @@ export class RequestLimiter {
 
   private async decideInDatabase(requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]> {
     const askedAt = performance.now();
-    const answers: (RateLimitDecision | null)[] = [];
-    const asking: RateLimitRequest[] = [];
-    for (const request of requests) {
+    const answers: (RateLimitDecision | null)[] = requests.map((request) => {
       // The statement before this one may have brought slices that cover it.
       const local = this.book.decide(request, askedAt);
       if (local) this.options.onLocal?.();
-      else asking.push(request);
-      answers.push(local);
-    }
-    if (asking.length > 0) {
+      return local;
+    });
+    // The places of the requests the slices could not decide: the database decides them, in order.
+    const places = answers.flatMap((answer, i) => (answer === null ? [i] : []));
+    if (places.length > 0) {
+      const asking = places.map((i) => requests[i] as RateLimitRequest);
       const asked = new Set<BucketId>();
       const wants = asking.map((r) => this.book.wants(r, askedAt, asked));
       this.options.onBatch?.(asking.length);
       const decided: LeasedDecision[] = await leaseRateLimits(this.db, asking, wants, this.defaults);
-      let next = 0;
-      asking.forEach((request, i) => {
+      places.forEach((place, i) => {
         const decision = decided[i] as LeasedDecision;
-        this.book.apply(request, decision, askedAt);
+        this.book.apply(asking[i] as RateLimitRequest, decision, askedAt);
         for (const limit of decision.limits) {
           if (limit.leased > 0) this.options.onLease?.(limit.scope, limit.leased);
         }
-        while (answers[next] !== null) next++;
-        answers[next] = {
+        answers[place] = {
           allowed: decision.allowed,
           limits: decision.limits.map(({ leased: _, ...limit }) => limit),
         };
-        next++;
       });
     }
     this.scheduleSweep();

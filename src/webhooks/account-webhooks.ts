@@ -52,9 +52,8 @@ export async function getAccountWebhook(db: Queryable, accountId: string): Promi
 /**
  * Registers (or replaces) the account webhook: its URL, the event types it wants (null: all) and
  * the events a request carries (a PUT replaces all three, so one without events goes back to all,
- * one without a batch size to 1). The answer carries the signing
- * secret when it has never been shown: the row lock taken by the upsert makes "never shown" true
- * for one caller.
+ * one without a batch size to 1). The answer carries the signing secret when it has never been
+ * shown: the row lock taken by the upsert makes "never shown" true for one caller.
  */
 export async function putAccountWebhook(
   pool: Pool,

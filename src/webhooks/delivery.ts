@@ -79,6 +79,8 @@ export function startWebhookDelivery(deps: {
   const inFlight = new Set<Promise<void>>();
   const relayWaker = new Waker();
   const deliveryWaker = new Waker();
+  // pg-boss's fetch and completion, as named statements on the service's pool.
+  const onPool = statementsOn(pool);
   let stopped = false;
   const ctx: BatchContext = {
     pool,
@@ -124,7 +126,7 @@ export function startWebhookDelivery(deps: {
         jobs = await boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
           batchSize: free,
           groupConcurrency: options.concurrencyPerHost,
-          db: statementsOn(pool),
+          db: onPool,
         });
         if (jobs.length > 0) await startJobs(jobs);
       } catch (err) {
@@ -158,7 +160,7 @@ export function startWebhookDelivery(deps: {
   ): Promise<void> {
     try {
       await deliverBatch(ctx, job.data, events, settings);
-      await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: statementsOn(pool) });
+      await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
     } catch (err) {
       // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
       logger.error({ err, job_id: job.id }, "webhook job could not be recorded");
