@@ -31,12 +31,13 @@ import { backendCpu, backendCpuUsed, cpuSeconds } from "./dispatch-lib/cpu.ts";
 import { enqueue, smppEnv, startBenchSimulators, waitForBinds } from "./dispatch-lib/harness.ts";
 import { type PgSample, startPgSampler } from "./dispatch-lib/pg-sampler.ts";
 import { maxInWindow, percentile, perSecond, steadyRate } from "./dispatch-lib/stats.ts";
+import { Cleanup } from "./lib/cleanup.ts";
 import { knob } from "./lib/knob.ts";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import type { BenchDatabase } from "./lib/postgres.ts";
 import { judge, markdownTable, round, type Target } from "./lib/report.ts";
 import { startShiriProcess, type ShiriProcess as WorkerProcess } from "./lib/shiri-process.ts";
-import { Cleanup, startEnv } from "./scenarios/env.ts";
+import { startEnv } from "./scenarios/env.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/dispatch.json", import.meta.url));
 const PROFILE_DIR = fileURLToPath(new URL("./.data/prof-dispatch/", import.meta.url));

@@ -20,12 +20,13 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { Cleanup } from "./lib/cleanup.ts";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { type Budgets, check, passed, readBudgets, type Verdict } from "./report/check.ts";
 import { pipelineTable, resultsPage, resultsTable, verdictTable } from "./report/markdown.ts";
 import { Progress } from "./report/progress.ts";
 import { renderChart } from "./report/svg.ts";
-import { Cleanup, type StartedEnv, startEnv } from "./scenarios/env.ts";
+import { type StartedEnv, startEnv } from "./scenarios/env.ts";
 import { SCENARIOS } from "./scenarios/index.ts";
 import type { Scenario, ScenarioResult } from "./scenarios/types.ts";
 

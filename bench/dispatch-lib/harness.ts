@@ -12,8 +12,10 @@ import {
 import { createAccount } from "../../src/accounts/accounts.ts";
 import { addSenderId } from "../../src/accounts/sender-ids.ts";
 import { type Pool, withTransaction } from "../../src/db/pool.ts";
+import { SENDER } from "../peers/load-protocol.ts";
 
-export const SENDER = "BENCH";
+export { SENDER };
+
 /** 100 million USD in ten-thousandths. */
 const BALANCE = 1_000_000_000_000;
 
@@ -73,18 +75,22 @@ export function recipients(n: number, operators: readonly Operator[]): string[] 
   );
 }
 
-/** One bulk send through the API; resolves with the milliseconds it took to answer 202. */
+/**
+ * One bulk send through the API, with any further fields of the body in `extra` (send_at);
+ * resolves with the milliseconds it took to answer 202.
+ */
 export async function bulkSend(
   base: string,
   key: string,
   to: readonly string[],
   message = "Shiri bench: dispatch.",
+  extra: Record<string, unknown> = {},
 ): Promise<number> {
   const started = performance.now();
   const res = await fetch(`${base}/api/v1/sms/bulk`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ to, from: SENDER, message }),
+    body: JSON.stringify({ to, from: SENDER, message, ...extra }),
     signal: AbortSignal.timeout(120_000),
   });
   const text = await res.text();

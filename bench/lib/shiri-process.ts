@@ -62,6 +62,16 @@ export function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolea
   });
 }
 
+/** SIGTERM, then SIGKILL if the child lingers past graceMs; resolves once it exited (or 5 s after the SIGKILL). */
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  if (!(await waitExit(child, graceMs))) {
+    child.kill("SIGKILL");
+    await waitExit(child, 5_000);
+  }
+}
+
 /** Answers once the process serves what its role is for. */
 async function ready(role: "api" | "worker" | "all", base: string, metricsPort: number): Promise<boolean> {
   try {
@@ -114,14 +124,7 @@ export async function startShiriProcess(opts: {
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start the ${opts.role} process`);
 
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    if (!(await waitExit(child, 20_000))) {
-      child.kill("SIGKILL");
-      await waitExit(child, 5_000);
-    }
-  };
+  const stop = () => stopChild(child, 20_000);
 
   const base = `http://127.0.0.1:${port}`;
   const timeoutMs = opts.readyTimeoutMs ?? 30_000;

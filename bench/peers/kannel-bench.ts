@@ -21,27 +21,32 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { z } from "zod";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
 import { percentile } from "../dispatch-lib/stats.ts";
+import { Cleanup } from "../lib/cleanup.ts";
 import { markdownTable, round } from "../lib/report.ts";
-import { waitExit } from "../lib/shiri-process.ts";
+import { stopChild } from "../lib/shiri-process.ts";
+import { tallyShortfalls } from "../pipeline/completeness.ts";
 import { startPeer } from "../pipeline/peer-process.ts";
+import { startSinkPeer } from "../pipeline/sink-peer.ts";
 import {
   digits,
+  FIRST_SUBSCRIBER,
   type LoadPlan,
   type LoadResult,
   loadMessageSchema,
+  MESSAGE,
   recipient,
+  SENDER,
+  sendsmsPath,
   wallMs,
 } from "./load-protocol.ts";
-import type { SinkCounts } from "./smpp-sink.ts";
 
 const PORTS = { admin: 13000, smsbox: 13001, sendsms: 13013, smpp: 2775 } as const;
-/** The pipeline scenario's sender, text and recipients (bench/pipeline/run-pipeline.ts). */
-const SENDER = "BENCH";
-const MESSAGE = "Shiri bench: the whole pipeline.";
-const FIRST_SUBSCRIBER = 1_000_000;
+/**
+ * The probe's recipient; otherwise the pipeline scenario's sender, text and recipients (SENDER,
+ * MESSAGE, FIRST_SUBSCRIBER in load-protocol.ts).
+ */
 const PROBE_SUBSCRIBER = 0;
 const SENDSMS_USER = "bench";
 /** How long to keep listening after the last expected report, for duplicates. */
@@ -50,21 +55,8 @@ const GRACE_MS = 1_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-/** Steps undone in reverse order on the way out, once, whatever way the run ends. */
-const undo: Array<() => Promise<void> | void> = [];
-let undoing: Promise<void> | null = null;
-function cleanUp(): Promise<void> {
-  undoing ??= (async () => {
-    for (const step of undo.splice(0).reverse()) {
-      try {
-        await step();
-      } catch (err) {
-        say(`cleanup step failed: ${String(err)}`);
-      }
-    }
-  })();
-  return undoing;
-}
+/** Steps undone in reverse order on the way out, whatever way the run ends. */
+const cleanup = new Cleanup();
 
 /** bearerbox or smsbox in the foreground (no -d), so its pid is the one to stop. */
 interface Box {
@@ -109,14 +101,7 @@ function startBox(name: "bearerbox" | "smsbox", conf: string, dir: string): Box 
       const log = existsSync(logFile) ? readFileSync(logFile, "utf8").slice(-4_000) : "";
       return `${output}${log ? `\n--- ${name}.log ---\n${log}` : ""}`;
     },
-    async stop() {
-      if (exited()) return;
-      child.kill("SIGTERM");
-      if (!(await waitExit(child, 15_000))) {
-        child.kill("SIGKILL");
-        await waitExit(child, 5_000);
-      }
-    },
+    stop: () => stopChild(child, 15_000),
   };
 }
 
@@ -255,33 +240,14 @@ async function startDlrReceiver(): Promise<DlrReceiver> {
   });
 }
 
-async function getText(
-  url: string,
-  init: RequestInit = {},
-): Promise<{ status: number; text: string } | null> {
+async function getText(url: string): Promise<{ status: number; text: string } | null> {
   try {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(5_000) });
+    const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
     return { status: res.status, text: await res.text() };
   } catch {
     return null;
   }
 }
-
-/** The query string sendsms takes, as the load generator writes it. */
-function sendsmsUrl(secret: string, to: string, dlrUrl: string): string {
-  const query = new URLSearchParams({
-    username: SENDSMS_USER,
-    password: secret,
-    from: SENDER,
-    to,
-    text: MESSAGE,
-    "dlr-mask": "1",
-    "dlr-url": `${dlrUrl}?id=${digits(to)}&sent=${wallMs()}&type=%d`,
-  });
-  return `http://127.0.0.1:${PORTS.sendsms}/cgi-bin/sendsms?${query}`;
-}
-
-const announced = z.object({ smpp_port: z.number().int(), http_port: z.number().int().positive() });
 
 interface Options {
   messages: number;
@@ -299,36 +265,22 @@ async function run(
       throw new Error(`port ${port} (${name}) is taken on 127.0.0.1: another Kannel or sink running?`);
 
   const dir = mkdtempSync(path.join(os.tmpdir(), "kannel-bench-"));
-  undo.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup.add(async () => rmSync(dir, { recursive: true, force: true }));
   // A fresh secret each run: the admin page and sendsms are only on loopback, but need one anyway.
   const secret = `b${Math.random().toString(36).slice(2, 12)}`;
   const conf = path.join(dir, "kannel.conf");
   writeFileSync(conf, kannelConf(dir, secret, smsboxMaxPending));
 
   phase.now = "starting the sink";
-  const sinkProcess = startPeer("SMPP sink", "../peers/smpp-sink.ts", [
-    "--port",
-    String(PORTS.smpp),
-    "--http-port",
-    "0",
-    "--tlv-id",
-    "receipt",
-  ]);
-  undo.push(sinkProcess.stop);
-  const sinkPorts = announced.parse(await sinkProcess.firstLine(30_000));
-  const sinkControl = `http://127.0.0.1:${sinkPorts.http_port}`;
-  const sinkCounts = async (summary: boolean): Promise<SinkCounts> => {
-    const res = await getText(`${sinkControl}/counts${summary ? "?summary" : ""}`);
-    if (res?.status !== 200) throw new Error(`the sink's counts: ${res?.status ?? "no answer"}`);
-    return JSON.parse(res.text) as SinkCounts;
-  };
+  const sinkPeer = await startSinkPeer(cleanup, { port: PORTS.smpp, tlvId: "receipt" });
+  const sinkProcess = sinkPeer.process;
 
   const receiver = await startDlrReceiver();
-  undo.push(() => receiver.stop());
+  cleanup.add(() => receiver.stop());
 
   phase.now = "starting bearerbox and smsbox";
   const bearerbox = startBox("bearerbox", conf, dir);
-  undo.push(bearerbox.stop);
+  cleanup.add(bearerbox.stop);
   const status = () => getText(`http://127.0.0.1:${PORTS.admin}/status.txt?password=${secret}`);
   const boxes = [bearerbox];
   const alive = () => {
@@ -347,7 +299,7 @@ async function run(
   // smsbox gives up at once if bearerbox is not listening yet.
   await waitFor("bearerbox's admin page", 20_000, async () => (await status())?.status === 200);
   const smsbox = startBox("smsbox", conf, dir);
-  undo.push(smsbox.stop);
+  cleanup.add(smsbox.stop);
   boxes.push(smsbox);
 
   phase.now = "waiting for the bind";
@@ -359,18 +311,27 @@ async function run(
     const smsboxOn = /smsbox:[^\n]*\(on-line/.test(page);
     // sendsms answers once smsbox is up (403 without credentials).
     const sendsms = (await getText(`http://127.0.0.1:${PORTS.sendsms}/cgi-bin/sendsms`)) !== null;
-    return bound && smsboxOn && sendsms && (await sinkCounts(true)).binds >= 1;
+    return bound && smsboxOn && sendsms && (await sinkPeer.counts(true)).binds >= 1;
   });
 
   // One message through the whole path before the load: it fails fast, with Kannel's logs, when
   // the ids or the dlr-url are not understood, and opens the report connections.
   phase.now = "the probe message";
   const probeTo = recipient(PROBE_SUBSCRIBER);
-  const probe = await getText(sendsmsUrl(secret, probeTo, receiver.url));
+  const probe = await getText(
+    `http://127.0.0.1:${PORTS.sendsms}${sendsmsPath({
+      username: SENDSMS_USER,
+      password: secret,
+      from: SENDER,
+      to: probeTo,
+      text: MESSAGE,
+      dlrUrl: receiver.url,
+    })}`,
+  );
   if (probe?.status !== 202)
     throw new Error(`the probe was refused: ${probe?.status} ${probe?.text}\n${smsbox.output()}`);
   await waitFor("the probe's delivery report", 15_000, async () => receiver.delivered.has(digits(probeTo)));
-  await getText(`${sinkControl}/reset`, { method: "POST" });
+  await sinkPeer.reset();
   receiver.reset();
 
   // Measured from here.
@@ -390,7 +351,7 @@ async function run(
     sendsms: { username: SENDSMS_USER, dlrUrl: receiver.url },
   };
   const loadProcess = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(plan)]);
-  undo.push(loadProcess.stop);
+  cleanup.add(loadProcess.stop);
   const state: { responses: number; load: LoadResult | null } = { responses: 0, load: null };
   loadProcess.child.on("message", (raw: unknown) => {
     const m = loadMessageSchema.parse(raw);
@@ -412,7 +373,7 @@ async function run(
         return done;
       if (performance.now() - lastSaid >= 2_000) {
         // The sink's submits tell whether the SMPP side or the report side is behind.
-        const submitted = (await sinkCounts(true)).submits;
+        const submitted = (await sinkPeer.counts(true)).submits;
         say(
           `  ${state.responses}/${messages} answered, ${submitted} submitted, ${receiver.delivered.size} reports`,
         );
@@ -429,29 +390,16 @@ async function run(
   const sinkUsed = used(sinkProcess.pid, sinkCpuBefore);
   phase.now = "the grace period";
   await sleep(GRACE_MS);
-  const sink = await sinkCounts(false);
+  const sink = await sinkPeer.counts();
   const page = (await status())?.text ?? "";
 
-  // Completeness: every accepted request's destination submitted once, its report received once.
-  const submits = new Map<string, number>();
-  for (const [key, n] of Object.entries(sink.per_destination_part))
-    submits.set(digits(key.slice(0, key.lastIndexOf("#"))), n);
-  const expected = new Set(load.accepted.map(([, to]) => digits(to)));
-  const count = { missing: 0, duplicate: 0, unexpected: 0 };
-  for (const destination of expected) {
-    const n = submits.get(destination) ?? 0;
-    if (n === 0) count.missing++;
-    else count.duplicate += n - 1;
-  }
-  for (const [destination, n] of submits) if (!expected.has(destination)) count.unexpected += n;
-  const ids = new Set(load.accepted.map(([id]) => id));
-  const dlr = { missing: 0, duplicate: 0, unexpected: 0 };
-  for (const id of ids) {
-    const n = receiver.delivered.get(id)?.length ?? 0;
-    if (n === 0) dlr.missing++;
-    else dlr.duplicate += n - 1;
-  }
-  for (const [id, times] of receiver.delivered) if (!ids.has(id)) dlr.unexpected += times.length;
+  // Completeness: every accepted request's destination submitted once, its report received once
+  // (the tally of the pipeline scenario; the ids here are the recipients' digits).
+  const { submits: count, callbacks: dlr } = tallyShortfalls({
+    accepted: load.accepted,
+    perDestinationPart: sink.per_destination_part,
+    delivered: receiver.delivered,
+  });
   const problems = {
     request_failures: load.failed,
     missing_submits: count.missing,
@@ -594,6 +542,8 @@ async function main(): Promise<number> {
   const smsboxMaxPending = pending === undefined ? null : whole("smsbox-max-pending", pending, 1, 100_000);
 
   const phase = { now: "starting" };
+  // Set once the run is being stopped (it ended, timed out or was signalled).
+  let stopping = false;
   let exitCode: number;
   const stopped = new Promise<number>((resolve) => {
     const watchdog = setTimeout(() => {
@@ -608,20 +558,21 @@ async function main(): Promise<number> {
         say(`${signal}: stopping everything`);
         resolve(code);
       });
-    undo.push(() => clearTimeout(watchdog));
+    cleanup.add(async () => clearTimeout(watchdog));
   });
   try {
     const complete = run({ messages, connections, smsboxMaxPending }, phase).then(
       (ok) => (ok ? 0 : 1),
       (err: unknown) => {
         // Once stopping (timeout, signal), what fails next is only the stopping itself.
-        if (!undoing) say(`kannel bench: ${err instanceof Error ? err.message : String(err)}`);
+        if (!stopping) say(`kannel bench: ${err instanceof Error ? err.message : String(err)}`);
         return 1;
       },
     );
     exitCode = await Promise.race([complete, stopped]);
   } finally {
-    await cleanUp();
+    stopping = true;
+    await cleanup.run();
   }
   return exitCode;
 }
@@ -630,7 +581,7 @@ main().then(
   (code) => process.exit(code),
   async (err: unknown) => {
     say(`kannel bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    await cleanUp();
+    await cleanup.run();
     process.exit(1);
   },
 );

@@ -16,6 +16,7 @@ import {
   type LoadPlan,
   loadPlanSchema,
   recipient,
+  sendsmsPath,
   wallMs,
 } from "./load-protocol.ts";
 
@@ -61,18 +62,15 @@ async function main(): Promise<void> {
     const to = recipient(subscriber++);
     const id = digits(to);
     sendsmsInFlight.set(context, { id, to });
-    const query = new URLSearchParams({
+    const path = sendsmsPath({
       username: settings.username,
       password: plan.key,
       from: plan.from,
       to,
       text: plan.message,
-      "dlr-mask": "1",
-      // The send time rides along, so the receiver needs nothing else for each report's latency;
-      // Kannel fills in %d, the report's type.
-      "dlr-url": `${settings.dlrUrl}?id=${id}&sent=${wallMs()}&type=%d`,
+      dlrUrl: settings.dlrUrl,
     });
-    return { ...request, path: `/cgi-bin/sendsms?${query}` };
+    return { ...request, path };
   };
 
   const onResponse = (status: number, text: string, context: object) => {

@@ -1,6 +1,17 @@
 /** What the bench and its load generator (load-generator.ts) tell each other over IPC. */
 import { z } from "zod";
 
+/**
+ * The sender every bench sends from (verified on each bench account), and the whole-pipeline
+ * scenario's text and first load recipient (bench/pipeline/run-pipeline.ts), which Kannel's run
+ * (bench/peers/kannel-bench.ts) repeats. Here, not in dispatch-lib/harness.ts, so the Kannel
+ * bench imports them without the database modules.
+ */
+export const SENDER = "BENCH";
+export const MESSAGE = "Shiri bench: the whole pipeline.";
+/** Recipient ranges (+26377 and seven digits): the probes take the ones below. */
+export const FIRST_SUBSCRIBER = 1_000_000;
+
 export const loadPlanSchema = z.object({
   /** The API processes' base URLs: the requests and the connections are shared out over them. */
   bases: z.array(z.string().url()).min(1),
@@ -62,3 +73,29 @@ export const recipient = (subscriber: number): string => `+26377${String(subscri
 
 /** A number as the SMSC sees it and as the API returns it, reduced to its digits. */
 export const digits = (msisdn: string): string => msisdn.replace(/\D/g, "");
+
+/**
+ * Kannel's GET /cgi-bin/sendsms for one message, path and query: "delivered" reports only
+ * (dlr-mask=1), each fetched from dlrUrl with the message's id (its recipient's digits) and its
+ * send time (now), so the receiver needs nothing else for each report's latency; Kannel fills in
+ * %d, the report's type.
+ */
+export function sendsmsPath(params: {
+  username: string;
+  password: string;
+  from: string;
+  to: string;
+  text: string;
+  dlrUrl: string;
+}): string {
+  const query = new URLSearchParams({
+    username: params.username,
+    password: params.password,
+    from: params.from,
+    to: params.to,
+    text: params.text,
+    "dlr-mask": "1",
+    "dlr-url": `${params.dlrUrl}?id=${digits(params.to)}&sent=${wallMs()}&type=%d`,
+  });
+  return `/cgi-bin/sendsms?${query}`;
+}

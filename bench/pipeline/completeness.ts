@@ -3,6 +3,60 @@ import { type AcceptedMessage, digits } from "../peers/load-protocol.ts";
 import type { SinkCounts } from "../peers/smpp-sink.ts";
 import type { WebhookReceiver } from "./webhook-receiver.ts";
 
+/** How far a run's submits or callbacks fall short of once per accepted message. */
+export interface Shortfall {
+  missing: number;
+  duplicate: number;
+  unexpected: number;
+}
+
+/**
+ * The pure tally: every accepted message's destination submitted once (each part of it:
+ * "26377…#1", "#2"), and its id called back once. Submits to other destinations and callbacks for
+ * other ids (bar `ignoredIds`, the probe's) are unexpected. Used by checkCompleteness and by the
+ * Kannel bench (bench/peers/kannel-bench.ts), whose ids are its recipients' digits.
+ */
+export function tallyShortfalls(input: {
+  accepted: readonly AcceptedMessage[];
+  /** The sink's submit_sm per "destination#part" (SinkCounts.per_destination_part). */
+  perDestinationPart: Readonly<Record<string, number>>;
+  /** Each id's callbacks (or delivery reports) received, one entry per arrival. */
+  delivered: ReadonlyMap<string, readonly unknown[]>;
+  ignoredIds?: ReadonlySet<string>;
+}): { submits: Shortfall; callbacks: Shortfall } {
+  const { accepted, delivered } = input;
+
+  // Submits per destination, every part of it ("26377…#1").
+  const submits = new Map<string, number[]>();
+  for (const [key, n] of Object.entries(input.perDestinationPart)) {
+    const destination = digits(key.slice(0, key.lastIndexOf("#")));
+    const list = submits.get(destination) ?? [];
+    list.push(n);
+    submits.set(destination, list);
+  }
+  const expectedDestinations = new Set(accepted.map(([, to]) => digits(to)));
+  const submitted: Shortfall = { missing: 0, duplicate: 0, unexpected: 0 };
+  for (const destination of expectedDestinations) {
+    const parts = submits.get(destination);
+    if (!parts) submitted.missing++;
+    else for (const n of parts) submitted.duplicate += n - 1;
+  }
+  for (const [destination, parts] of submits)
+    if (!expectedDestinations.has(destination)) submitted.unexpected += parts.reduce((a, n) => a + n, 0);
+
+  const expectedIds = new Set(accepted.map(([id]) => id));
+  const calledBack: Shortfall = { missing: 0, duplicate: 0, unexpected: 0 };
+  for (const id of expectedIds) {
+    const times = delivered.get(id)?.length ?? 0;
+    if (times === 0) calledBack.missing++;
+    else calledBack.duplicate += times - 1;
+  }
+  for (const [id, times] of delivered)
+    if (!expectedIds.has(id) && !input.ignoredIds?.has(id)) calledBack.unexpected += times.length;
+
+  return { submits: submitted, callbacks: calledBack };
+}
+
 /**
  * Did every accepted message reach the carrier exactly once and come back exactly once? Each
  * shortfall is a problem that fails the run: requests refused, destinations never submitted or
@@ -20,38 +74,12 @@ export async function checkCompleteness(input: {
   pool: Pool;
 }): Promise<{ problems: number; details: Record<string, number> }> {
   const { accepted, sink, receiver } = input;
-
-  // Submits per destination, every part of it ("26377…#1").
-  const submits = new Map<string, number[]>();
-  for (const [key, n] of Object.entries(sink.per_destination_part)) {
-    const destination = digits(key.slice(0, key.lastIndexOf("#")));
-    const list = submits.get(destination) ?? [];
-    list.push(n);
-    submits.set(destination, list);
-  }
-  const expectedDestinations = new Set(accepted.map(([, to]) => digits(to)));
-  let missingSubmits = 0;
-  let duplicateSubmits = 0;
-  for (const destination of expectedDestinations) {
-    const parts = submits.get(destination);
-    if (!parts) missingSubmits++;
-    else for (const n of parts) duplicateSubmits += n - 1;
-  }
-  let unexpectedSubmits = 0;
-  for (const [destination, parts] of submits)
-    if (!expectedDestinations.has(destination)) unexpectedSubmits += parts.reduce((a, n) => a + n, 0);
-
-  const expectedIds = new Set(accepted.map(([id]) => id));
-  let missingCallbacks = 0;
-  let duplicateCallbacks = 0;
-  for (const id of expectedIds) {
-    const times = receiver.delivered.get(id)?.length ?? 0;
-    if (times === 0) missingCallbacks++;
-    else duplicateCallbacks += times - 1;
-  }
-  let unexpectedCallbacks = 0;
-  for (const [id, times] of receiver.delivered)
-    if (!expectedIds.has(id) && !input.ignoredIds.has(id)) unexpectedCallbacks += times.length;
+  const { submits, callbacks } = tallyShortfalls({
+    accepted,
+    perDestinationPart: sink.per_destination_part,
+    delivered: receiver.delivered,
+    ignoredIds: input.ignoredIds,
+  });
 
   const { rows } = await input.pool.query<{ failed: number; undelivered: number; messages: number }>(
     `SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed,
@@ -64,12 +92,12 @@ export async function checkCompleteness(input: {
 
   const counted = {
     request_failures: input.requestFailures,
-    missing_submits: missingSubmits,
-    duplicate_submits: duplicateSubmits,
-    unexpected_submits: unexpectedSubmits,
-    missing_callbacks: missingCallbacks,
-    duplicate_callbacks: duplicateCallbacks,
-    unexpected_callbacks: unexpectedCallbacks,
+    missing_submits: submits.missing,
+    duplicate_submits: submits.duplicate,
+    unexpected_submits: submits.unexpected,
+    missing_callbacks: callbacks.missing,
+    duplicate_callbacks: callbacks.duplicate,
+    unexpected_callbacks: callbacks.unexpected,
     failed_messages: db.failed,
     bad_signatures: receiver.badSignatures,
     unreadable_callbacks: receiver.unreadable,

@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { waitExit } from "../lib/shiri-process.ts";
+import { stopChild } from "../lib/shiri-process.ts";
 
 /**
  * A bench peer (the SMPP sink, the load generator) in a node process of its own, run through tsx
@@ -68,13 +68,6 @@ export function startPeer(name: string, script: string, args: readonly string[])
         else lineWaiters.push(take);
       });
     },
-    async stop() {
-      if (exited()) return;
-      child.kill("SIGTERM");
-      if (!(await waitExit(child, 10_000))) {
-        child.kill("SIGKILL");
-        await waitExit(child, 5_000);
-      }
-    },
+    stop: () => stopChild(child, 10_000),
   };
 }

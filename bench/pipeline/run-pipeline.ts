@@ -11,19 +11,22 @@ import { cpuSeconds } from "../dispatch-lib/cpu.ts";
 import { SENDER } from "../dispatch-lib/harness.ts";
 import { startPgSampler } from "../dispatch-lib/pg-sampler.ts";
 import { latencySummary, percentile } from "../dispatch-lib/stats.ts";
+import { Cleanup } from "../lib/cleanup.ts";
 import { knob } from "../lib/knob.ts";
 import { benchRateLimits } from "../lib/rate-limits.ts";
 import { round } from "../lib/report.ts";
 import { type ShiriProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import {
+  FIRST_SUBSCRIBER,
   type LoadPlan,
   type LoadResult,
   loadMessageSchema,
+  MESSAGE,
   recipient,
   wallMs,
 } from "../peers/load-protocol.ts";
 import type { StepProgress } from "../report/progress.ts";
-import { Cleanup, startEnv } from "../scenarios/env.ts";
+import { startEnv } from "../scenarios/env.ts";
 import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts";
 import { checkCompleteness } from "./completeness.ts";
 import { startPeer } from "./peer-process.ts";
@@ -48,9 +51,7 @@ export interface PipelinePlan {
   workers: number;
 }
 
-const MESSAGE = "Shiri bench: the whole pipeline.";
-/** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1. */
-const LOAD_FIRST_SUBSCRIBER = 1_000_000;
+/** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1, the load FIRST_SUBSCRIBER on. */
 const BIG_FIRST_SUBSCRIBER = 5_000_000;
 /** How long to keep listening after the last expected callback, for duplicates. */
 const GRACE_MS = 1_000;
@@ -164,7 +165,7 @@ export async function runPipeline(
       requests,
       perRequest: plan.perRequest,
       inFlight: plan.inFlight,
-      firstSubscriber: LOAD_FIRST_SUBSCRIBER,
+      firstSubscriber: FIRST_SUBSCRIBER,
     };
     const load = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(loadPlan)]);
     cleanup.add(load.stop);

@@ -1,14 +1,15 @@
 import { z } from "zod";
+import type { Cleanup } from "../lib/cleanup.ts";
 import type { TlvMode } from "../peers/sink-ids.ts";
 import type { SinkCounts } from "../peers/smpp-sink.ts";
-import type { Cleanup } from "../scenarios/env.ts";
 import { type PeerProcess, startPeer } from "./peer-process.ts";
 
 /** The SMPP sink (peers/smpp-sink.ts) in its own process, and its loopback control endpoint. */
 export interface SinkPeer {
   process: PeerProcess;
   smppPort: number;
-  counts(): Promise<SinkCounts>;
+  /** summary: without per_destination_part (cheap enough to poll). */
+  counts(summary?: boolean): Promise<SinkCounts>;
   waitForBinds(binds: number, timeoutMs: number): Promise<void>;
   setMode(mode: TlvMode): Promise<void>;
   reset(): Promise<void>;
@@ -19,14 +20,21 @@ const announced = z.object({
   http_port: z.number().int().positive(),
 });
 
-export async function startSinkPeer(cleanup: Cleanup): Promise<SinkPeer> {
+/**
+ * port: the sink's SMPP port (0: an ephemeral one); tlvId: its receipted_message_id TLV mode
+ * (smpp-sink.ts --tlv-id). Registers the process's stop with `cleanup`.
+ */
+export async function startSinkPeer(
+  cleanup: Cleanup,
+  { port = 0, tlvId = "probe" }: { port?: number; tlvId?: TlvMode } = {},
+): Promise<SinkPeer> {
   const process = startPeer("SMPP sink", "../peers/smpp-sink.ts", [
     "--port",
-    "0",
+    String(port),
     "--http-port",
     "0",
     "--tlv-id",
-    "probe",
+    tlvId,
   ]);
   cleanup.add(process.stop);
   const ports = announced.parse(await process.firstLine(30_000));
@@ -42,7 +50,7 @@ export async function startSinkPeer(cleanup: Cleanup): Promise<SinkPeer> {
   return {
     process,
     smppPort: ports.smpp_port,
-    counts: () => counts(),
+    counts,
     async waitForBinds(binds, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       while ((await counts(true)).binds < binds) {

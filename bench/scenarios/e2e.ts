@@ -1,8 +1,9 @@
 import { DEFAULT_BEHAVIOUR } from "../../carriers/simulator/index.ts";
 import { bulkSend, recipients } from "../dispatch-lib/harness.ts";
 import { latencySummary } from "../dispatch-lib/stats.ts";
+import { Cleanup } from "../lib/cleanup.ts";
 import { round } from "../lib/report.ts";
-import { Cleanup, startEnvWithWorker } from "./env.ts";
+import { startEnvWithWorker } from "./env.ts";
 import type { Scenario } from "./types.ts";
 
 const OPERATORS = ["econet", "netone", "telecel"] as const;

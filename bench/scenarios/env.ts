@@ -1,32 +1,12 @@
+import { OPERATORS } from "../../carriers/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createPool, type Pool } from "../../src/db/pool.ts";
 import { setUpAccount, smppEnv, startBenchSimulators, waitForBinds } from "../dispatch-lib/harness.ts";
+import type { Cleanup } from "../lib/cleanup.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "../lib/postgres.ts";
 import { benchRateLimits } from "../lib/rate-limits.ts";
 import { type ShiriProcess as ApiProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import type { HttpEnv } from "./types.ts";
-
-/**
- * Steps to undo, run in reverse order whatever happens; each failure is reported, none skipped.
- * A run() while another is under way (Ctrl-C in the middle of a scenario's own cleanup) resolves
- * only once that one is done too, so nobody exits while processes are still being stopped.
- */
-export class Cleanup {
-  private readonly steps: Array<() => Promise<void>> = [];
-  private done: Promise<void> = Promise.resolve();
-  add(step: () => Promise<void>): void {
-    this.steps.push(step);
-  }
-  run(): Promise<void> {
-    const steps = this.steps.splice(0).reverse();
-    this.done = this.done.then(async () => {
-      for (const step of steps) {
-        await step().catch((err: unknown) => process.stderr.write(`cleanup step failed: ${String(err)}\n`));
-      }
-    });
-    return this.done;
-  }
-}
 
 export interface StartedEnv extends HttpEnv {
   db: BenchDatabase;
@@ -78,6 +58,6 @@ export async function startEnvWithWorker(cleanup: Cleanup): Promise<StartedEnv &
     env: smppEnv(sims.ports),
   });
   cleanup.add(worker.stop);
-  await waitForBinds(sims, ["econet", "netone", "telecel"], 30_000);
+  await waitForBinds(sims, OPERATORS, 30_000);
   return { ...env, worker };
 }

@@ -1,10 +1,11 @@
-import { recipients, SENDER } from "../dispatch-lib/harness.ts";
+import { OPERATORS } from "../../carriers/index.ts";
+import { bulkSend, recipients } from "../dispatch-lib/harness.ts";
 import { latencySummary } from "../dispatch-lib/stats.ts";
+import { Cleanup } from "../lib/cleanup.ts";
 import { round } from "../lib/report.ts";
-import { Cleanup, startEnvWithWorker } from "./env.ts";
+import { startEnvWithWorker } from "./env.ts";
 import type { Scenario } from "./types.ts";
 
-const OPERATORS = ["econet", "netone", "telecel"] as const;
 /** Each scheduled bulk send's recipients, and how far apart their send_at fall. */
 const PER_SEND = 100;
 const SPACING_MS = 250;
@@ -32,22 +33,10 @@ export const scheduled: Scenario = {
       const { worker } = env;
 
       const first = Date.now() + LEAD_MS;
-      for (let i = 0; i < sends; i++) {
-        const res = await fetch(`${env.base}/api/v1/sms/bulk`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${env.key}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            to: recipients(PER_SEND, OPERATORS),
-            from: SENDER,
-            message: "Shiri bench: scheduled.",
-            send_at: new Date(first + i * SPACING_MS).toISOString(),
-          }),
-          signal: AbortSignal.timeout(30_000),
+      for (let i = 0; i < sends; i++)
+        await bulkSend(env.base, env.key, recipients(PER_SEND, OPERATORS), "Shiri bench: scheduled.", {
+          send_at: new Date(first + i * SPACING_MS).toISOString(),
         });
-        const text = await res.text();
-        if (res.status !== 202)
-          throw new Error(`scheduled send answered ${res.status}: ${text.slice(0, 300)}`);
-      }
       if (Date.now() > first)
         throw new Error("the scheduled sends were not all accepted before the first was due");
       await env.pool.query("ANALYZE");

@@ -1,6 +1,6 @@
 import type { Pool } from "../../src/db/pool.ts";
+import type { Cleanup } from "../lib/cleanup.ts";
 import type { StepProgress } from "../report/progress.ts";
-import type { Cleanup } from "./env.ts";
 
 /** What every scenario reports, whatever it measures. */
 export interface ScenarioResult {
