@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { OPERATORS } from "../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../carriers/simulator/index.ts";
 import { overridesFromEnv } from "../carriers/simulator/main.ts";
@@ -10,7 +10,7 @@ import { migrate } from "./db/migrate.ts";
 import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
-import { createApp } from "./intake/app.ts";
+import { createIntake, type Intake } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
 import { type BindState, createReadiness } from "./observability/health.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
@@ -87,7 +87,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     let port: number | null = null;
     if (role !== "worker") {
       const server = await listen(
-        createApp({
+        createIntake({
           pool,
           boss,
           config,
@@ -101,7 +101,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
             maxOpen: Math.max(1, config.PG_POOL_MAX - 2),
             dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
           }),
-        }),
+        }).listener,
         config.HOST,
         config.PORT,
         config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
@@ -225,13 +225,13 @@ export function databaseTimeouts(config: Config): DatabaseTimeouts {
 }
 
 function listen(
-  app: import("express").Express,
+  listener: Intake["listener"],
   host: string,
   port: number,
   keepAliveTimeoutMs: number,
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = createServer(listener).listen(port, host);
     // A load balancer reuses an idle connection until its own idle timeout (60 s by default on AWS
     // ALB and for nginx's upstream keepalive): if Node closed it first (its default is 5 s), a
     // request sent at that moment meets a closed socket. Node wants headersTimeout above it too.

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { RequestHandler } from "express";
 import type { Logger } from "../logger.ts";
+import type { Handler } from "./handler.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -10,7 +10,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * time taken — nothing that could hold a key, a number or a text. A few lines by hand instead of
  * pino-http, which builds a child logger for every request that nothing here uses.
  */
-export function accessLog(logger: Logger): RequestHandler {
+export function accessLog(logger: Logger): Handler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const given = req.headers["x-request-id"];
@@ -20,7 +20,7 @@ export function accessLog(logger: Logger): RequestHandler {
     res.once("finish", () => {
       logger.info(
         {
-          req: { id, method: req.method, url: req.originalUrl },
+          req: { id, method: req.method, url: req.originalUrl ?? req.url },
           res: { statusCode: res.statusCode },
           account_id: res.locals.accountId,
           responseTime: Number(process.hrtime.bigint() - started) / 1e6,

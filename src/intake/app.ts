@@ -1,15 +1,16 @@
 import { isUtf8 } from "node:buffer";
-import express, { type ErrorRequestHandler, type RequestHandler, type Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import express, { type RequestHandler, type Response } from "express";
 import { isDatabaseUnavailable } from "../db/pool.ts";
 import { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
 import { type HealthAnswer, healthzAnswer, readyzAnswer } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { MessageEventType } from "../webhooks/events.ts";
 import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
+import type { ErrorHandler, Handler, Locals as IntakeLocals } from "./handler.ts";
 import { ENDPOINTS } from "./openapi/endpoints.ts";
 import { bulkRecipients, oneRecipient, rateLimited } from "./rate-limit.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
@@ -25,19 +26,11 @@ import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
 import { deleteWebhook, getWebhook, putWebhook, rotateWebhookSecret } from "./routes/webhook.ts";
 import { getDeliveries, redeliverMany, redeliverOne } from "./routes/webhook-deliveries.ts";
+import { type LaneRoute, sendLane } from "./send-lane.ts";
 
 declare global {
   namespace Express {
-    interface Locals {
-      errorShape: ErrorShape;
-      accountId: string;
-      keyId: string;
-      currency: string;
-      /** The request's id, as logged and answered in X-Request-Id. */
-      requestId: string;
-      /** The event types the account webhook wants; none without one (see authenticate). */
-      webhookEvents: readonly MessageEventType[];
-    }
+    interface Locals extends IntakeLocals {}
   }
 }
 
@@ -45,8 +38,8 @@ declare global {
  * Each endpoint answers errors in the convention the contract gives it. The middleware carries
  * its convention, so the OpenAPI check can read it off the route (test/integration/openapi.test.ts).
  */
-const shape = (errorShape: ErrorShape): RequestHandler & { errorShape: ErrorShape } =>
-  Object.assign<RequestHandler, { errorShape: ErrorShape }>(
+const shape = (errorShape: ErrorShape): Handler & { errorShape: ErrorShape } =>
+  Object.assign<Handler, { errorShape: ErrorShape }>(
     (_req, res, next) => {
       res.locals.errorShape = errorShape;
       next();
@@ -54,7 +47,14 @@ const shape = (errorShape: ErrorShape): RequestHandler & { errorShape: ErrorShap
     { errorShape },
   );
 
-export function createApp(deps: IntakeDeps): express.Express {
+/** The HTTP API: Express for every route, and the send lane in front of it for the two send routes. */
+export interface Intake {
+  app: express.Express;
+  /** The server's request listener: the send lane takes what it can, Express the rest. */
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export function createIntake(deps: IntakeDeps): Intake {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -63,29 +63,37 @@ export function createApp(deps: IntakeDeps): express.Express {
   app.get("/healthz", (_req, res) => answerHealth(res, healthzAnswer()));
   app.get("/readyz", async (_req, res) => answerHealth(res, await readyzAnswer(deps.readiness.api)));
 
-  app.use(accessLog(deps.logger));
-
-  app.use(countRequests(deps.metrics));
+  const everyRequest = [accessLog(deps.logger), countRequests(deps.metrics)];
+  app.use(...everyRequest);
   app.use(undecodableSegmentsToInvalid);
   const authenticate = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
   const limits = { limiter: requestLimiter(deps), metrics: deps.metrics, logger: deps.logger };
   // Every authenticated request is rate limited once; a send after its body is read, so that its
   // recipients are taken in the same statement as the request.
   const auth = [authenticate, rateLimited(limits)];
+  const singleLimit = Math.min(deps.config.BODY_LIMIT_BYTES, SINGLE_BODY_LIMIT_BYTES);
   const bulkJson = jsonBody(deps.config.BODY_LIMIT_BYTES);
-  const json = jsonBody(Math.min(deps.config.BODY_LIMIT_BYTES, SINGLE_BODY_LIMIT_BYTES));
+  const json = jsonBody(singleLimit);
   const legacy = shape("legacy");
   const kit = shape("kit");
 
-  app.post("/api/v1/sms", legacy, authenticate, json, rateLimited(limits, oneRecipient), sendSms(deps));
-  app.post(
-    "/api/v1/sms/bulk",
-    kit,
-    authenticate,
-    bulkJson,
-    rateLimited(limits, bulkRecipients),
-    sendBulk(deps),
-  );
+  // The send routes, on Express and in the send lane alike.
+  const sendRoutes: LaneRoute[] = [
+    {
+      path: "/api/v1/sms",
+      bodyLimit: singleLimit,
+      beforeBody: [legacy, authenticate],
+      afterBody: [rateLimited(limits, oneRecipient), sendSms(deps)],
+    },
+    {
+      path: "/api/v1/sms/bulk",
+      bodyLimit: deps.config.BODY_LIMIT_BYTES,
+      beforeBody: [kit, authenticate],
+      afterBody: [rateLimited(limits, bulkRecipients), sendBulk(deps)],
+    },
+  ];
+  for (const route of sendRoutes)
+    app.post(route.path, ...route.beforeBody, jsonBody(route.bodyLimit), ...route.afterBody);
   app.post("/api/v1/sms/preview", kit, auth, bulkJson, previewSms(deps));
   app.get("/api/v1/sms", kit, auth, searchSms(deps));
   // Before /api/v1/sms/:id, which would take "export.csv" for an id.
@@ -110,9 +118,18 @@ export function createApp(deps: IntakeDeps): express.Express {
   // Every route above has an entry in ENDPOINTS (src/intake/openapi/endpoints.ts), or a test fails.
   app.get("/api/v1/openapi.json", kit, serveOpenApi(ENDPOINTS, deps.config));
 
-  app.use((_req, res) => sendError(res, "notFound"));
-  app.use(errorHandler(deps.logger));
-  return app;
+  const notFound: Handler = (_req, res) => sendError(res, "notFound");
+  const onError = errorHandler(deps.logger);
+  app.use(notFound);
+  app.use(onError);
+
+  const lane = sendLane({ routes: sendRoutes, first: everyRequest, onError, notFound });
+  return {
+    app,
+    listener: (req, res) => {
+      if (!lane(req, res)) app(req, res);
+    },
+  };
 }
 
 function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
@@ -142,11 +159,11 @@ function answerHealth(res: Response, answer: HealthAnswer): void {
 }
 
 /** Requests by the route that answered them (its pattern, so ids never become label values). */
-function countRequests(metrics: Metrics): RequestHandler {
+function countRequests(metrics: Metrics): Handler {
   return (req, res, next) => {
     const started = performance.now();
     res.once("finish", () => {
-      const route: unknown = req.route?.path;
+      const route = req.route?.path;
       const labels = { method: req.method, route: typeof route === "string" ? route : "unmatched" };
       metrics.httpRequests.inc({ ...labels, status: String(res.statusCode) });
       metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
@@ -225,7 +242,7 @@ const undecodableSegmentsToInvalid: RequestHandler = (req, _res, next) => {
   next();
 };
 
-function errorHandler(logger: Logger): ErrorRequestHandler {
+function errorHandler(logger: Logger): ErrorHandler {
   return (err, _req, res, _next) => {
     if (res.headersSent) return;
     if (err instanceof ApiError) return sendError(res, err.errorName, err.validationErrors);

@@ -1,8 +1,8 @@
-import type { RequestHandler } from "express";
 import { authenticateMany, type Principal } from "../accounts/api-keys.ts";
 import { Coalescer } from "../coalescer.ts";
 import type { Queryable } from "../db/pool.ts";
 import { sendError } from "./errors.ts";
+import type { Handler } from "./handler.ts";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -11,7 +11,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * The lookups of the requests in flight go to the database together, one statement per round
  * trip (see Coalescer) rather than one per request.
  */
-export function requireApiKey(db: Queryable, lastUsedPrecisionSeconds: number): RequestHandler {
+export function requireApiKey(db: Queryable, lastUsedPrecisionSeconds: number): Handler {
   const principals = new Coalescer<string, Principal | null>(
     (tokens) => authenticateMany(db, tokens, lastUsedPrecisionSeconds),
     { maxBatch: 100, maxInFlight: 2 },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { createApp } from "../../src/intake/app.ts";
+import { createIntake } from "../../src/intake/app.ts";
 import { openApiDocument } from "../../src/intake/openapi/document.ts";
 import type { Endpoint } from "../../src/intake/openapi/endpoint.ts";
 import { ENDPOINTS } from "../../src/intake/openapi/endpoints.ts";
@@ -37,7 +37,7 @@ function app() {
     maxOpen: 1,
     dispatchBatchSize: 1,
   });
-  return createApp({
+  return createIntake({
     pool,
     boss,
     metrics,
@@ -45,7 +45,7 @@ function app() {
     logger: createLogger("silent"),
     sends,
     readiness: createReadiness({ db: pool }),
-  });
+  }).app;
 }
 
 const key = (r: { method: string; path: string }) => `${r.method.toUpperCase()} ${r.path}`;

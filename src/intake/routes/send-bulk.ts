@@ -1,8 +1,8 @@
-import type { RequestHandler } from "express";
 import { z } from "zod";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
+import { type Handler, sendJson } from "../handler.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
 import { amount, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
@@ -40,7 +40,7 @@ export function bulkBody(maxRecipients: number) {
     .superRefine(webhookEventsNeedUrl);
 }
 
-export function sendBulk(deps: IntakeDeps): RequestHandler {
+export function sendBulk(deps: IntakeDeps): Handler {
   const schema = bulkBody(deps.config.BULK_MAX_RECIPIENTS);
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
@@ -82,7 +82,7 @@ export function sendBulk(deps: IntakeDeps): RequestHandler {
       unapprovedSender: () =>
         new ApiError("validation", [{ field: "from", description: "unknown or unapproved sender id" }]),
     });
-    res.status(out.statusCode).json(out.body);
+    sendJson(res, out.statusCode, out.body);
   };
 }
 

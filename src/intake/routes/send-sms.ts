@@ -1,8 +1,8 @@
-import type { RequestHandler } from "express";
 import { z } from "zod";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
+import { type Handler, sendJson } from "../handler.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
 import { messageSchema, toMessageView } from "../message-view.ts";
 import { endpoint } from "../openapi/endpoint.ts";
@@ -33,7 +33,7 @@ export const sendSmsBody = z
   .strict()
   .superRefine(webhookEventsNeedUrl);
 
-export function sendSms(deps: IntakeDeps): RequestHandler {
+export function sendSms(deps: IntakeDeps): Handler {
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
     const body = parseBody(sendSmsBody, req.body);
@@ -72,7 +72,7 @@ export function sendSms(deps: IntakeDeps): RequestHandler {
       },
       unapprovedSender: () => new ApiError("unapprovedSender"),
     });
-    res.status(out.statusCode).json(out.body);
+    sendJson(res, out.statusCode, out.body);
   };
 }
 
