@@ -86,22 +86,25 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     // 3. Intake: the HTTP API (request → validation → pricing and ledger → queue).
     let port: number | null = null;
     if (role !== "worker") {
+      const intake = createIntake({
+        pool,
+        boss,
+        config,
+        logger,
+        metrics,
+        readiness,
+        sends: new SendCommitter(pool, boss, {
+          maxSends: config.SEND_COMMIT_MAX_SENDS,
+          maxMessages: config.SEND_COMMIT_MAX_MESSAGES,
+          // Leaves connections for authentication and reads while sends commit.
+          maxOpen: Math.max(1, config.PG_POOL_MAX - 2),
+          dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
+        }),
+      });
+      // Stops run last first: the server closes, then the limiter gives its slices back.
+      stops.push(() => intake.close());
       const server = await listen(
-        createIntake({
-          pool,
-          boss,
-          config,
-          logger,
-          metrics,
-          readiness,
-          sends: new SendCommitter(pool, boss, {
-            maxSends: config.SEND_COMMIT_MAX_SENDS,
-            maxMessages: config.SEND_COMMIT_MAX_MESSAGES,
-            // Leaves connections for authentication and reads while sends commit.
-            maxOpen: Math.max(1, config.PG_POOL_MAX - 2),
-            dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
-          }),
-        }).listener,
+        intake.listener,
         config.HOST,
         config.PORT,
         config.HTTP_KEEP_ALIVE_TIMEOUT_MS,

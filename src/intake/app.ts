@@ -52,6 +52,8 @@ export interface Intake {
   app: express.Express;
   /** The server's request listener: the send lane takes what it can, Express the rest. */
   listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Once the server no longer takes requests: gives the rate limits' unused slices back. */
+  close(): Promise<void>;
 }
 
 export function createIntake(deps: IntakeDeps): Intake {
@@ -67,7 +69,8 @@ export function createIntake(deps: IntakeDeps): Intake {
   app.use(...everyRequest);
   app.use(undecodableSegmentsToInvalid);
   const authenticate = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
-  const limits = { limiter: requestLimiter(deps), metrics: deps.metrics, logger: deps.logger };
+  const limiter = requestLimiter(deps);
+  const limits = { limiter, metrics: deps.metrics, logger: deps.logger };
   // Every authenticated request is rate limited once; a send after its body is read, so that its
   // recipients are taken in the same statement as the request.
   const auth = [authenticate, rateLimited(limits)];
@@ -129,6 +132,7 @@ export function createIntake(deps: IntakeDeps): Intake {
     listener: (req, res) => {
       if (!lane(req, res)) app(req, res);
     },
+    close: async () => limiter?.close(),
   };
 }
 

@@ -263,3 +263,35 @@ describe("recipients per minute", () => {
     expect(last?.headers.get("ratelimit-remaining")).toBe("0");
   });
 });
+
+describe("an API process that stops", () => {
+  /** The account's recipients bucket as it stands now: its stored level drained at `perMinute`. */
+  async function recipientsLevel(accountId: string, perMinute: number): Promise<number> {
+    const { rows } = await t.service.pool.query<{ level: number }>(
+      `SELECT greatest(0, recipients_level
+                          - extract(epoch FROM clock_timestamp() - recipients_at) * $2 / 60.0)::float8 AS level
+         FROM rate_limit_state WHERE subject = 'account:' || $1::text`,
+      [accountId, perMinute],
+    );
+    return rows[0]?.level ?? Number.NaN;
+  }
+
+  it("gives the unused rest of its slices back to the buckets", async () => {
+    const acct = await t.account({ balance: 100_000_000 });
+    // 100 recipients a minute: sliced, a tenth (10) at most, draining one every 0.6 s.
+    await withTransaction(t.service.pool, (tx) =>
+      setAccountRateLimits(tx, acct.id, { requestsPerSecond: 100, recipientsPerMinute: 100 }),
+    );
+    const other = await t.startAnother("api");
+    const sent = await call(other.base, "POST", "/api/v1/sms/bulk", {
+      headers: acct.headers,
+      body: { ...single, to: bulkTo(5, 400) },
+    });
+    expect(sent.status).toBe(202);
+    // The five recipients and a slice of five more for the process's next sends.
+    expect(await recipientsLevel(acct.id, 100)).toBeGreaterThan(9);
+    await other.stop();
+    // Only what was sent is left: the slice's five went back as the process stopped.
+    expect(await recipientsLevel(acct.id, 100)).toBeLessThanOrEqual(5 + 1e-6);
+  });
+});
