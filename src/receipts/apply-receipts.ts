@@ -170,11 +170,13 @@ export async function applyEarlyReceipts(
   smscIds: readonly string[],
 ): Promise<number[]> {
   if (smscIds.length === 0) return [];
-  const early = await tx.query<EarlyRow>(
-    `DELETE FROM early_receipts WHERE operator = $1 AND smsc_id = ANY($2::text[])
-     RETURNING smsc_id, state, err, whole_message, submitted_after`,
-    [operator, smscIds],
-  );
+  const early = await tx.query<EarlyRow>({
+    // Named: every dispatch batch runs it; the table holds only receipts still waiting for a segment.
+    name: "shiri_take_early_receipts",
+    text: `DELETE FROM early_receipts WHERE operator = $1 AND smsc_id = ANY($2::text[])
+           RETURNING smsc_id, state, err, whole_message, submitted_after`,
+    values: [operator, smscIds],
+  });
   if (early.rows.length === 0) return [];
   const applied = await applyReceipts(tx, operator, early.rows.map(fromEarly));
   return applied.delivered;

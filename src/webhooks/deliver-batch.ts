@@ -161,8 +161,12 @@ const stillPending = (list: string, columns: string) => `
 /** Guarded by the attempt count, so two runs of one job (pg-boss is at least once) record once. */
 async function record(pool: Pool, rs: Recorded[]): Promise<void> {
   if (rs.length === 0) return;
-  await pool.query(
-    `WITH due AS (${stillPending(
+  // Named (planned once per connection): the key lookups fix its plan, so the generic plan is the
+  // one planning would pick each time. Statements that find rows by `= ANY` stay unnamed: a generic
+  // plan made while a fresh table was small keeps seq-scanning it as it grows (auto_explain).
+  await pool.query({
+    name: "shiri_record_attempts",
+    text: `WITH due AS (${stillPending(
       "$1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[]",
       "id, attempt, state, at, status, error, retry_at",
     )})
@@ -172,7 +176,7 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
             enqueued_at = CASE WHEN o.state = 'pending' THEN NULL ELSE e.enqueued_at END,
             completed_at = CASE WHEN o.state = 'pending' THEN NULL ELSE o.at END
        FROM due o WHERE e.id = o.id`,
-    [
+    values: [
       rs.map((r) => r.event.id),
       rs.map((r) => r.event.attempts),
       rs.map((r) => r.state),
@@ -181,7 +185,7 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
       rs.map((r) => r.error),
       rs.map((r) => r.retryAt),
     ],
-  );
+  });
 }
 
 /** Events not tried: back to the outbox, due again at `at`, their attempt count untouched. */

@@ -25,10 +25,12 @@ export async function relayDueEvents(
   opts: { limit: number; batchSize: number },
 ): Promise<number> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ id: string; url: string; attempts: number; next_attempt_at: Date }>(
-      CLAIM_DUE,
-      [opts.limit],
-    );
+    const { rows } = await tx.query<{ id: string; url: string; attempts: number; next_attempt_at: Date }>({
+      // Named: the due index's order and the LIMIT fix its plan (see deliver-batch.ts's record).
+      name: "shiri_relay_due",
+      text: CLAIM_DUE,
+      values: [opts.limit],
+    });
     if (rows.length === 0) return 0;
     rows.sort((a, b) => a.next_attempt_at.getTime() - b.next_attempt_at.getTime());
     const byGroup = new Map<string, WebhookJob["events"]>();
