@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Operator } from "../../carriers/index.ts";
+import { newMessageId } from "../domain/message-id.ts";
 import { resolveOperator } from "../domain/numbers.ts";
 import { priceMessage } from "../domain/pricing.ts";
 import { countSegments, type Encoding } from "../domain/segments.ts";
@@ -51,6 +52,8 @@ export function prepareSend(input: {
   sendAt?: Date | null;
 }): PreparedSend {
   const { encoding, segments } = countSegments(input.body);
+  const receivedAt = new Date();
+  const receivedAtMs = receivedAt.getTime();
   const priceByOperator = new Map<Operator | null, number>();
   let total = 0;
   const messages = input.recipients.map((raw): PreparedMessage => {
@@ -62,9 +65,10 @@ export function prepareSend(input: {
       priceByOperator.set(operator, charge);
     }
     total += charge;
+    const id = newMessageId(receivedAtMs);
     return operator
-      ? { id: randomUUID(), to, operator, charge, status: "enqueued", operator_response: "" }
-      : { id: randomUUID(), to, operator, charge, status: "failed", operator_response: UNROUTABLE };
+      ? { id, to, operator, charge, status: "enqueued", operator_response: "" }
+      : { id, to, operator, charge, status: "failed", operator_response: UNROUTABLE };
   });
   return {
     accountId: input.accountId,
@@ -76,7 +80,7 @@ export function prepareSend(input: {
     currency: input.currency,
     webhookUrl: input.webhookUrl,
     webhookEvents: input.webhookUrl ? input.webhookEvents : null,
-    receivedAt: new Date(),
+    receivedAt,
     sendAt: input.sendAt ?? null,
     messages,
     total,
