@@ -12,7 +12,6 @@ import { randomFillSync } from "node:crypto";
 const IDS_PER_FILL = 256;
 const random = Buffer.alloc(16 * IDS_PER_FILL);
 let nextId = IDS_PER_FILL;
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 /** A new UUIDv7 for a message received at `receivedAtMs` (Unix ms). */
 export function newMessageId(receivedAtMs: number): string {
@@ -25,15 +24,9 @@ export function newMessageId(receivedAtMs: number): string {
   }
   const at = 16 * nextId++;
   const bytes = random.subarray(at, at + 16);
-  const high = Math.floor(receivedAtMs / 2 ** 16);
-  bytes.writeUInt32BE(high, 0);
-  bytes.writeUInt16BE(receivedAtMs % 2 ** 16, 4);
+  bytes.writeUIntBE(receivedAtMs, 0, 6);
   bytes[6] = ((bytes[6] as number) & 0x0f) | 0x70;
   bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
-  let id = "";
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) id += "-";
-    id += HEX[bytes[i] as number];
-  }
-  return id;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -6,6 +6,7 @@ import type { RateLimitDecision, RateLimitDefaults, RateLimitRequest } from "../
 import { setAccountRateLimits } from "../../src/limits/rate-limits.ts";
 import { LEASE_MS, RequestLimiter } from "../../src/limits/request-limiter.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { recipientsLevel } from "../support/rate-limits.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -84,17 +85,6 @@ async function paced(
 
 const allowedOf = (taken: readonly Taken[]) => taken.filter((t) => t.decision.allowed).length;
 
-/** An account's recipients bucket as it stands now: its stored level drained at 100 a minute. */
-async function recipientsLevel(accountId: string): Promise<number> {
-  const { rows } = await admin().query<{ level: number }>(
-    `SELECT greatest(0, recipients_level
-                        - extract(epoch FROM clock_timestamp() - recipients_at) * 100 / 60.0)::float8 AS level
-       FROM rate_limit_state WHERE subject = 'account:' || $1::text`,
-    [accountId],
-  );
-  return rows[0]?.level ?? Number.NaN;
-}
-
 describe("slices of a bucket leased to each process", () => {
   it("two processes over a limit of 200 a second admit no more than the bucket allows", async () => {
     const defaults = { keyRequestsPerSecond: 0, accountRequestsPerSecond: 200, recipientsPerMinute: 0 };
@@ -148,7 +138,7 @@ describe("slices of a bucket leased to each process", () => {
       what: "a slice's rest given back",
     });
     await sleep(50);
-    const level = await recipientsLevel(request.accountId);
+    const level = await recipientsLevel(admin(), request.accountId, 100);
     // Measured after the level was read: the drain it allows for is the most there can have been.
     const elapsedSeconds = (performance.now() - started) / 1000;
     // Only what was admitted, less what drained since.
@@ -169,7 +159,7 @@ describe("slices of a bucket leased to each process", () => {
       what: "a slice's rest given back",
     });
     for (let i = 0; i < 5; i++) await one.limiter.giveBack(request.accountId, 1);
-    const level = await recipientsLevel(request.accountId);
+    const level = await recipientsLevel(admin(), request.accountId, 100);
     const elapsedSeconds = (performance.now() - started) / 1000;
     expect(level).toBeLessThanOrEqual(20 + 1e-6);
     expect(level).toBeGreaterThanOrEqual(20 - (100 / 60) * elapsedSeconds - 1e-6);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/accounts/api-keys.ts";
 import { withTransaction } from "../../src/db/pool.ts";
 import { setAccountRateLimits } from "../../src/limits/rate-limits.ts";
+import { recipientsLevel } from "../support/rate-limits.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -265,17 +266,6 @@ describe("recipients per minute", () => {
 });
 
 describe("an API process that stops", () => {
-  /** The account's recipients bucket as it stands now: its stored level drained at `perMinute`. */
-  async function recipientsLevel(accountId: string, perMinute: number): Promise<number> {
-    const { rows } = await t.service.pool.query<{ level: number }>(
-      `SELECT greatest(0, recipients_level
-                          - extract(epoch FROM clock_timestamp() - recipients_at) * $2 / 60.0)::float8 AS level
-         FROM rate_limit_state WHERE subject = 'account:' || $1::text`,
-      [accountId, perMinute],
-    );
-    return rows[0]?.level ?? Number.NaN;
-  }
-
   it("gives the unused rest of its slices back to the buckets", async () => {
     const acct = await t.account({ balance: 100_000_000 });
     // 100 recipients a minute: sliced, a tenth (10) at most, draining one every 0.6 s.
@@ -289,9 +279,9 @@ describe("an API process that stops", () => {
     });
     expect(sent.status).toBe(202);
     // The five recipients and a slice of five more for the process's next sends.
-    expect(await recipientsLevel(acct.id, 100)).toBeGreaterThan(9);
+    expect(await recipientsLevel(t.service.pool, acct.id, 100)).toBeGreaterThan(9);
     await other.stop();
     // Only what was sent is left: the slice's five went back as the process stopped.
-    expect(await recipientsLevel(acct.id, 100)).toBeLessThanOrEqual(5 + 1e-6);
+    expect(await recipientsLevel(t.service.pool, acct.id, 100)).toBeLessThanOrEqual(5 + 1e-6);
   });
 });
