@@ -64,6 +64,9 @@ export function createPool(connectionString: string, max: number, timeouts?: Dat
   return pool;
 }
 
+/** Runs a function in one transaction, the way withTransaction does (a caller may add to it). */
+export type Transact = <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
+
 /** Transactions that `commitWith` already ended, so withTransaction does not end them again. */
 const ended = new WeakSet<pg.PoolClient>();
 

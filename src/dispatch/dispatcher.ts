@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
-import { isDatabaseUnavailable, type Pool, withTransaction } from "../db/pool.ts";
+import { isDatabaseUnavailable, type Pool, type Transact, withTransaction } from "../db/pool.ts";
 import { type ClaimedMessage, claimMessages } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -42,6 +42,8 @@ export interface DispatcherOptions {
   operator: Operator;
   pool: Pool;
   boss: Queue;
+  /** Opens the settle's transactions: their callback events are enqueued in them. */
+  transact: Transact;
   link: CarrierLink;
   logger: Logger;
   metrics: Metrics;
@@ -272,7 +274,7 @@ export class Dispatcher {
     earlyRecorded: ReadonlyMap<string, string | null>,
   ): Promise<void> {
     const jobs = batch.map((j) => j.job);
-    const { operator, logger, pool, boss } = this.options;
+    const { operator, logger, transact, boss } = this.options;
     const receipts = held.seal();
     const settleOptions = {
       batchSize: this.options.batchSize,
@@ -282,7 +284,7 @@ export class Dispatcher {
     const outageUntil = Date.now() + Math.max(SETTLE_OUTAGE_MIN_MS, this.options.lockSeconds * 1_000);
     for (let attempt = 0; ; attempt++) {
       try {
-        const { delivered, leaseLost } = await withTransaction(pool, (tx) =>
+        const { delivered, leaseLost } = await transact((tx) =>
           settleBatch(tx, boss, operator, jobs, outcome, receipts, settleOptions, earlyRecorded),
         );
         held.committed();
@@ -308,7 +310,7 @@ export class Dispatcher {
     held.handOver(this.options.receipts.apply);
     for (const { job, part } of splitByJob(batch, outcome)) {
       try {
-        const { leaseLost } = await withTransaction(pool, (tx) =>
+        const { leaseLost } = await transact((tx) =>
           settleBatch(tx, boss, operator, [job], part, [], settleOptions),
         );
         lease.lostAtSettle(leaseLost);

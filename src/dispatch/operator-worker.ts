@@ -1,6 +1,6 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
-import type { Pool } from "../db/pool.ts";
+import type { Pool, Transact } from "../db/pool.ts";
 import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
 import type { Logger } from "../logger.ts";
 import type { BindState } from "../observability/health.ts";
@@ -18,6 +18,8 @@ export interface OperatorWorkerDeps {
   config: Config;
   pool: Pool;
   boss: Queue;
+  /** Opens the transactions that record status changes (see src/webhooks/event-jobs.ts). */
+  transact: Transact;
   logger: Logger;
   metrics: Metrics;
   owner: string;
@@ -97,10 +99,10 @@ export class OperatorWorker {
 
   /** Runs the link and dispatcher until stopped or the slot's lease is lost. */
   private async serve(slot: BindSlot, leaseMs: number): Promise<void> {
-    const { config, operator, logger, pool, boss, metrics } = this.d;
+    const { config, operator, logger, pool, boss, transact, metrics } = this.d;
     const settings = config.carriers[operator];
     const receipts = new ReceiptStage({
-      pool,
+      transact,
       operator,
       settings,
       validityHours: config.MESSAGE_VALIDITY_HOURS,
@@ -130,6 +132,7 @@ export class OperatorWorker {
       operator,
       pool,
       boss,
+      transact,
       link,
       logger,
       metrics,

@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
-import { type Pool, withTransaction } from "../db/pool.ts";
+import type { Pool, Transact } from "../db/pool.ts";
 import { sweepExpired } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { every } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
+import { transactionsWithEventJobs } from "../webhooks/event-jobs.ts";
 import { OperatorWorker } from "./operator-worker.ts";
 
 /** How often the validity sweeper looks, whatever the carriers' state, and how much one pass fails. */
@@ -33,20 +34,22 @@ export function startDispatch(deps: {
   metrics: Metrics;
 }): RunningDispatch {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // Every status change the worker makes enqueues its callbacks' jobs itself (event-jobs.ts).
+  const transact = transactionsWithEventJobs(deps.pool, deps.boss, deps.config.WEBHOOK_BATCH_SIZE);
   const workers = Object.fromEntries(
-    OPERATORS.map((operator) => [operator, new OperatorWorker({ ...deps, operator, owner })]),
+    OPERATORS.map((operator) => [operator, new OperatorWorker({ ...deps, transact, operator, owner })]),
   ) as Record<Operator, OperatorWorker>;
   for (const w of Object.values(workers)) w.start();
 
   const sweep = startEarlyReceiptSweep({
-    pool: deps.pool,
+    transact,
     graceSeconds: deps.config.RECEIPT_GRACE_SECONDS,
     sweepMs: deps.config.RECEIPT_SWEEP_MS,
     logger: deps.logger,
     metrics: deps.metrics,
   });
 
-  const expiry = startExpirySweeper(deps);
+  const expiry = startExpirySweeper({ ...deps, transact });
 
   return {
     workers,
@@ -59,7 +62,7 @@ export function startDispatch(deps: {
 }
 
 /** Passes one after another, never overlapping; a full pass is followed by another at once. */
-function startExpirySweeper(deps: { config: Config; pool: Pool; logger: Logger; metrics: Metrics }): {
+function startExpirySweeper(deps: { config: Config; transact: Transact; logger: Logger; metrics: Metrics }): {
   stop(): Promise<void>;
 } {
   return every(
@@ -67,7 +70,7 @@ function startExpirySweeper(deps: { config: Config; pool: Pool; logger: Logger; 
     async () => {
       // A full pass is followed by another at once, until the backlog is gone.
       for (;;) {
-        const expired = await withTransaction(deps.pool, (tx) =>
+        const expired = await deps.transact((tx) =>
           sweepExpired(tx, { validityHours: deps.config.MESSAGE_VALIDITY_HOURS, limit: EXPIRY_SWEEP_LIMIT }),
         );
         for (const m of expired ?? []) deps.metrics.messagesExpired.inc({ operator: m.operator || "none" });

@@ -1,5 +1,5 @@
 import type { Operator } from "../../carriers/index.ts";
-import { type Pool, withTransaction } from "../db/pool.ts";
+import type { Transact } from "../db/pool.ts";
 import { type ApplyResult, applyReceipts } from "./apply-receipts.ts";
 import type { Receipt } from "./read-receipt.ts";
 
@@ -14,7 +14,7 @@ export class ReceiptBatcher {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly transact: Transact,
     private readonly operator: Operator,
     private readonly opts: {
       maxBatch: number;
@@ -38,7 +38,7 @@ export class ReceiptBatcher {
     this.pending = [];
     if (batch.length === 0) return;
     try {
-      const result = await withTransaction(this.pool, (tx) =>
+      const result = await this.transact((tx) =>
         applyReceipts(
           tx,
           this.operator,

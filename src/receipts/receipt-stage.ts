@@ -1,5 +1,5 @@
 import type { Operator, SmppSettings } from "../../carriers/index.ts";
-import { type Pool, withTransaction } from "../db/pool.ts";
+import type { Transact } from "../db/pool.ts";
 import { refreshDelivery } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -22,7 +22,8 @@ export class ReceiptStage {
 
   constructor(
     private readonly deps: {
-      pool: Pool;
+      /** Opens the stage's transactions (the worker's put their callback events in jobs at once). */
+      transact: Transact;
       operator: Operator;
       settings: SmppSettings;
       validityHours: number;
@@ -30,12 +31,12 @@ export class ReceiptStage {
       metrics: Metrics;
     },
   ) {
-    this.batcher = new ReceiptBatcher(deps.pool, deps.operator, {
+    this.batcher = new ReceiptBatcher(deps.transact, deps.operator, {
       maxBatch: 500,
       maxDelayMs: 10,
       onApplied: (applied) => {
         this.observe(applied);
-        recheckLater(deps.pool, applied.notYetAccepted, (delivered) =>
+        recheckLater(deps.transact, applied.notYetAccepted, (delivered) =>
           this.observe({ delivered, duplicates: 0 }),
         );
       },
@@ -85,9 +86,9 @@ export class ReceiptStage {
     const smscIds = parts.map((p) => p.smscId);
     this.registry.forget(smscIds);
     if (parts.length === 0) return;
-    const { pool, operator, logger } = this.deps;
+    const { transact, operator, logger } = this.deps;
     const messageIds = [...new Set(parts.map((p) => p.messageId))];
-    await withTransaction(pool, async (tx) => [
+    await transact(async (tx) => [
       ...(await applyEarlyReceipts(tx, operator, smscIds)),
       ...(await refreshDelivery(tx, messageIds)),
     ]).then(
@@ -114,7 +115,7 @@ export class ReceiptStage {
  * still unmatched after the grace period are counted as unknown and dropped: every sweepMs.
  */
 export function startEarlyReceiptSweep(deps: {
-  pool: Pool;
+  transact: Transact;
   graceSeconds: number;
   sweepMs: number;
   logger: Logger;
@@ -123,10 +124,10 @@ export function startEarlyReceiptSweep(deps: {
   return every(
     deps.sweepMs,
     async () => {
-      const { unknown, notYetAccepted } = await withTransaction(deps.pool, (tx) =>
+      const { unknown, notYetAccepted } = await deps.transact((tx) =>
         sweepEarlyReceipts(tx, deps.graceSeconds),
       );
-      recheckLater(deps.pool, notYetAccepted, () => {});
+      recheckLater(deps.transact, notYetAccepted, () => {});
       for (const r of unknown) {
         deps.logger.warn(r, "delivery receipt for an unknown message id");
         deps.metrics.receiptsUnknown.inc({ operator: r.operator });
@@ -146,12 +147,12 @@ const RECHECK_MS = 1_000;
  * has surely committed closes that gap. Nothing to do for most batches (an empty list).
  */
 function recheckLater(
-  pool: Pool,
+  transact: Transact,
   messageIds: readonly string[],
   onDelivered: (seconds: number[]) => void,
 ): void {
   if (messageIds.length === 0) return;
   setTimeout(() => {
-    withTransaction(pool, (tx) => refreshDelivery(tx, messageIds)).then(onDelivered, () => {});
+    transact((tx) => refreshDelivery(tx, messageIds)).then(onDelivered, () => {});
   }, RECHECK_MS).unref();
 }

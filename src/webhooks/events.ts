@@ -45,7 +45,7 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
  * its own (events, NULL for all). Messages whose destination does not want the type are skipped.
  */
 const RECORD_EVENTS = `
-  INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, created_at)
+  INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, created_at, enqueued_at)
   SELECT e.event_id, e.account_id, e.id, $2, e.url,
          json_build_object(
            'id', e.event_id,
@@ -66,7 +66,7 @@ const RECORD_EVENTS = `
              'delivered_at', ${iso("e.delivered_at")}
            )
          ),
-         now()
+         now(), CASE WHEN $3 THEN now() END
     FROM (
       -- gen_random_uuid() in the select list of a subquery: evaluated once per message.
       SELECT gen_random_uuid() AS event_id, m.id, m.account_id, m."to", m.body, m.sender_id, m.operator,
@@ -77,13 +77,38 @@ const RECORD_EVENTS = `
        WHERE m.id = ANY ($1::uuid[])
          AND CASE WHEN m.webhook_url IS NOT NULL THEN m.webhook_events IS NULL OR $2 = ANY (m.webhook_events)
                   ELSE w.url IS NOT NULL AND (w.events IS NULL OR $2 = ANY (w.events)) END
-    ) e`;
+    ) e
+  RETURNING id, url`;
+
+/** The events recorded in a transaction whose opener enqueues their jobs in it (see event-jobs.ts). */
+const takenUpIn = new WeakMap<Queryable, RecordedEvent[]>();
+
+export interface RecordedEvent {
+  id: string;
+  url: string;
+}
+
+/**
+ * From now until `stopTakingUp`, the events recorded in `tx` are born carried by a job (their
+ * enqueued_at set, so the relay leaves them be), and gathered in the list returned, from which
+ * the caller must insert their jobs before the transaction commits.
+ */
+export function takeUpEvents(tx: Queryable): RecordedEvent[] {
+  const recorded: RecordedEvent[] = [];
+  takenUpIn.set(tx, recorded);
+  return recorded;
+}
+
+export function stopTakingUp(tx: Queryable): void {
+  takenUpIn.delete(tx);
+}
 
 /**
  * Records one event per message id, snapshotting the Message as GET /api/v1/sms/{id} shows it
  * now, for messages whose destination (the send's webhook_url, else the account webhook) wants
  * this type; a no-op for the others. Call it in the transaction of the status change, after the
- * change. Set-based: one statement whatever the count. Delivery happens later, off this path (see delivery.ts).
+ * change. Set-based: one statement whatever the count. Delivery happens later, off this path (see
+ * delivery.ts): the relay puts the event in a job, or the transaction's opener does (takeUpEvents).
  */
 export async function recordMessageEvents(
   tx: Queryable,
@@ -91,5 +116,7 @@ export async function recordMessageEvents(
   type: MessageEventType,
 ): Promise<void> {
   if (messageIds.length === 0) return;
-  await tx.query(RECORD_EVENTS, [messageIds, type]);
+  const takenUp = takenUpIn.get(tx);
+  const { rows } = await tx.query<RecordedEvent>(RECORD_EVENTS, [messageIds, type, takenUp !== undefined]);
+  takenUp?.push(...rows);
 }

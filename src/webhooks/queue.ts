@@ -31,3 +31,32 @@ export function destinationGroup(url: string): string {
     return "invalid";
   }
 }
+
+/** An event to put in a job: its id, where it goes and the attempt the job is for. */
+export interface EventForJob {
+  id: string;
+  url: string;
+  attempt: number;
+}
+
+/**
+ * The delivery jobs for some events: grouped by destination host (their order kept), at most
+ * `batchSize` events a job, so pg-boss's group concurrency bounds each host's requests in flight.
+ */
+export function webhookJobs(
+  events: readonly EventForJob[],
+  batchSize: number,
+): Array<{ data: WebhookJob; group: { id: string } }> {
+  const byGroup = new Map<string, WebhookJob["events"]>();
+  for (const event of events) {
+    const group = destinationGroup(event.url);
+    const list = byGroup.get(group) ?? [];
+    list.push({ id: event.id, attempt: event.attempt });
+    byGroup.set(group, list);
+  }
+  const jobs: Array<{ data: WebhookJob; group: { id: string } }> = [];
+  for (const [group, list] of byGroup)
+    for (let i = 0; i < list.length; i += batchSize)
+      jobs.push({ data: { events: list.slice(i, i + batchSize) }, group: { id: group } });
+  return jobs;
+}

@@ -1,6 +1,6 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
 import { type Queue, statementsOn } from "../queue/boss.ts";
-import { destinationGroup, WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
+import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
 
 /**
  * Moves due events from the outbox into pg-boss: claims up to `limit` events that no job carries
@@ -33,18 +33,8 @@ export async function relayDueEvents(
     });
     if (rows.length === 0) return 0;
     rows.sort((a, b) => a.next_attempt_at.getTime() - b.next_attempt_at.getTime());
-    const byGroup = new Map<string, WebhookJob["events"]>();
-    for (const r of rows) {
-      const group = destinationGroup(r.url);
-      const events = byGroup.get(group) ?? [];
-      events.push({ id: r.id, attempt: r.attempts });
-      byGroup.set(group, events);
-    }
-    const jobs: Array<{ data: WebhookJob; group: { id: string } }> = [];
-    for (const [group, events] of byGroup)
-      for (let i = 0; i < events.length; i += opts.batchSize)
-        jobs.push({ data: { events: events.slice(i, i + opts.batchSize) }, group: { id: group } });
-    await boss.insert(WEBHOOK_QUEUE, jobs, { db: statementsOn(tx) });
+    const events = rows.map((r) => ({ id: r.id, url: r.url, attempt: r.attempts }));
+    await boss.insert(WEBHOOK_QUEUE, webhookJobs(events, opts.batchSize), { db: statementsOn(tx) });
     return rows.length;
   });
 }

@@ -400,6 +400,13 @@ describe("the events a webhook asks for", () => {
       expect(verifySignature(accountSecret, r.body, String(r.headers["shiri-signature"]))).toBe(true);
     }
     expect(new Set(rx.received.map((r) => r.event.data.id))).toEqual(new Set(ids));
+    // Recorded by the worker's status changes, each event was in a job from its first instant
+    // (src/webhooks/event-jobs.ts), not picked up by the relay afterwards.
+    const { rows } = await h.pool.query<{ born_carried: boolean }>(
+      "SELECT enqueued_at = created_at AS born_carried FROM webhook_events WHERE message_id = ANY ($1)",
+      [ids],
+    );
+    expect(rows.map((r) => r.born_carried)).toEqual(ids.map(() => true));
   });
 
   it("a bulk send's webhook_events narrows its own callbacks: final outcomes that are not delivery", async () => {
