@@ -87,15 +87,19 @@ export async function applyReceipts(
     submitted_after: Date | null;
     known: boolean;
     fresh: boolean;
-  }>(APPLY_RECEIPTS, [
-    operator,
-    receipts.map((r) => r.smscId),
-    receipts.map((r) => r.state),
-    receipts.map((r) => r.err ?? null),
-    receipts.map((r) => r.scope === "message"),
-    receipts.map((r) => r.submittedAfter ?? null),
-    FINAL,
-  ]);
+  }>({
+    name: "shiri_apply_receipts",
+    text: APPLY_RECEIPTS,
+    values: [
+      operator,
+      receipts.map((r) => r.smscId),
+      receipts.map((r) => r.state),
+      receipts.map((r) => r.err ?? null),
+      receipts.map((r) => r.scope === "message"),
+      receipts.map((r) => r.submittedAfter ?? null),
+      FINAL,
+    ],
+  });
   const touched = rows.flatMap((r) => (r.message_id ? [r.message_id] : []));
   const given = rows.filter((r) => r.smsc_id !== null);
   const unknown = given.filter((r) => !r.known);
@@ -194,11 +198,17 @@ export async function sweepEarlyReceipts(
   unknown: { operator: string; smsc_id: string; state: string }[];
   notYetAccepted: string[];
 }> {
+  // Each early receipt probes the segments' index (a LATERAL with LIMIT 1 is never turned into a
+  // join): as a plain EXISTS, the planner, guessing hundreds of early receipts in a table it had
+  // never analysed, hashed the whole of message_parts on every sweep to match one or none.
   const matched = await tx.query<EarlyRow & { operator: Operator }>(
     `DELETE FROM early_receipts e
-      WHERE EXISTS (SELECT 1 FROM message_parts p
-                     WHERE p.operator = e.operator AND p.smsc_id = e.smsc_id
-                       AND p.accepted_at >= coalesce(e.submitted_after, '-infinity'::timestamptz))
+      USING (SELECT r.operator, r.smsc_id, r.state FROM early_receipts r
+              CROSS JOIN LATERAL (SELECT 1 FROM message_parts p
+                                   WHERE p.operator = r.operator AND p.smsc_id = r.smsc_id
+                                     AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
+                                   LIMIT 1) segment) found
+      WHERE (e.operator, e.smsc_id, e.state) = (found.operator, found.smsc_id, found.state)
      RETURNING e.operator, e.smsc_id, e.state, e.err, e.whole_message, e.submitted_after`,
   );
   const byOperator = new Map<Operator, Receipt[]>();
