@@ -88,6 +88,9 @@ export async function applyReceipts(
     known: boolean;
     fresh: boolean;
   }>({
+    // Named: each receipt finds its segment by key (a LATERAL with LIMIT 1) and each segment is
+    // updated by primary key, so one generic plan serves every batch; planning it on every call
+    // was half its cost (1.6 ms a call, pg_stat_statements).
     name: "shiri_apply_receipts",
     text: APPLY_RECEIPTS,
     values: [

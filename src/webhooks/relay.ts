@@ -6,8 +6,9 @@ import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
  * Moves due events from the outbox into pg-boss: claims up to `limit` events that no job carries
  * yet (first attempts, due retries and events handed back alike), groups them by destination
  * host in batches, and inserts one job per batch, in one transaction, so an event is never
- * enqueued twice nor lost. The outbox is written by the status change's own transaction, which
- * has no queue handle; this relay is what keeps that write one cheap INSERT.
+ * enqueued twice nor lost. The worker's status changes put their own events in jobs as they record
+ * them (event-jobs.ts); the relay takes the rest: the API's events (its send path stays one
+ * statement shorter), retries come due and events handed back.
  */
 const CLAIM_DUE = `
   UPDATE webhook_events e SET enqueued_at = now()

@@ -2,12 +2,13 @@ import type { Pool } from "../db/pool.ts";
 import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "./queue.ts";
 
 /**
- * An event the relay handed to a job stays `pending` with enqueued_at set until that job records
- * it. If the job is lost (deleted, or it used up its own retries because a worker kept dying or
- * the recording kept failing), nothing would ever send the event again. The sweeper finds such
- * events — enqueued long enough ago that their job has expired at least once, and carried by no
- * job still waiting, retrying or running — and puts them back in the outbox (enqueued_at NULL),
- * where the relay picks them up with their attempt count untouched.
+ * An event handed to a job (by the relay, or born in one: event-jobs.ts) stays `pending` with
+ * enqueued_at set until that job records it. If the job is lost (deleted, or it used up its own
+ * retries because a worker kept dying or the recording kept failing), nothing would ever send the
+ * event again. The sweeper finds such events — enqueued long enough ago that their job has
+ * expired at least once, and carried by no job still waiting, retrying or running — and puts them
+ * back in the outbox (enqueued_at NULL), where the relay picks them up with their attempt count
+ * untouched.
  */
 export const STRANDED_AFTER_SECONDS = WEBHOOK_QUEUE_OPTIONS.expireInSeconds + 120;
 
