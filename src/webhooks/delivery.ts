@@ -61,11 +61,11 @@ class Waker {
 
 /**
  * The webhook stage of a worker process: a relay loop that turns due outbox events into pg-boss
- * jobs (the API's events and retries; the worker's own are born in jobs), and a delivery loop that fetches those jobs and sends each one's events. Each request is
- * bounded by its timeout, each host's requests in flight by pg-boss group concurrency (a job
- * sends one request at a time) and the process's by maxInFlight; a fetch never waits for a
- * request. A receiver that hangs holds a few slots of its own host, never the loop, other
- * hosts, sending or dispatch.
+ * jobs (the API's events and retries; the worker's own are born in jobs), and a delivery loop
+ * that fetches those jobs and sends each one's events. Each request is bounded by its timeout,
+ * each host's requests in flight by pg-boss group concurrency (a job sends one request at a
+ * time) and the process's by maxInFlight; a fetch never waits for a request. A receiver that
+ * hangs holds a few slots of its own host, never the loop, other hosts, sending or dispatch.
  */
 export function startWebhookDelivery(deps: {
   pool: Pool;
