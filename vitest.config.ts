@@ -1,10 +1,12 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { PROCESS_TESTS } from "./test/suites.ts";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // The fault suite starts whole processes per scenario: `npm run test:faults` (vitest.faults.config.ts).
-    exclude: [...configDefaults.exclude, "test/faults/**"],
+    // The tests that start Shiri as processes of its own: `npm run test:processes` (test/suites.ts).
+    exclude: [...configDefaults.exclude, "test/faults/**", ...PROCESS_TESTS],
     globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
