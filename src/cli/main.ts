@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
@@ -24,9 +24,15 @@ import { render } from "./output.ts";
 
 const HELP_WORDS = new Set(["help", "--help", "-h"]);
 
+/** Shiri's package.json: two folders up from src/cli/ in a checkout, three from dist/src/cli/ (the image). */
+const PACKAGE_JSON = ["../../package.json", "../../../package.json"].map(
+  (up) => new URL(up, import.meta.url),
+);
+
 function version(): string {
-  const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
-  return z.object({ version: z.string() }).parse(JSON.parse(text)).version;
+  const found = PACKAGE_JSON.find((url) => existsSync(url));
+  if (!found) throw new Error("package.json not found beside the installed code");
+  return z.object({ version: z.string() }).parse(JSON.parse(readFileSync(found, "utf8"))).version;
 }
 
 /** The command the words name and the words after its name; a usage error when there is none. */
