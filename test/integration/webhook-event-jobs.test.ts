@@ -59,6 +59,13 @@ async function jobsCarrying(eventIds: string[]) {
   return rows;
 }
 
+const webhookJobCount = async () =>
+  (
+    await t.service.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1", [
+      WEBHOOK_QUEUE,
+    ])
+  ).rows[0]?.n;
+
 describe("a worker transaction's callback events", () => {
   it("are born carried by jobs of that transaction, grouped by host, at most a batch each", async () => {
     const toA = await sendTo(3, "http://127.0.0.1:9/a", 0);
@@ -89,6 +96,7 @@ describe("a worker transaction's callback events", () => {
   it("roll back with their jobs, and leave the connection's next transaction to the relay", async () => {
     const ids = await sendTo(2, "http://127.0.0.1:11/c", 200);
     const transact = transactionsWithEventJobs(t.service.pool, t.service.boss, 100);
+    const jobsBefore = await webhookJobCount();
     await expect(
       transact(async (tx) => {
         await recordMessageEvents(tx, ids, "message.failed");
@@ -96,6 +104,7 @@ describe("a worker transaction's callback events", () => {
       }),
     ).rejects.toThrow("the status change fails");
     expect(await events(ids, "message.failed")).toHaveLength(0);
+    expect(await webhookJobCount()).toBe(jobsBefore);
 
     // Every connection of the pool, reused by plain transactions: none still takes events up.
     const size = t.service.pool.totalCount;
