@@ -1,6 +1,6 @@
 import { type Pool, type Transact, withTransaction } from "../db/pool.ts";
 import { type Queue, statementsOn } from "../queue/boss.ts";
-import { stopTakingUp, takeUpEvents } from "./events.ts";
+import { takingUpEvents } from "./events.ts";
 import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
 
 /**
@@ -13,21 +13,16 @@ import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
 export function transactionsWithEventJobs(pool: Pool, boss: Queue, batchSize: number): Transact {
   return (fn) =>
     withTransaction(pool, async (tx) => {
-      const recorded = takeUpEvents(tx);
-      try {
-        const result = await fn(tx);
-        if (recorded.length > 0)
-          await boss.insert(
-            WEBHOOK_QUEUE,
-            webhookJobs(
-              recorded.map((event) => ({ ...event, attempt: 0 })),
-              batchSize,
-            ),
-            { db: statementsOn(tx) },
-          );
-        return result;
-      } finally {
-        stopTakingUp(tx);
-      }
+      const { result, recorded } = await takingUpEvents(tx, () => fn(tx));
+      if (recorded.length > 0)
+        await boss.insert(
+          WEBHOOK_QUEUE,
+          webhookJobs(
+            recorded.map((event) => ({ ...event, attempt: 0 })),
+            batchSize,
+          ),
+          { db: statementsOn(tx) },
+        );
+      return result;
     });
 }

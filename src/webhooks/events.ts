@@ -44,7 +44,7 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
  * with the event types it asked for (webhook_events, NULL for all), else the account webhook with
  * its own (events, NULL for all). Messages whose destination does not want the type are skipped.
  */
-const RECORD_EVENTS = `
+const recordEvents = (enqueuedAt: "NULL" | "now()", returning: string) => `
   INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, created_at, enqueued_at)
   SELECT e.event_id, e.account_id, e.id, $2, e.url,
          json_build_object(
@@ -66,7 +66,7 @@ const RECORD_EVENTS = `
              'delivered_at', ${iso("e.delivered_at")}
            )
          ),
-         now(), CASE WHEN $3 THEN now() END
+         now(), ${enqueuedAt}
     FROM (
       -- gen_random_uuid() in the select list of a subquery: evaluated once per message.
       SELECT gen_random_uuid() AS event_id, m.id, m.account_id, m."to", m.body, m.sender_id, m.operator,
@@ -78,7 +78,12 @@ const RECORD_EVENTS = `
          AND CASE WHEN m.webhook_url IS NOT NULL THEN m.webhook_events IS NULL OR $2 = ANY (m.webhook_events)
                   ELSE w.url IS NOT NULL AND (w.events IS NULL OR $2 = ANY (w.events)) END
     ) e
-  RETURNING id, url`;
+  ${returning}`;
+
+/** Left to the relay: nothing comes back (on the send path, a bulk send's events are thousands). */
+const RECORD_EVENTS = recordEvents("NULL", "");
+/** Born carried by a job that the transaction's opener inserts: each event's id and destination. */
+const RECORD_EVENTS_IN_JOBS = recordEvents("now()", "RETURNING id, url");
 
 /** The events recorded in a transaction whose opener enqueues their jobs in it (see event-jobs.ts). */
 const takenUpIn = new WeakMap<Queryable, RecordedEvent[]>();
@@ -89,18 +94,21 @@ export interface RecordedEvent {
 }
 
 /**
- * From now until `stopTakingUp`, the events recorded in `tx` are born carried by a job (their
- * enqueued_at set, so the relay leaves them be), and gathered in the list returned, from which
- * the caller must insert their jobs before the transaction commits.
+ * Runs `fn`, during which the events recorded in `tx` are born carried by a job (their
+ * enqueued_at set, so the relay leaves them be) and gathered in `recorded`: the caller must insert
+ * their jobs before the transaction commits.
  */
-export function takeUpEvents(tx: Queryable): RecordedEvent[] {
+export async function takingUpEvents<T>(
+  tx: Queryable,
+  fn: () => Promise<T>,
+): Promise<{ result: T; recorded: RecordedEvent[] }> {
   const recorded: RecordedEvent[] = [];
   takenUpIn.set(tx, recorded);
-  return recorded;
-}
-
-export function stopTakingUp(tx: Queryable): void {
-  takenUpIn.delete(tx);
+  try {
+    return { result: await fn(), recorded };
+  } finally {
+    takenUpIn.delete(tx);
+  }
 }
 
 /**
@@ -108,7 +116,7 @@ export function stopTakingUp(tx: Queryable): void {
  * now, for messages whose destination (the send's webhook_url, else the account webhook) wants
  * this type; a no-op for the others. Call it in the transaction of the status change, after the
  * change. Set-based: one statement whatever the count. Delivery happens later, off this path (see
- * delivery.ts): the relay puts the event in a job, or the transaction's opener does (takeUpEvents).
+ * delivery.ts): the relay puts the event in a job, or the transaction's opener does (takingUpEvents).
  */
 export async function recordMessageEvents(
   tx: Queryable,
@@ -117,6 +125,10 @@ export async function recordMessageEvents(
 ): Promise<void> {
   if (messageIds.length === 0) return;
   const takenUp = takenUpIn.get(tx);
-  const { rows } = await tx.query<RecordedEvent>(RECORD_EVENTS, [messageIds, type, takenUp !== undefined]);
-  takenUp?.push(...rows);
+  if (!takenUp) {
+    await tx.query(RECORD_EVENTS, [messageIds, type]);
+    return;
+  }
+  const { rows } = await tx.query<RecordedEvent>(RECORD_EVENTS_IN_JOBS, [messageIds, type]);
+  takenUp.push(...rows);
 }
