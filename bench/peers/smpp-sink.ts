@@ -2,9 +2,12 @@
  * A plain SMPP 3.4 SMSC for the whole-pipeline bench, in a process of its own: it answers every
  * bind, enquire_link and submit_sm at once, sends one DELIVRD delivery receipt per submit_sm right
  * after its submit_sm_resp, and counts submits per destination and part. Not carriers/simulator:
- * no failure modes, no records of texts, nothing but what a fast carrier does.
+ * no failure modes, no records of texts, nothing but what a fast carrier does. With
+ * --answer-delay-ms it is a carrier at a distance instead: each submit_sm_resp (and its receipt)
+ * leaves that long after its submit_sm, so one bind carries at most its window per delay.
  *
  *   node --import tsx bench/peers/smpp-sink.ts [--port 2775] [--http-port 0] [--tlv-id submit|receipt|probe]
+ *     [--answer-delay-ms 0]
  *
  * It prints one JSON line on stdout once listening: {"smpp_port":…,"http_port":…}. The HTTP
  * endpoint (loopback only) serves GET /counts[?summary], POST /reset (counts back to zero) and
@@ -87,6 +90,7 @@ export async function startSink(opts: {
   port: number;
   httpPort: number;
   tlvMode: TlvMode;
+  answerDelayMs?: number;
 }): Promise<Sink> {
   const host = opts.host ?? "127.0.0.1";
   let tlvMode = opts.tlvMode;
@@ -111,6 +115,12 @@ export async function startSink(opts: {
     const key = `${destination}#${partOf(pdu)}`;
     counts.submits++;
     counts.perKey.set(key, (counts.perKey.get(key) ?? 0) + 1);
+    if (opts.answerDelayMs) setTimeout(() => answerSubmit(session, pdu, n, destination), opts.answerDelayMs);
+    else answerSubmit(session, pdu, n, destination);
+  };
+
+  /** The submit_sm_resp, then the submit's DELIVRD receipt. */
+  const answerSubmit = (session: Session, pdu: PDU, n: bigint, destination: string) => {
     session.send(pdu.response({ message_id: submitId(n) }));
     const now = receiptDate(new Date());
     const text = textOf(pdu)
@@ -217,6 +227,7 @@ async function main(): Promise<void> {
       port: { type: "string", default: "2775" },
       "http-port": { type: "string", default: "0" },
       "tlv-id": { type: "string", default: "receipt" },
+      "answer-delay-ms": { type: "string", default: "0" },
     },
     strict: true,
   });
@@ -227,6 +238,7 @@ async function main(): Promise<void> {
     port: Number(values.port),
     httpPort: Number(values["http-port"]),
     tlvMode: mode as TlvMode,
+    answerDelayMs: Number(values["answer-delay-ms"]),
   });
   process.stdout.write(`${JSON.stringify({ smpp_port: sink.smppPort, http_port: sink.httpPort })}\n`);
   let stopping = false;

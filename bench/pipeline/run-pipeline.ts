@@ -49,6 +49,12 @@ export interface PipelinePlan {
   /** API and worker processes (scale-out: the carrier then allows one bind per worker). */
   apis: number;
   workers: number;
+  /**
+   * A carrier at a distance instead of the sink's at-once answers: each submit answered after
+   * answerDelayMs, windowSize submits in flight per bind, maxBinds binds allowed (default: one per
+   * worker).
+   */
+  carrier?: { answerDelayMs: number; windowSize: number; maxBinds: number };
 }
 
 /** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1, the load FIRST_SUBSCRIBER on. */
@@ -96,7 +102,7 @@ export async function runPipeline(
     // to call back to loopback.
     const serviceEnv = { WEBHOOK_ALLOW_PRIVATE: "true", ...benchRateLimits() };
     const env = await startEnv(cleanup, serviceEnv, profileFlags("api"));
-    const sink = await startSinkPeer(cleanup);
+    const sink = await startSinkPeer(cleanup, { answerDelayMs: plan.carrier?.answerDelayMs ?? 0 });
     const smpp: Record<string, string> = {};
     // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
     // a refused connection during the run; only econet numbers get traffic.
@@ -107,8 +113,9 @@ export async function runPipeline(
       // The sink's id scheme (peers/sink-ids.ts); ignored by a Shiri without these settings.
       smpp[`${prefix}ID_FORMAT_SUBMIT`] = "hex";
       smpp[`${prefix}ID_FORMAT_RECEIPT`] = "decimal";
+      smpp[`${prefix}MAX_BINDS`] = String(plan.carrier?.maxBinds ?? plan.workers);
+      if (plan.carrier) smpp[`${prefix}WINDOW_SIZE`] = String(plan.carrier.windowSize);
     }
-    for (const op of OPERATORS) smpp[`SMPP_${op.toUpperCase()}_MAX_BINDS`] = String(plan.workers);
     const workers: ShiriProcess[] = [];
     for (let i = 0; i < plan.workers; i++) {
       const started = await startShiriProcess({
@@ -356,6 +363,11 @@ export async function runPipeline(
           ? "every process of the server (postmaster's tree)"
           : "not measured (server not local)",
         other_operators: "netone and telecel bound to the sink, no traffic",
+        ...(plan.carrier
+          ? {
+              carrier: `each submit answered after ${plan.carrier.answerDelayMs} ms, window ${plan.carrier.windowSize} per bind, ${plan.carrier.maxBinds} binds allowed`,
+            }
+          : {}),
         completed: timedOut ? `no: timed out after ${timeoutSeconds} s` : "yes",
         ...(loadDone.failureSamples.length > 0 ? { failure_sample: loadDone.failureSamples[0] ?? "" } : {}),
       },

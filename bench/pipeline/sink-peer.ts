@@ -22,11 +22,16 @@ const announced = z.object({
 
 /**
  * port: the sink's SMPP port (0: an ephemeral one); tlvId: its receipted_message_id TLV mode
- * (smpp-sink.ts --tlv-id). Registers the process's stop with `cleanup`.
+ * (smpp-sink.ts --tlv-id); answerDelayMs: how long it holds each answer (--answer-delay-ms).
+ * Registers the process's stop with `cleanup`.
  */
 export async function startSinkPeer(
   cleanup: Cleanup,
-  { port = 0, tlvId = "probe" }: { port?: number; tlvId?: TlvMode } = {},
+  {
+    port = 0,
+    tlvId = "probe",
+    answerDelayMs = 0,
+  }: { port?: number; tlvId?: TlvMode; answerDelayMs?: number } = {},
 ): Promise<SinkPeer> {
   const process = startPeer("SMPP sink", "../peers/smpp-sink.ts", [
     "--port",
@@ -35,6 +40,8 @@ export async function startSinkPeer(
     "0",
     "--tlv-id",
     tlvId,
+    "--answer-delay-ms",
+    String(answerDelayMs),
   ]);
   cleanup.add(process.stop);
   const ports = announced.parse(await process.firstLine(30_000));

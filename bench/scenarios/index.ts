@@ -1,6 +1,6 @@
 import { bulk } from "./bulk.ts";
 import { e2e } from "./e2e.ts";
-import { pipelineBulk, pipelineSingle, pipelineSingleScaled } from "./pipeline.ts";
+import { pipelineBulk, pipelineScaleOut, pipelineSingle, pipelineSingleScaled } from "./pipeline.ts";
 import { retrieve } from "./retrieve.ts";
 import { scheduled } from "./scheduled.ts";
 import { single } from "./single.ts";
@@ -18,4 +18,5 @@ export const SCENARIOS: readonly Scenario[] = [
   pipelineSingle,
   pipelineSingleScaled,
   pipelineBulk,
+  pipelineScaleOut,
 ];
