@@ -79,6 +79,18 @@ export function verdictTable(verdicts: readonly Verdict[]): string {
   );
 }
 
+/** The scale-out scenario's comparison, which its row (the two workers' run) does not show. */
+function scaleOutLines(results: readonly ScenarioResult[]): string[] {
+  return results.flatMap((r) => {
+    const one = r.measures?.e2e_msg_per_s_one_worker?.value;
+    const speedUp = r.measures?.scale_out_speedup?.value;
+    if (one === undefined || one === null || speedUp === undefined || speedUp === null) return [];
+    return [
+      `- **${r.name}**: end to end ${n(one)} msg/s with one worker, ${n(r.throughput)} with two (${n(speedUp)}×); carrier: ${r.settings.carrier ?? "–"}.`,
+    ];
+  });
+}
+
 function pipelineSection(results: readonly ScenarioResult[]): string[] {
   const table = pipelineTable(results);
   if (!table) return [];
@@ -93,6 +105,7 @@ function pipelineSection(results: readonly ScenarioResult[]): string[] {
     "",
     table,
     "",
+    ...scaleOutLines(results),
     ...completenessLines(results),
     "",
   ];
