@@ -86,12 +86,6 @@ export async function runPipeline(
           fileURLToPath(new URL(`../.data/prof-pipeline/${plan.name}-${role}`, import.meta.url)),
         ]
       : [];
-  // Scale-out of any pipeline scenario: more api or worker processes on the one database.
-  plan = {
-    ...plan,
-    apis: knob("BENCH_PIPELINE_APIS", plan.apis, 1, 8),
-    workers: knob("BENCH_PIPELINE_WORKERS", plan.workers, 1, 8),
-  };
   const planned = options.quick ? plan.messages.quick : plan.messages.full;
   const requests = Math.ceil(planned / plan.perRequest);
   const cleanup = new Cleanup();

@@ -1,3 +1,4 @@
+import { knob } from "../lib/knob.ts";
 import { round } from "../lib/report.ts";
 import { type PipelinePlan, runPipeline } from "../pipeline/run-pipeline.ts";
 import type { StepProgress } from "../report/progress.ts";
@@ -13,7 +14,17 @@ function pipeline(plan: PipelinePlan): Scenario {
     name: plan.name,
     title: plan.title,
     kind: "e2e",
-    run: (_env, progress, options) => runPipeline(plan, progress, options),
+    run: (_env, progress, options) =>
+      runPipeline(
+        {
+          ...plan,
+          // Scale-out of any of these: more api or worker processes on the one database.
+          apis: knob("BENCH_PIPELINE_APIS", plan.apis, 1, 8),
+          workers: knob("BENCH_PIPELINE_WORKERS", plan.workers, 1, 8),
+        },
+        progress,
+        options,
+      ),
   };
 }
 
@@ -60,6 +71,7 @@ export const pipelineBulk = pipeline({
  * takes 10 submits in flight per bind carries at most 200 a second on one bind, and allows two.
  * The same single-send pipeline runs with one worker, then with two (one bind each), on a machine
  * whose CPU is not what holds either back; the speed-up is what the second worker process adds.
+ * BENCH_PIPELINE_APIS and _WORKERS leave it alone: its process counts are what it compares.
  */
 const carrierBound: PipelinePlan = {
   name: "pipeline-scale-out",
