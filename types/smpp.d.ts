@@ -28,6 +28,8 @@ declare module "smpp" {
 
   export class PDU {
     constructor(command: string, options?: PduOptions);
+    /** A whole PDU off the wire, command_length included. */
+    constructor(bytes: Buffer);
     command: string;
     command_id: number;
     command_length: number;

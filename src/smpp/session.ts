@@ -1,14 +1,16 @@
 /**
- * One SMPP 3.4 transceiver session to one carrier: the only module of the service that imports
- * `smpp`. node-smpp only frames PDUs; this wrapper adds what it lacks: bind and rebind with
- * back-off, a window of submits in flight, per-PDU response timeouts, enquire_link both ways,
- * throttling back-off, and an honest outcome for every submit, including those lost on the wire.
+ * One SMPP 3.4 transceiver session to one carrier. The PDUs are node-smpp's, framed and coded by
+ * wire.ts and pdu-codec.ts; this session adds what node-smpp lacks: bind and rebind with back-off,
+ * a window of submits in flight, per-PDU response timeouts, enquire_link both ways, throttling
+ * back-off, and an honest outcome for every submit, including those lost on the wire.
  */
-import smpp, { type PDU, type PduOptions, type Session } from "smpp";
+import smpp, { type PDU } from "smpp";
 import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
 import type { LinkEvent, LinkLossReason } from "./link-events.ts";
+import { type SubmitSmFields, smppTime } from "./pdu-codec.ts";
+import { type Outgoing, OutgoingSubmit, SmppWire } from "./wire.ts";
 
 export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
 
@@ -31,7 +33,7 @@ export interface SubmitParams {
   data_coding: number;
   /** Encoded user data, without the UDH. */
   short_message: Buffer;
-  /** User data header (with its length octet); node-smpp prepends it and sets UDHI in esm_class. */
+  /** User data header, with its length octet: prepended to the user data, UDHI set in esm_class. */
   udh?: Buffer;
   /** Default 1: a receipt on any final state. */
   registered_delivery?: number;
@@ -127,8 +129,8 @@ export interface SmppSessionOptions {
 type Reply = PDU | "timeout" | "closed";
 
 interface Connection {
-  session: Session;
-  /** Requests awaiting a response, by sequence_number. node-smpp drops its own on close. */
+  session: SmppWire;
+  /** Requests awaiting a response, by sequence_number. */
   pending: Map<number, (reply: Reply) => void>;
   /** Submits that timed out, by sequence_number, still listening for a late answer. */
   late: Map<number, (answer: PDU | null) => void>;
@@ -148,7 +150,7 @@ interface Connection {
  * submits (or the deliver_sm_resps of a burst of receipts) leaves in a few packets instead of one
  * write call and one packet each. Nagle stays off, so nothing waits past the tick.
  */
-function write(conn: Connection, pdu: PDU, sent?: () => void): boolean {
+function write(conn: Connection, pdu: Outgoing, sent?: () => void): boolean {
   const socket = conn.session.socket;
   if (!conn.corked && socket.writable) {
     conn.corked = true;
@@ -212,7 +214,8 @@ function decodeText(sm: unknown): { text: string; udh: Buffer[] } {
   };
 }
 
-function toDeliverSm(pdu: PDU): DeliverSm {
+/** A deliver_sm as Shiri reads it (exported for the codec's tests). */
+export function toDeliverSm(pdu: PDU): DeliverSm {
   let { text, udh } = decodeText(pdu.short_message);
   if (text === "" && pdu.message_payload !== undefined) ({ text, udh } = decodeText(pdu.message_payload));
   const tlvs: Record<string, unknown> = {};
@@ -330,9 +333,9 @@ export class SmppSession {
       if (this.stateNow !== "bound" || !conn) return { kind: "not_sent", reason: "not_bound" };
       if (options.stillWanted && !options.stillWanted()) return { kind: "not_sent", reason: "withdrawn" };
       let reply: Promise<Reply> | null;
-      let pdu: PDU;
+      let pdu: OutgoingSubmit;
       try {
-        pdu = new smpp.PDU("submit_sm", this.submitFields(params));
+        pdu = new OutgoingSubmit(this.submitFields(params));
         reply = this.request(conn, pdu);
       } catch (error) {
         this.log.error(
@@ -407,7 +410,7 @@ export class SmppSession {
     if (this.stopping) return;
     this.setState("connecting");
     const { host, port } = this.settings;
-    const session = smpp.connect({ host, port });
+    const session = new SmppWire({ host, port });
     let markClosed = () => {};
     const conn: Connection = {
       session,
@@ -423,14 +426,14 @@ export class SmppSession {
       corked: false,
     };
     this.conn = conn;
-    // A blackholed host never answers the TCP handshake; node-smpp sets no timeout of its own.
+    // A blackholed host never answers the TCP handshake, and the socket has no timeout of its own.
     const connectDeadline = setTimeout(() => session.destroy(), this.settings.response_timeout_ms);
     session.on("connect", () => {
       clearTimeout(connectDeadline);
       session.socket.setNoDelay(true);
       void this.bind(conn);
     });
-    // After a framing error node-smpp stalls; only a fresh connection recovers.
+    // After a framing error the wire reads no more; only a fresh connection recovers.
     session.on("error", (error) => {
       this.log.warn({ host, port, err: error.message }, "smpp connection error");
       conn.lossReason ??= "socket_error";
@@ -480,7 +483,7 @@ export class SmppSession {
 
   private onClosed(conn: Connection): void {
     conn.closed = true;
-    // node-smpp forgets its callbacks here; every submit on the wire becomes "connection_lost".
+    // Every submit on the wire becomes "connection_lost".
     for (const settle of [...conn.pending.values()]) settle("closed");
     for (const heard of [...conn.late.values()]) heard(null);
     if (this.conn !== conn) return;
@@ -504,7 +507,7 @@ export class SmppSession {
    * answer proves it took the message: it is recorded, not sent again). Null when the window
    * passes or the connection closes first.
    */
-  private lateAnswer(conn: Connection, pdu: PDU): Promise<LateAnswer | null> {
+  private lateAnswer(conn: Connection, pdu: Outgoing): Promise<LateAnswer | null> {
     const seq = pdu.sequence_number;
     if (conn.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
@@ -525,7 +528,7 @@ export class SmppSession {
   }
 
   /** Sends a request; resolves with its response, "timeout" or "closed". Null if nothing was written. */
-  private request(conn: Connection, pdu: PDU): Promise<Reply> | null {
+  private request(conn: Connection, pdu: Outgoing): Promise<Reply> | null {
     if (conn.closed || !write(conn, pdu)) return null;
     const seq = pdu.sequence_number;
     return new Promise((resolve) => {
@@ -624,9 +627,9 @@ export class SmppSession {
     }
   }
 
-  private submitFields(p: SubmitParams): PduOptions {
+  private submitFields(p: SubmitParams): SubmitSmFields {
     const s = this.settings;
-    const fields: PduOptions = {
+    const fields: SubmitSmFields = {
       source_addr_ton: p.source_addr_ton ?? s.source_addr_ton,
       source_addr_npi: p.source_addr_npi ?? s.source_addr_npi,
       source_addr: p.source_addr,
@@ -635,7 +638,8 @@ export class SmppSession {
       destination_addr: p.destination_addr,
       registered_delivery: p.registered_delivery ?? 1,
       data_coding: p.data_coding,
-      short_message: p.udh ? { udh: p.udh, message: p.short_message } : p.short_message,
+      short_message: p.short_message,
+      udh: p.udh,
     };
     if (p.sar) {
       fields.sar_msg_ref_num = p.sar.ref;
@@ -643,7 +647,8 @@ export class SmppSession {
       fields.sar_segment_seqnum = p.sar.seq;
     }
     if (p.validity !== undefined)
-      fields.validity_period = typeof p.validity === "number" ? relativeValidity(p.validity) : p.validity;
+      fields.validity_period =
+        typeof p.validity === "number" ? relativeValidity(p.validity) : smppTime(p.validity);
     return fields;
   }
 

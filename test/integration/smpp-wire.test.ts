@@ -1,0 +1,128 @@
+/**
+ * SmppWire (src/smpp/wire.ts) over a real loopback socket: PDUs cut at any point by TCP come out
+ * whole and in order, requests are numbered, and a command_length out of SMPP's bounds is a
+ * framing error that stops the reading.
+ */
+import net, { type AddressInfo } from "node:net";
+import smpp, { type PDU } from "smpp";
+import { afterEach, describe, expect, it } from "vitest";
+import { OutgoingSubmit, SmppWire } from "../../src/smpp/wire.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+/** A loopback server that hands each accepted socket to `onSocket`, and a wire connected to it. */
+async function connected(onSocket: (socket: net.Socket) => void): Promise<SmppWire> {
+  const server = net.createServer(onSocket);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const wire = new SmppWire({ host: "127.0.0.1", port: (server.address() as AddressInfo).port });
+  cleanups.push(() => {
+    wire.destroy();
+    server.close();
+  });
+  await new Promise<void>((resolve) => wire.once("connect", resolve));
+  return wire;
+}
+
+function receipt(sequence: number): Buffer {
+  return new smpp.PDU("deliver_sm", {
+    source_addr: "263771234567",
+    destination_addr: "SHIRI",
+    esm_class: 0x04,
+    data_coding: 0,
+    short_message: `id:${sequence} sub:001 dlvrd:001 submit date:2611251412 done date:2611251413 stat:DELIVRD err:000 text:`,
+    receipted_message_id: String(sequence),
+    message_state: 2,
+    sequence_number: sequence,
+  }).toBuffer();
+}
+
+describe("SmppWire", () => {
+  it("puts PDUs cut at every byte, and many in one chunk, back together in order", async () => {
+    const pdus = [1, 2, 3].map(receipt);
+    const stream = Buffer.concat([
+      ...pdus,
+      new smpp.PDU("submit_sm_resp", { message_id: "abc", sequence_number: 4 }).toBuffer(),
+      new smpp.PDU("enquire_link", { sequence_number: 5 }).toBuffer(),
+    ]);
+    const wire = await connected((socket) => {
+      socket.setNoDelay(true);
+      // The first half byte by byte, each in a write of its own; the rest in one write.
+      const half = Math.floor(stream.length / 2);
+      let at = 0;
+      const next = () => {
+        if (at < half) {
+          socket.write(stream.subarray(at, at + 1), () => setImmediate(next));
+          at++;
+        } else socket.write(stream.subarray(half));
+      };
+      next();
+    });
+    let chunks = 0;
+    wire.socket.on("data", () => chunks++);
+    const received: PDU[] = [];
+    wire.on("pdu", (pdu: PDU) => received.push(pdu));
+    await waitFor(() => received.length === 5, { timeoutMs: 10_000 });
+    // The stream did come in pieces smaller than a PDU.
+    expect(chunks).toBeGreaterThan(stream.length / 4);
+    expect(received.map((p) => [p.command, p.sequence_number])).toEqual([
+      ["deliver_sm", 1],
+      ["deliver_sm", 2],
+      ["deliver_sm", 3],
+      ["submit_sm_resp", 4],
+      ["enquire_link", 5],
+    ]);
+    expect(received.map((p) => p.receipted_message_id).slice(0, 3)).toEqual(["1", "2", "3"]);
+    expect(received[3]?.message_id).toBe("abc");
+  });
+
+  it("numbers its requests from 1 and leaves a response's number as it is", async () => {
+    const chunks: Buffer[] = [];
+    const wire = await connected((socket) => socket.on("data", (chunk: Buffer) => chunks.push(chunk)));
+    const submit = new OutgoingSubmit({
+      source_addr_ton: 5,
+      source_addr_npi: 0,
+      source_addr: "SHIRI",
+      dest_addr_ton: 1,
+      dest_addr_npi: 1,
+      destination_addr: "263771234567",
+      registered_delivery: 1,
+      data_coding: 0,
+      short_message: Buffer.from("Mhoro"),
+    });
+    const enquire = new smpp.PDU("enquire_link", {});
+    const answer = new smpp.PDU("deliver_sm_resp", { sequence_number: 42 });
+    expect(wire.send(submit)).toBe(true);
+    expect(wire.send(enquire)).toBe(true);
+    expect(wire.send(answer)).toBe(true);
+    expect([submit.sequence_number, enquire.sequence_number, answer.sequence_number]).toEqual([1, 2, 42]);
+    await waitFor(() => Buffer.concat(chunks).length >= 3 * 16, { timeoutMs: 5_000 });
+    const bytes = Buffer.concat(chunks);
+    const seen: Array<[string, number]> = [];
+    for (let at = 0; at < bytes.length; at += bytes.readUInt32BE(at)) {
+      const pdu = new smpp.PDU(Buffer.from(bytes.subarray(at, at + bytes.readUInt32BE(at))));
+      seen.push([pdu.command, pdu.sequence_number]);
+    }
+    expect(seen).toEqual([
+      ["submit_sm", 1],
+      ["enquire_link", 2],
+      ["deliver_sm_resp", 42],
+    ]);
+  });
+
+  it("reports a command_length out of bounds as an error and reads nothing after it", async () => {
+    const bad = Buffer.alloc(16);
+    bad.writeUInt32BE(8, 0);
+    const wire = await connected((socket) => socket.write(Buffer.concat([receipt(1), bad, receipt(2)])));
+    const received: PDU[] = [];
+    const errors: Error[] = [];
+    wire.on("pdu", (pdu: PDU) => received.push(pdu));
+    wire.on("error", (error: Error) => errors.push(error));
+    await waitFor(() => errors.length === 1, { timeoutMs: 5_000 });
+    expect(errors[0]?.message).toMatch(/PDU length/);
+    expect(received.map((p) => p.sequence_number)).toEqual([1]);
+  });
+});

@@ -1,0 +1,197 @@
+/**
+ * Shiri's direct path for the PDUs of every message (src/smpp/pdu-codec.ts) against node-smpp's
+ * own codec: the same bytes for every submit_sm Shiri writes, the same message for every
+ * deliver_sm and submit_sm_resp it reads, whichever path a PDU takes.
+ */
+import smpp, { type PDU, type PduOptions } from "smpp";
+import { describe, expect, it } from "vitest";
+import {
+  decodePdu,
+  encodePdu,
+  encodeSubmitSm,
+  type SubmitSmFields,
+  smppTime,
+} from "../../src/smpp/pdu-codec.ts";
+import { toDeliverSm } from "../../src/smpp/session.ts";
+
+/** The same submit as node-smpp's options, the way session.ts built them before. */
+function asNodeSmppOptions(fields: SubmitSmFields, validity?: string | Date): PduOptions {
+  const { udh, short_message, validity_period, ...rest } = fields;
+  return {
+    ...rest,
+    short_message: udh ? { udh, message: short_message } : short_message,
+    ...(validity !== undefined ? { validity_period: validity } : {}),
+  };
+}
+
+const UDH = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x02, 0x01]);
+const base: SubmitSmFields = {
+  source_addr_ton: 5,
+  source_addr_npi: 0,
+  source_addr: "SHIRI",
+  dest_addr_ton: 1,
+  dest_addr_npi: 1,
+  destination_addr: "263771234567",
+  registered_delivery: 1,
+  data_coding: 0,
+  short_message: Buffer.from("Mhoro, your code is 4821"),
+};
+
+describe("encodeSubmitSm", () => {
+  const cases: Array<[string, SubmitSmFields, (string | Date)?]> = [
+    ["a plain GSM submit", base, undefined],
+    ["a numeric sender", { ...base, source_addr_ton: 1, source_addr_npi: 1, source_addr: "263771000000" }],
+    [
+      "UCS-2, no receipt",
+      { ...base, data_coding: 8, registered_delivery: 0, short_message: Buffer.alloc(140, 0x41) },
+    ],
+    ["an empty message", { ...base, short_message: Buffer.alloc(0) }],
+    ["a UDH segment", { ...base, udh: UDH, short_message: Buffer.alloc(153, 0x61) }],
+    ["an empty UDH", { ...base, udh: Buffer.alloc(0) }],
+    [
+      "a SAR segment",
+      {
+        ...base,
+        sar_msg_ref_num: 0xbeef,
+        sar_total_segments: 3,
+        sar_segment_seqnum: 2,
+        short_message: Buffer.alloc(153, 0x62),
+      },
+    ],
+    ["a relative validity", { ...base, validity_period: "000001020304000R" }, "000001020304000R"],
+    [
+      "an absolute validity",
+      { ...base, validity_period: smppTime(new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654))) },
+      new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654)),
+    ],
+    ["a sender with a non-ASCII character", { ...base, source_addr: "Shirí" }],
+  ];
+  for (const [name, fields, validity] of cases) {
+    it(`writes node-smpp's bytes: ${name}`, () => {
+      const theirs = new smpp.PDU("submit_sm", {
+        ...asNodeSmppOptions(fields, validity),
+        sequence_number: 0x1234,
+      }).toBuffer();
+      expect(encodeSubmitSm(fields, 0x1234).toString("hex")).toBe(theirs.toString("hex"));
+    });
+  }
+
+  it("refuses user data over 255 octets, as node-smpp does", () => {
+    const fields = { ...base, udh: UDH, short_message: Buffer.alloc(250) };
+    expect(() => new smpp.PDU("submit_sm", asNodeSmppOptions(fields)).toBuffer()).toThrow();
+    expect(() => encodeSubmitSm(fields, 1)).toThrow(RangeError);
+  });
+});
+
+/** A deliver_sm written by node-smpp. */
+function deliverSm(options: PduOptions): Buffer {
+  return new smpp.PDU("deliver_sm", {
+    source_addr_ton: 1,
+    source_addr_npi: 1,
+    source_addr: "263771234567",
+    dest_addr_ton: 5,
+    dest_addr_npi: 0,
+    destination_addr: "SHIRI",
+    esm_class: 0x04,
+    data_coding: 0,
+    sequence_number: 77,
+    ...options,
+  }).toBuffer();
+}
+
+const RECEIPT_TEXT =
+  "id:1234567890 sub:001 dlvrd:001 submit date:2611251412 done date:2611251413 stat:DELIVRD err:000 text:Mhoro";
+
+/** What Shiri reads of a PDU, and how it answers it. */
+function readBoth(bytes: Buffer): { ours: PDU; theirs: PDU } {
+  return { ours: decodePdu(bytes), theirs: new smpp.PDU(bytes) };
+}
+
+describe("decodePdu: deliver_sm", () => {
+  const cases: Array<[string, PduOptions]> = [
+    [
+      "a receipt with every TLV Shiri reads",
+      {
+        short_message: RECEIPT_TEXT,
+        receipted_message_id: "499602d2",
+        message_state: 2,
+        network_error_code: Buffer.from([0x03, 0x00, 0x01]),
+        user_message_reference: 0x0102,
+      },
+    ],
+    ["a receipt with no TLV", { short_message: RECEIPT_TEXT }],
+    ["an intermediate notification", { esm_class: 0x20, short_message: RECEIPT_TEXT, message_state: 1 }],
+    ["data_coding 0xF0", { data_coding: 0xf0, short_message: Buffer.from(RECEIPT_TEXT, "latin1") }],
+    [
+      "every octet in the default alphabet",
+      { short_message: Buffer.from(Array.from({ length: 255 }, (_, i) => i)) },
+    ],
+    [
+      "escapes of the extension table",
+      {
+        short_message: Buffer.from([0x1b, 0x14, 0x1b, 0x28, 0x1b, 0x29, 0x1b, 0x65, 0x1b, 0x1b, 0x3c, 0x1b]),
+      },
+    ],
+    ["an empty short_message", { short_message: Buffer.alloc(0) }],
+    ["a mobile-originated message", { esm_class: 0, short_message: "Mhoro Shiri" }],
+    // The ones left to node-smpp:
+    ["a UDH", { esm_class: 0x40, short_message: { udh: UDH, message: Buffer.from("part one") } }],
+    ["UCS-2", { data_coding: 8, short_message: Buffer.from("00480069", "hex") }],
+    ["Latin-1", { data_coding: 3, short_message: Buffer.from("café", "latin1") }],
+    ["message_payload", { short_message: Buffer.alloc(0), message_payload: Buffer.from(RECEIPT_TEXT) }],
+    ["an unknown TLV", { short_message: RECEIPT_TEXT, more_messages_to_send: 1 }],
+    ["a validity period", { short_message: RECEIPT_TEXT, validity_period: "000001000000000R" }],
+  ];
+  for (const [name, options] of cases) {
+    it(`reads what node-smpp reads: ${name}`, () => {
+      const { ours, theirs } = readBoth(deliverSm(options));
+      expect(ours.command).toBe("deliver_sm");
+      expect(ours.sequence_number).toBe(77);
+      expect(ours.isResponse()).toBe(false);
+      expect(toDeliverSm(ours)).toEqual(toDeliverSm(theirs));
+      for (const status of [0, 0x64]) {
+        const answer = ours.response({ command_status: status });
+        expect(encodePdu(answer).toString("hex")).toBe(
+          theirs.response({ command_status: status }).toBuffer().toString("hex"),
+        );
+      }
+    });
+  }
+
+  it("reads a truncated deliver_sm as node-smpp does", () => {
+    const whole = deliverSm({ short_message: RECEIPT_TEXT });
+    const cut = Buffer.from(whole.subarray(0, 40));
+    cut.writeUInt32BE(cut.length, 0);
+    const { ours, theirs } = readBoth(cut);
+    expect(toDeliverSm(ours)).toEqual(toDeliverSm(theirs));
+  });
+});
+
+describe("decodePdu: submit_sm_resp and the rest", () => {
+  it("reads a submit_sm_resp's message_id and status", () => {
+    for (const [status, id] of [
+      [0, "499602d2"],
+      [0, ""],
+      [0x58, ""],
+    ] as const) {
+      const bytes = new smpp.PDU("submit_sm_resp", {
+        command_status: status,
+        message_id: id,
+        sequence_number: 9,
+      }).toBuffer();
+      const { ours, theirs } = readBoth(bytes);
+      for (const field of ["command", "command_id", "command_status", "sequence_number", "message_id"])
+        expect(ours[field]).toEqual(theirs[field]);
+      expect(ours.isResponse()).toBe(true);
+    }
+  });
+
+  it("leaves other PDUs to node-smpp", () => {
+    const bytes = new smpp.PDU("enquire_link", { sequence_number: 5 }).toBuffer();
+    const pdu = decodePdu(bytes);
+    expect(pdu.command).toBe("enquire_link");
+    expect(encodePdu(pdu.response()).toString("hex")).toBe(
+      new smpp.PDU("enquire_link_resp", { sequence_number: 5 }).toBuffer().toString("hex"),
+    );
+  });
+});
