@@ -7,6 +7,7 @@ import net, { type AddressInfo } from "node:net";
 import smpp, { type PDU } from "smpp";
 import { afterEach, describe, expect, it } from "vitest";
 import { OutgoingSubmit, SmppWire } from "../../src/smpp/wire.ts";
+import { deliverSmBytes, receiptText, SUBMIT_FIELDS } from "../support/pdus.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 const cleanups: (() => void)[] = [];
@@ -27,18 +28,13 @@ async function connected(onSocket: (socket: net.Socket) => void): Promise<SmppWi
   return wire;
 }
 
-function receipt(sequence: number): Buffer {
-  return new smpp.PDU("deliver_sm", {
-    source_addr: "263771234567",
-    destination_addr: "SHIRI",
-    esm_class: 0x04,
-    data_coding: 0,
-    short_message: `id:${sequence} sub:001 dlvrd:001 submit date:2611251412 done date:2611251413 stat:DELIVRD err:000 text:`,
+const receipt = (sequence: number): Buffer =>
+  deliverSmBytes({
+    short_message: receiptText(sequence),
     receipted_message_id: String(sequence),
     message_state: 2,
     sequence_number: sequence,
-  }).toBuffer();
-}
+  });
 
 describe("SmppWire", () => {
   it("puts PDUs cut at every byte, and many in one chunk, back together in order", async () => {
@@ -82,17 +78,7 @@ describe("SmppWire", () => {
   it("numbers its requests from 1 and leaves a response's number as it is", async () => {
     const chunks: Buffer[] = [];
     const wire = await connected((socket) => socket.on("data", (chunk: Buffer) => chunks.push(chunk)));
-    const submit = new OutgoingSubmit({
-      source_addr_ton: 5,
-      source_addr_npi: 0,
-      source_addr: "SHIRI",
-      dest_addr_ton: 1,
-      dest_addr_npi: 1,
-      destination_addr: "263771234567",
-      registered_delivery: 1,
-      data_coding: 0,
-      short_message: Buffer.from("Mhoro"),
-    });
+    const submit = new OutgoingSubmit(SUBMIT_FIELDS);
     const enquire = new smpp.PDU("enquire_link", {});
     const answer = new smpp.PDU("deliver_sm_resp", { sequence_number: 42 });
     expect(wire.send(submit)).toBe(true);

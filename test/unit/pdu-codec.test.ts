@@ -13,6 +13,7 @@ import {
   smppTime,
 } from "../../src/smpp/pdu-codec.ts";
 import { toDeliverSm } from "../../src/smpp/session.ts";
+import { deliverSmBytes, receiptText, SUBMIT_FIELDS } from "../support/pdus.ts";
 
 /** The same submit as node-smpp's options, the way session.ts built them before. */
 function asNodeSmppOptions(fields: SubmitSmFields, validity?: string | Date): PduOptions {
@@ -25,46 +26,37 @@ function asNodeSmppOptions(fields: SubmitSmFields, validity?: string | Date): Pd
 }
 
 const UDH = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x02, 0x01]);
-const base: SubmitSmFields = {
-  source_addr_ton: 5,
-  source_addr_npi: 0,
-  source_addr: "SHIRI",
-  dest_addr_ton: 1,
-  dest_addr_npi: 1,
-  destination_addr: "263771234567",
-  registered_delivery: 1,
-  data_coding: 0,
-  short_message: Buffer.from("Mhoro, your code is 4821"),
-};
-
 describe("encodeSubmitSm", () => {
   const cases: Array<[string, SubmitSmFields, (string | Date)?]> = [
-    ["a plain GSM submit", base, undefined],
-    ["a numeric sender", { ...base, source_addr_ton: 1, source_addr_npi: 1, source_addr: "263771000000" }],
+    ["a plain GSM submit", SUBMIT_FIELDS, undefined],
+    [
+      "a numeric sender",
+      { ...SUBMIT_FIELDS, source_addr_ton: 1, source_addr_npi: 1, source_addr: "263771000000" },
+    ],
     [
       "UCS-2, no receipt",
-      { ...base, data_coding: 8, registered_delivery: 0, short_message: Buffer.alloc(140, 0x41) },
+      { ...SUBMIT_FIELDS, data_coding: 8, registered_delivery: 0, short_message: Buffer.alloc(140, 0x41) },
     ],
-    ["an empty message", { ...base, short_message: Buffer.alloc(0) }],
-    ["a UDH segment", { ...base, udh: UDH, short_message: Buffer.alloc(153, 0x61) }],
-    ["an empty UDH", { ...base, udh: Buffer.alloc(0) }],
+    ["an empty message", { ...SUBMIT_FIELDS, short_message: Buffer.alloc(0) }],
+    ["a UDH segment", { ...SUBMIT_FIELDS, udh: UDH, short_message: Buffer.alloc(153, 0x61) }],
+    ["an empty UDH", { ...SUBMIT_FIELDS, udh: Buffer.alloc(0) }],
     [
       "a SAR segment",
       {
-        ...base,
+        ...SUBMIT_FIELDS,
         sar_msg_ref_num: 0xbeef,
         sar_total_segments: 3,
         sar_segment_seqnum: 2,
         short_message: Buffer.alloc(153, 0x62),
       },
     ],
-    ["a relative validity", { ...base, validity_period: "000001020304000R" }, "000001020304000R"],
+    ["a relative validity", { ...SUBMIT_FIELDS, validity_period: "000001020304000R" }, "000001020304000R"],
     [
       "an absolute validity",
-      { ...base, validity_period: smppTime(new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654))) },
+      { ...SUBMIT_FIELDS, validity_period: smppTime(new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654))) },
       new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654)),
     ],
-    ["a sender with a non-ASCII character", { ...base, source_addr: "Shirí" }],
+    ["a sender with a non-ASCII character", { ...SUBMIT_FIELDS, source_addr: "Shirí" }],
   ];
   for (const [name, fields, validity] of cases) {
     it(`writes node-smpp's bytes: ${name}`, () => {
@@ -77,30 +69,13 @@ describe("encodeSubmitSm", () => {
   }
 
   it("refuses user data over 255 octets, as node-smpp does", () => {
-    const fields = { ...base, udh: UDH, short_message: Buffer.alloc(250) };
+    const fields = { ...SUBMIT_FIELDS, udh: UDH, short_message: Buffer.alloc(250) };
     expect(() => new smpp.PDU("submit_sm", asNodeSmppOptions(fields)).toBuffer()).toThrow();
     expect(() => encodeSubmitSm(fields, 1)).toThrow(RangeError);
   });
 });
 
-/** A deliver_sm written by node-smpp. */
-function deliverSm(options: PduOptions): Buffer {
-  return new smpp.PDU("deliver_sm", {
-    source_addr_ton: 1,
-    source_addr_npi: 1,
-    source_addr: "263771234567",
-    dest_addr_ton: 5,
-    dest_addr_npi: 0,
-    destination_addr: "SHIRI",
-    esm_class: 0x04,
-    data_coding: 0,
-    sequence_number: 77,
-    ...options,
-  }).toBuffer();
-}
-
-const RECEIPT_TEXT =
-  "id:1234567890 sub:001 dlvrd:001 submit date:2611251412 done date:2611251413 stat:DELIVRD err:000 text:Mhoro";
+const RECEIPT_TEXT = receiptText(1234567890);
 
 /** What Shiri reads of a PDU, and how it answers it. */
 function readBoth(bytes: Buffer): { ours: PDU; theirs: PDU } {
@@ -144,7 +119,7 @@ describe("decodePdu: deliver_sm", () => {
   ];
   for (const [name, options] of cases) {
     it(`reads what node-smpp reads: ${name}`, () => {
-      const { ours, theirs } = readBoth(deliverSm(options));
+      const { ours, theirs } = readBoth(deliverSmBytes(options));
       expect(ours.command).toBe("deliver_sm");
       expect(ours.sequence_number).toBe(77);
       expect(ours.isResponse()).toBe(false);
@@ -159,7 +134,7 @@ describe("decodePdu: deliver_sm", () => {
   }
 
   it("reads a truncated deliver_sm as node-smpp does", () => {
-    const whole = deliverSm({ short_message: RECEIPT_TEXT });
+    const whole = deliverSmBytes({ short_message: RECEIPT_TEXT });
     const cut = Buffer.from(whole.subarray(0, 40));
     cut.writeUInt32BE(cut.length, 0);
     const { ours, theirs } = readBoth(cut);
