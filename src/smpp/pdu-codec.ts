@@ -205,7 +205,7 @@ export interface SubmitSmFields {
   short_message: Buffer;
   /** User data header with its length octet: prepended to short_message, with UDHI set. */
   udh?: Buffer;
-  /** Already in SMPP's time form (relative, or smppTime's absolute one). */
+  /** Already in SMPP's time form (validityPeriod). */
   validity_period?: string;
   sar_msg_ref_num?: number;
   sar_total_segments?: number;
@@ -284,17 +284,32 @@ export function encodePdu(pdu: PDU): Buffer {
   return out;
 }
 
-/** An absolute validity_period as node-smpp writes a Date: YYMMDDhhmmsst00+, in UTC. */
-export function smppTime(value: Date): string {
-  const two = (n: number) => String(n).padStart(2, "0");
+const two = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * A validity_period in SMPP's time form: seconds from submission as a relative time
+ * ("YYMMDDhhmmss000R", capped at 99 days), a Date as node-smpp writes one (the absolute
+ * "YYMMDDhhmmsst00+", in UTC).
+ */
+export function validityPeriod(validity: number | Date): string {
+  if (typeof validity === "number") {
+    const s = Math.min(Math.max(0, Math.floor(validity)), 99 * 86_400 - 1);
+    const [d, h, m, sec] = [
+      Math.floor(s / 86_400),
+      Math.floor((s % 86_400) / 3600),
+      Math.floor((s % 3600) / 60),
+      s % 60,
+    ];
+    return `0000${two(d)}${two(h)}${two(m)}${two(sec)}000R`;
+  }
   return (
-    String(value.getUTCFullYear()).slice(-2) +
-    two(value.getUTCMonth() + 1) +
-    two(value.getUTCDate()) +
-    two(value.getUTCHours()) +
-    two(value.getUTCMinutes()) +
-    two(value.getUTCSeconds()) +
-    String(value.getUTCMilliseconds()).padStart(3, "0").slice(0, 1) +
+    String(validity.getUTCFullYear()).slice(-2) +
+    two(validity.getUTCMonth() + 1) +
+    two(validity.getUTCDate()) +
+    two(validity.getUTCHours()) +
+    two(validity.getUTCMinutes()) +
+    two(validity.getUTCSeconds()) +
+    String(validity.getUTCMilliseconds()).padStart(3, "0").slice(0, 1) +
     "00+"
   );
 }

@@ -9,7 +9,7 @@ import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
 import type { LinkEvent, LinkLossReason } from "./link-events.ts";
-import { type SubmitSmFields, smppTime } from "./pdu-codec.ts";
+import { type SubmitSmFields, validityPeriod } from "./pdu-codec.ts";
 import { type Outgoing, OutgoingSubmit, SmppWire } from "./wire.ts";
 
 export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
@@ -189,19 +189,6 @@ function num(v: unknown): number {
 function backoff(attempt: number, initialMs: number, maxMs: number): number {
   const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
   return ceiling / 2 + (Math.random() * ceiling) / 2;
-}
-
-/** SMPP relative time "YYMMDDhhmmss000R", capped at 99 days. */
-function relativeValidity(seconds: number): string {
-  const s = Math.min(Math.max(0, Math.floor(seconds)), 99 * 86_400 - 1);
-  const two = (n: number) => String(n).padStart(2, "0");
-  const [d, h, m, sec] = [
-    Math.floor(s / 86_400),
-    Math.floor((s % 86_400) / 3600),
-    Math.floor((s % 3600) / 60),
-    s % 60,
-  ];
-  return `0000${two(d)}${two(h)}${two(m)}${two(sec)}000R`;
 }
 
 function decodeText(sm: unknown): { text: string; udh: Buffer[] } {
@@ -646,9 +633,7 @@ export class SmppSession {
       fields.sar_total_segments = p.sar.total;
       fields.sar_segment_seqnum = p.sar.seq;
     }
-    if (p.validity !== undefined)
-      fields.validity_period =
-        typeof p.validity === "number" ? relativeValidity(p.validity) : smppTime(p.validity);
+    if (p.validity !== undefined) fields.validity_period = validityPeriod(p.validity);
     return fields;
   }
 

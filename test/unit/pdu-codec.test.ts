@@ -10,7 +10,7 @@ import {
   encodePdu,
   encodeSubmitSm,
   type SubmitSmFields,
-  smppTime,
+  validityPeriod,
 } from "../../src/smpp/pdu-codec.ts";
 import { toDeliverSm } from "../../src/smpp/session.ts";
 import { deliverSmBytes, receiptText, SUBMIT_FIELDS } from "../support/pdus.ts";
@@ -50,10 +50,14 @@ describe("encodeSubmitSm", () => {
         short_message: Buffer.alloc(153, 0x62),
       },
     ],
-    ["a relative validity", { ...SUBMIT_FIELDS, validity_period: "000001020304000R" }, "000001020304000R"],
+    [
+      "a relative validity",
+      { ...SUBMIT_FIELDS, validity_period: validityPeriod(93_784) },
+      "000001020304000R",
+    ],
     [
       "an absolute validity",
-      { ...SUBMIT_FIELDS, validity_period: smppTime(new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654))) },
+      { ...SUBMIT_FIELDS, validity_period: validityPeriod(new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654))) },
       new Date(Date.UTC(2026, 10, 25, 9, 8, 7, 654)),
     ],
     ["a sender with a non-ASCII character", { ...SUBMIT_FIELDS, source_addr: "Shirí" }],
