@@ -10,7 +10,8 @@
  */
 import smpp, { type PDU } from "smpp";
 
-const HEADER_BYTES = 16;
+/** command_length, command_id, command_status and sequence_number. */
+export const HEADER_BYTES = 16;
 const SUBMIT_SM = 0x00000004;
 const SUBMIT_SM_RESP = 0x80000004;
 const DELIVER_SM = 0x00000005;
@@ -45,17 +46,16 @@ function blankPdu(): PDU {
 /** One whole PDU (command_length included) as node-smpp would make it. */
 export function decodePdu(bytes: Buffer): PDU {
   const commandId = bytes.readUInt32BE(4);
-  const status = bytes.readUInt32BE(8);
-  if (commandId === SUBMIT_SM_RESP) return decodeSubmitSmResp(bytes, status);
+  if (commandId === SUBMIT_SM_RESP) return decodeSubmitSmResp(bytes);
   if (commandId === DELIVER_SM) return decodeDeliverSm(bytes) ?? new smpp.PDU(bytes);
   return new smpp.PDU(bytes);
 }
 
-function decodeSubmitSmResp(bytes: Buffer, status: number): PDU {
+function decodeSubmitSmResp(bytes: Buffer): PDU {
   const pdu = blankPdu();
   pdu.command_length = bytes.readUInt32BE(0);
   pdu.command_id = SUBMIT_SM_RESP;
-  pdu.command_status = status;
+  pdu.command_status = bytes.readUInt32BE(8);
   pdu.sequence_number = bytes.readUInt32BE(12);
   pdu.command = "submit_sm_resp";
   // node-smpp reads the body only when there is one (an error answer may come without).

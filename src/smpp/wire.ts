@@ -1,11 +1,10 @@
 import { EventEmitter } from "node:events";
 import net from "node:net";
 import type { PDU } from "smpp";
-import { decodePdu, encodePdu, encodeSubmitSm, type SubmitSmFields } from "./pdu-codec.ts";
+import { decodePdu, encodePdu, encodeSubmitSm, HEADER_BYTES, type SubmitSmFields } from "./pdu-codec.ts";
 
 /** node-smpp's PDU.maxLength: a longer command_length is a framing error. */
 const MAX_PDU_BYTES = 16_384;
-const HEADER_BYTES = 16;
 const LAST_SEQUENCE_NUMBER = 0x7fffffff;
 
 /** A submit_sm given by its fields, encoded by pdu-codec.ts when it is written. */
@@ -43,13 +42,12 @@ export class SmppWire extends EventEmitter {
   /** False (and nothing written) when the socket is not writable. Numbers requests as node-smpp does. */
   send(pdu: Outgoing, sent?: () => void): boolean {
     if (!this.socket.writable) return false;
-    const request = pdu instanceof OutgoingSubmit || !pdu.isResponse();
-    if (request && !pdu.sequence_number) {
+    const submit = pdu instanceof OutgoingSubmit;
+    if ((submit || !pdu.isResponse()) && !pdu.sequence_number) {
       if (this.sequence === LAST_SEQUENCE_NUMBER) this.sequence = 0;
       pdu.sequence_number = ++this.sequence;
     }
-    const bytes =
-      pdu instanceof OutgoingSubmit ? encodeSubmitSm(pdu.fields, pdu.sequence_number) : encodePdu(pdu);
+    const bytes = submit ? encodeSubmitSm(pdu.fields, pdu.sequence_number) : encodePdu(pdu);
     this.socket.write(bytes, sent && (() => sent()));
     return true;
   }
