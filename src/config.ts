@@ -68,6 +68,12 @@ const envSchema = z.object({
   DISPATCH_BATCH_SIZE: intFromEnv(50),
   /** Hours a message may wait for its carrier; fractions allowed (0.001 is 3.6 s, for tests). */
   MESSAGE_VALIDITY_HOURS: z.coerce.number().positive().default(24),
+  /**
+   * The nice value a `--role worker` process gives itself at start (0: none). Where it shares a
+   * machine with an API, the API then has the CPU first: its requests wait less, and the worker,
+   * which runs less often, finds bigger batches that cost less a message (bench/RESULTS.md).
+   */
+  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(5),
   /** Idle wait between polls of an empty dispatch queue. */
   DISPATCH_POLL_MS: intFromEnv(50),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */

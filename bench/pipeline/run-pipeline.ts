@@ -5,6 +5,7 @@
  * message.delivered callbacks. Measures intake, end to end, callback latency and CPU per message,
  * and checks that every destination was submitted once and every callback received once.
  */
+import { getPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import { OPERATORS } from "../../carriers/index.ts";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
@@ -122,6 +123,8 @@ export async function runPipeline(
       workers.push(started);
     }
     const worker = workers[0] as ShiriProcess;
+    // What WORKER_NICE gave it (inherited from this environment, 5 unless set).
+    const workerNice = getPriority(worker.pid);
     const apis = [env.api];
     for (let i = 1; i < plan.apis; i++) {
       const started = await startShiriProcess({ role: "api", databaseUrl: env.db.url, env: serviceEnv });
@@ -349,7 +352,7 @@ export async function runPipeline(
             }
           : {}),
         postgres: `${env.db.version} (${env.db.source})`,
-        processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver in the bench`,
+        processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator, nice ${workerNice}), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver in the bench`,
         webhook_events: webhook.events,
         webhook_batch_size: webhook.batchSize,
         receipted_message_id: probe.mode,

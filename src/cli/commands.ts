@@ -6,6 +6,7 @@ import { createLogger } from "../logger.ts";
 import type { Role } from "../service.ts";
 import { ADMIN_COMMANDS } from "./admin.ts";
 import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
+import { lowerWorkerPriority } from "./worker-priority.ts";
 
 /**
  * Every `shiri` command, in the order `shiri --help` lists them. Adding a command is adding an
@@ -18,6 +19,8 @@ async function start(args: ParsedArgs): Promise<void> {
   const role = (stringOption(args, "role") ?? "all") as Role;
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
+  // Before the service starts, so that the threads it starts inherit the priority.
+  if (role === "worker") lowerWorkerPriority(config.WORKER_NICE, logger);
   // Loaded here, not at the top: the whole service takes seconds to import, which every other command would pay.
   const { startService } = await import("../service.ts");
   const service = await startService(config, logger, role);

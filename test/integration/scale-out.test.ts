@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { getPriority } from "node:os";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ShiriProcess, startShiriProcess } from "../../bench/lib/shiri-process.ts";
@@ -19,12 +20,14 @@ import { waitFor } from "../support/wait-for.ts";
  * SIGKILLed mid-run: the other takes its netone slot once the lease runs out and finishes the
  * work, every message is delivered, is submitted once (but what was on the wire at the kill)
  * and billed once, and `shiri audit` is clean. A key revoked through one API is refused by the
- * other on the very next request.
+ * other on the very next request. The workers run at the nice value WORKER_NICE gives them.
  */
 const ECONET_TPS = 40;
 const NETONE_TPS = 30;
 const PER_OPERATOR = 100;
 const MAX_BINDS: Record<Operator, number> = { econet: 2, netone: 1, telecel: 1 };
+/** Not the default (5), so that the workers' nice value is seen to come from the setting. */
+const WORKER_NICE = 7;
 
 let db: TestDatabase;
 let sql: pg.Client;
@@ -77,6 +80,7 @@ beforeAll(async () => {
     QUEUE_SUPERVISE_SECONDS: "1",
     // Four processes on a Postgres other tests share: 2 pooled connections each (plus pg-boss's).
     PG_POOL_MAX: "2",
+    WORKER_NICE: String(WORKER_NICE),
   });
   const start = (role: "api" | "worker") =>
     startShiriProcess({ role, databaseUrl: db.url, env, readyTimeoutMs: 60_000 });
@@ -137,6 +141,13 @@ async function sendAll(to: readonly string[], concurrency: number): Promise<Map<
 }
 
 describe("two APIs and two workers on one database", () => {
+  it("runs the workers at WORKER_NICE and the APIs at the priority they were started with", () => {
+    // A child starts at its parent's nice value; a worker only ever raises its own.
+    const started = getPriority();
+    for (const worker of workers) expect(getPriority(worker.pid)).toBe(Math.max(started, WORKER_NICE));
+    for (const api of apis) expect(getPriority(api.pid)).toBe(started);
+  });
+
   it("sees a key revoked through one API refused by the other at once", async () => {
     const [a, b] = apis as [ShiriProcess, ShiriProcess];
     const created = await fetch(`${a.base}/api/v1/api-tokens`, {

@@ -38,6 +38,14 @@ describe("configuration from the environment", () => {
     expect(() => loadConfig({ PORT: "-1" })).toThrow(ConfigError);
   });
 
+  it("takes a worker's nice value within what the system accepts, 5 unless set", () => {
+    expect(loadConfig({}).WORKER_NICE).toBe(5);
+    expect(loadConfig({ WORKER_NICE: "0" }).WORKER_NICE).toBe(0);
+    expect(loadConfig({ WORKER_NICE: "19" }).WORKER_NICE).toBe(19);
+    for (const bad of ["20", "-1", "2.5", "low"])
+      expect(() => loadConfig({ WORKER_NICE: bad }), bad).toThrow(ConfigError);
+  });
+
   it("refuses production without a database rather than fall back to the embedded one", () => {
     expect(() => loadConfig({ SHIRI_ENV: "production" })).toThrow(/SHIRI_ENV=production needs DATABASE_URL/);
     expect(() => loadConfig({ SHIRI_ENV: "production", DATABASE_URL: "" })).toThrow(ConfigError);
