@@ -230,12 +230,13 @@ export class Dispatcher {
       outcome.notDue = claim.notDue;
       this.count(outcome, claim.claimed);
       lease.settling();
+      let delivered: ReadonlySet<string> = new Set();
       try {
-        await this.settle(jobs, outcome, held, lease, recorder.written);
+        delivered = await this.settle(jobs, outcome, held, lease, recorder.written);
       } finally {
         // Receipts that came by another bind, or while the settle was open, were kept aside as
         // early receipts: matched now that the segments are committed, not at the next sweep.
-        await this.options.receipts.segmentsRecorded(outcome.acceptedParts);
+        await this.options.receipts.segmentsRecorded(outcome.acceptedParts, delivered);
       }
       for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part));
     } finally {
@@ -264,7 +265,8 @@ export class Dispatcher {
   /**
    * The batch's settle, tried a few times: what the carrier accepted must be recorded, or it
    * would be sent again. If it still fails, each job is settled on its own, so one job's trouble
-   * does not fail the others; a job whose settle fails is failed and runs again.
+   * does not fail the others; a job whose settle fails is failed and runs again. Returns the
+   * messages the settle delivered as it accepted them (none when it was settled job by job).
    */
   private async settle(
     batch: readonly { job: FetchedJob; messageIds: readonly string[] }[],
@@ -272,7 +274,7 @@ export class Dispatcher {
     held: HeldReceipts,
     lease: BatchLease,
     earlyRecorded: ReadonlyMap<string, string | null>,
-  ): Promise<void> {
+  ): Promise<ReadonlySet<string>> {
     const jobs = batch.map((j) => j.job);
     const { operator, logger, transact, boss } = this.options;
     const receipts = held.seal();
@@ -284,13 +286,13 @@ export class Dispatcher {
     const outageUntil = Date.now() + Math.max(SETTLE_OUTAGE_MIN_MS, this.options.lockSeconds * 1_000);
     for (let attempt = 0; ; attempt++) {
       try {
-        const { delivered, leaseLost } = await transact((tx) =>
+        const { delivered, deliveredAtAcceptance, leaseLost } = await transact((tx) =>
           settleBatch(tx, boss, operator, jobs, outcome, receipts, settleOptions, earlyRecorded),
         );
         held.committed();
         lease.lostAtSettle(leaseLost);
         this.observeDelivered(delivered);
-        return;
+        return new Set(deliveredAtAcceptance);
       } catch (err) {
         // Settling job by job only helps when one job is at fault, never while the database is
         // away; and stopping (say, the bind slot's lease lost to the same outage) is no reason to
@@ -319,6 +321,7 @@ export class Dispatcher {
         await failDispatchJobs(boss, operator, [job], String(err)).catch(() => {});
       }
     }
+    return new Set();
   }
 
   private observeDelivered(seconds: readonly number[]): void {

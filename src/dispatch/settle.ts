@@ -74,7 +74,8 @@ export async function recordParts(
  * took them, whoever holds the message now). A message whose lease was taken over by another run
  * (this run outlived its lease unrenewed) is not moved: it is returned in `leaseLost` and looked at
  * again by a job after a lease's length, which finds it final or claims it from what was recorded.
- * Returns those and the delivery latency, in seconds, of each message it delivered.
+ * Returns those, the delivery latency in seconds of each message it delivered, and the ids of
+ * those it delivered as it accepted them.
  */
 export async function settleBatch(
   tx: Tx,
@@ -86,7 +87,7 @@ export async function settleBatch(
   options: { batchSize: number; lockSeconds: number; owner: string },
   /** Segments recorded before the settle, with the receipt state each was recorded with. */
   earlyRecorded: ReadonlyMap<string, string | null> = new Map(),
-): Promise<{ delivered: number[]; leaseLost: string[] }> {
+): Promise<{ delivered: number[]; deliveredAtAcceptance: string[]; leaseLost: string[] }> {
   // A receipt for one segment is written with the segment; one that stands for the whole message
   // (a carrier that sends one per message) goes the ordinary way once every segment is recorded.
   const receiptFor = mostTelling(
@@ -104,6 +105,7 @@ export async function settleBatch(
   if (catchUp.length > 0) await applyReceipts(tx, operator, catchUp);
 
   const delivered: number[] = [];
+  const deliveredAtAcceptance: string[] = [];
   const leaseLost: string[] = [];
   if (outcome.succeeded.length > 0) {
     const partsOf = new Map<string, string[]>();
@@ -129,8 +131,11 @@ export async function settleBatch(
         rows.map((r) => r.id),
       ),
     );
-    const deliveredIds = rows.filter((r) => r.delivered).map((r) => r.id);
-    for (const _ of deliveredIds) delivered.push(0);
+    for (const row of rows)
+      if (row.delivered) {
+        deliveredAtAcceptance.push(row.id);
+        delivered.push(0);
+      }
     // The others are carried up from their segments' receipts, whichever way those came: held by
     // this batch, from an earlier run, or applied the ordinary way to a segment recorded while the
     // batch ran (when the message was not yet success). Delivered when every segment says so, else a
@@ -171,7 +176,7 @@ export async function settleBatch(
     await enqueueDispatch(boss, tx, [{ id, operator }], options.batchSize, sendAt);
 
   await completeDispatchJobs(boss, tx, operator, jobs);
-  return { delivered, leaseLost };
+  return { delivered, deliveredAtAcceptance, leaseLost };
 }
 
 /** The ids of `wanted` that are not among `moved`. */

@@ -80,14 +80,18 @@ export class ReceiptStage {
    * Those that came before the segments were recorded are matched now rather than at the sweep,
    * and the messages' delivery is looked at once more: a receipt applied the ordinary way while
    * the batch's settle was open may have seen the message not yet `success`, and the settle may
-   * not have seen that receipt.
+   * not have seen that receipt. Not the messages in `delivered`, which the settle delivered: a
+   * delivery is final.
    */
-  async segmentsRecorded(parts: readonly { messageId: string; smscId: string }[]): Promise<void> {
+  async segmentsRecorded(
+    parts: readonly { messageId: string; smscId: string }[],
+    delivered: ReadonlySet<string> = new Set(),
+  ): Promise<void> {
     const smscIds = parts.map((p) => p.smscId);
     this.registry.forget(smscIds);
     if (parts.length === 0) return;
     const { transact, operator, logger } = this.deps;
-    const messageIds = [...new Set(parts.map((p) => p.messageId))];
+    const messageIds = [...new Set(parts.map((p) => p.messageId))].filter((id) => !delivered.has(id));
     await transact(async (tx) => [
       ...(await applyEarlyReceipts(tx, operator, smscIds)),
       ...(await refreshDelivery(tx, messageIds)),

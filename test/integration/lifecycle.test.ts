@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
 import { withTransaction } from "../../src/db/pool.ts";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import {
@@ -13,7 +14,9 @@ import {
   refreshDelivery,
   TRANSITIONS,
 } from "../../src/lifecycle/index.ts";
+import { createLogger } from "../../src/logger.ts";
 import { applyReceipts } from "../../src/receipts/apply-receipts.ts";
+import { ReceiptStage } from "../../src/receipts/receipt-stage.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -380,6 +383,41 @@ describe("the message lifecycle", () => {
     // The stage's second look (receipt-stage.ts) delivers it.
     await tx((c) => refreshDelivery(c, applied.notYetAccepted));
     expect(await row(id)).toMatchObject({ status: "success", delivered: true });
+  });
+
+  it("the receipt stage looks again once a settle has committed, at the messages it did not deliver", async () => {
+    const stage = new ReceiptStage({
+      transact: tx,
+      operator: "econet",
+      settings: loadConfig({}).carriers.econet,
+      validityHours: 24,
+      logger: createLogger("silent"),
+      metrics: t.service.metrics,
+    });
+    // Both receipts came by another process's bind while the batch's settle was open, and the
+    // settle, slower than that process's own second look, saw neither.
+    const [missed, trusted] = [await send(), await send()];
+    for (const id of [missed, trusted]) {
+      const { owner } = await claimed(id);
+      await t.service.pool.query(
+        "INSERT INTO message_parts (message_id, part_no, operator, smsc_id) VALUES ($1, 1, 'econet', $2)",
+        [id, `open-${id}`],
+      );
+      await tx((c) => applyReceipts(c, "econet", [{ smscId: `open-${id}`, state: "DELIVRD" }]));
+      await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
+    }
+    // The settle says it delivered `trusted`: a delivery is final, so the stage does not look
+    // at it again (here it was not, which shows the look skipped).
+    await stage.segmentsRecorded(
+      [missed, trusted].map((id) => ({ messageId: id, smscId: `open-${id}` })),
+      new Set([trusted]),
+    );
+    expect(await row(missed)).toMatchObject({
+      status: "success",
+      operator_response: "DELIVRD",
+      delivered: true,
+    });
+    expect(await row(trusted)).toMatchObject({ status: "success", delivered: false });
   });
 
   it("the ledger still balances after every move above", async () => {
