@@ -142,3 +142,45 @@ describe("receipts in every shape", () => {
     expect(swept.applied).toBe(0);
   });
 });
+
+describe("receipts on a young table", () => {
+  it("find and update their segments by key before message_parts has any statistics", async () => {
+    // As on a new install: thousands of segments, never analysed (autovacuum kept away).
+    await pool.query("ALTER TABLE message_parts SET (autovacuum_enabled = false)");
+    await pool.query(
+      `WITH a AS (INSERT INTO accounts (id, name, currency) VALUES (gen_random_uuid(), 'young', 'USD') RETURNING id),
+            m AS (INSERT INTO messages (id, account_id, "to", body, sender_id, operator, encoding, segments, charge,
+                                        charge_currency, status, billing, received_at, created_at, accepted_at)
+                  SELECT gen_random_uuid(), a.id, '+26377' || (1000000 + i), 'x', 'SHIRI', 'econet', 'gsm7', 1, 450,
+                         'USD', 'success', 'captured', now(), now(), now()
+                    FROM a, generate_series(1, 5000) i
+                  RETURNING id, "to")
+       INSERT INTO message_parts (message_id, part_no, operator, smsc_id) SELECT id, 1, 'econet', 'young-' || "to" FROM m`,
+    );
+    const receipts = Array.from({ length: 40 }, (_, i) => ({
+      smscId: `young-+26377${1_002_000 + i}`,
+      state: "DELIVRD",
+    }));
+    // A connection of its own: the counts below are its session's, not yet sent to the server.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      // The plan a prepared statement settles on after its first runs, made now.
+      await client.query("SET plan_cache_mode = force_generic_plan");
+      await client.query("BEGIN");
+      const applied = await applyReceipts(client, "econet", receipts);
+      // This transaction's own reads of the table: rows read by scanning it, rows found by an index.
+      const { rows } = await client.query<{ scanned: number; indexed: number }>(
+        `SELECT seq_tup_read::int AS scanned, idx_tup_fetch::int AS indexed
+           FROM pg_stat_xact_user_tables WHERE relname = 'message_parts'`,
+      );
+      await client.query("COMMIT");
+      expect(applied).toMatchObject({ matched: 40, early: 0, duplicates: 0 });
+      expect(applied.delivered).toHaveLength(40);
+      expect(rows[0]?.scanned).toBe(0);
+      expect(rows[0]?.indexed).toBeGreaterThanOrEqual(40);
+    } finally {
+      await client.end();
+    }
+  });
+});
