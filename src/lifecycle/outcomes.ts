@@ -8,8 +8,7 @@ import { recordMessageEvents } from "../webhooks/events.ts";
  * (a lateral lookup), never found by joining the table with the list: judged by the rarity of
  * 'processing', the planner turned such a join into a scan of the whole table, or a nested loop
  * over the list for every row, per settle (200–450 ms for a batch of 1,000 over 30,000
- * messages). The lock (like the update that follows) leaves the foreign-key checks of concurrent
- * segment writes alone.
+ * messages).
  */
 const ownProcessing = (list: string, columns: string, owner: string) => `
   SELECT u.*, held.billing FROM unnest(${list}) AS u(${columns})

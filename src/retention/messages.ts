@@ -9,8 +9,8 @@ import type { Queryable } from "../db/pool.ts";
 
 /*
  * Only final messages (success or failed) whose charge is no longer held: a message that still
- * holds money is never deleted, whatever its age. Its parts go in the same statement (the foreign
- * key is checked at its end); its ledger rows stay (ledger_entries has no foreign key to messages).
+ * holds money is never deleted, whatever its age. Its parts go in the same statement; its ledger
+ * rows stay (no table has a foreign key to messages).
  */
 const DELETE_MESSAGES = `
   WITH doomed AS (
