@@ -35,7 +35,7 @@ const RANK = "CASE WHEN state = 'DELIVRD' THEN 0 WHEN state = ANY($7::text[]) TH
  * on the primary key. As plain joins, a plan made before the table had statistics hashed the whole
  * of message_parts twice a batch, and the prepared statement kept that plan as the table grew
  * (3–16 ms a batch at 5,000–15,000 segments). A plan made while the table is a page or two still
- * scans it, once, until the next ANALYZE has it planned again.
+ * scans it, until the next ANALYZE has it planned again.
  */
 const APPLY_RECEIPTS = `
   WITH given AS (
