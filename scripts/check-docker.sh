@@ -17,11 +17,8 @@ else
 fi
 env_file=$(mktemp)
 trap 'rm -f "$env_file"' EXIT
-# .env.example as an operator fills it in (the same values scripts/lib/compose.ts uses).
-sed -e 's/^\(POSTGRES_PASSWORD\|GRAFANA_ADMIN_PASSWORD\)=$/\1=s3cret/' \
-  -e 's|^ALERT_WEBHOOK_URL=$|ALERT_WEBHOOK_URL=https://oncall.example/alertmanager|' \
-  -e 's|^RUNBOOK_BASE_URL=$|RUNBOOK_BASE_URL=https://git.example/shiri/blob/main/docs/runbooks|' \
-  .env.example >"$env_file"
+# .env.example as an operator fills it in, as `npm run check:compose` reads it.
+node --import tsx scripts/filled-env.ts >"$env_file"
 "${compose[@]}" --env-file "$env_file" config --quiet
 echo "docker: docker compose config passed"
 version=$(node -p 'require("./package.json").version')

@@ -133,6 +133,17 @@ export function interpolate(
   return { value, names, missing };
 }
 
+/**
+ * .env.example as an operator fills it in: the required passwords and addresses set, everything
+ * else as documented. scripts/check-docker.sh hands the same file to `docker compose config`.
+ */
+export function filledIn(exampleText: string): string {
+  return exampleText
+    .replace(/^((?:POSTGRES|GRAFANA_ADMIN)_PASSWORD)=$/gm, "$1=s3cret")
+    .replace(/^ALERT_WEBHOOK_URL=$/m, "ALERT_WEBHOOK_URL=https://oncall.example/alertmanager")
+    .replace(/^RUNBOOK_BASE_URL=$/m, "RUNBOOK_BASE_URL=https://git.example/shiri/blob/main/docs/runbooks");
+}
+
 export function checkCompose(root: string): string[] {
   const problems: string[] = [];
   let doc: { [key: string]: Yaml };
@@ -141,13 +152,7 @@ export function checkCompose(root: string): string[] {
   const envExample = readEnvFile(exampleText);
   for (const [key, value] of envExample)
     if (/PASSWORD$/.test(key) && value !== "") problems.push(`.env.example: ${key} must be left empty`);
-  // As an operator fills it in: the required passwords and addresses set, everything else as documented.
-  const resolved = readEnvFile(
-    exampleText
-      .replace(/^((?:POSTGRES|GRAFANA_ADMIN)_PASSWORD)=$/gm, "$1=s3cret")
-      .replace(/^ALERT_WEBHOOK_URL=$/m, "ALERT_WEBHOOK_URL=https://oncall.example/alertmanager")
-      .replace(/^RUNBOOK_BASE_URL=$/m, "RUNBOOK_BASE_URL=https://git.example/shiri/blob/main/docs/runbooks"),
-  );
+  const resolved = readEnvFile(filledIn(exampleText));
   // Compose substitutes in values only, never in comments.
   const composeValues = composeText.replace(/^\s*#.*$/gm, "");
   const substituted = interpolate(composeValues, resolved);
