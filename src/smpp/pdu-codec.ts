@@ -38,9 +38,18 @@ function cstringAt(pdu: Buffer, at: number): string {
   return pdu.toString("ascii", at, end);
 }
 
-/** An empty PDU of node-smpp's class: its methods (isResponse, response) work on what is set on it. */
-function blankPdu(): PDU {
-  return Object.create(smpp.PDU.prototype) as PDU;
+/**
+ * A PDU of node-smpp's class holding only the header of `bytes`: its methods (isResponse,
+ * response) work on what is set on it.
+ */
+function pduWithHeader(bytes: Buffer, commandId: number, command: string): PDU {
+  const pdu = Object.create(smpp.PDU.prototype) as PDU;
+  pdu.command_length = bytes.readUInt32BE(0);
+  pdu.command_id = commandId;
+  pdu.command_status = bytes.readUInt32BE(8);
+  pdu.sequence_number = bytes.readUInt32BE(12);
+  pdu.command = command;
+  return pdu;
 }
 
 /** One whole PDU (command_length included) as node-smpp would make it. */
@@ -52,12 +61,7 @@ export function decodePdu(bytes: Buffer): PDU {
 }
 
 function decodeSubmitSmResp(bytes: Buffer): PDU {
-  const pdu = blankPdu();
-  pdu.command_length = bytes.readUInt32BE(0);
-  pdu.command_id = SUBMIT_SM_RESP;
-  pdu.command_status = bytes.readUInt32BE(8);
-  pdu.sequence_number = bytes.readUInt32BE(12);
-  pdu.command = "submit_sm_resp";
+  const pdu = pduWithHeader(bytes, SUBMIT_SM_RESP, "submit_sm_resp");
   // node-smpp reads the body only when there is one (an error answer may come without).
   if (bytes.length > HEADER_BYTES) pdu.message_id = cstringAt(bytes, HEADER_BYTES);
   return pdu;
@@ -82,12 +86,7 @@ class BodyReader {
 /** A receipt-shaped deliver_sm; null for any other, which node-smpp decodes. */
 function decodeDeliverSm(bytes: Buffer): PDU | null {
   const body = new BodyReader(bytes);
-  const pdu = blankPdu();
-  pdu.command_length = bytes.readUInt32BE(0);
-  pdu.command_id = DELIVER_SM;
-  pdu.command_status = bytes.readUInt32BE(8);
-  pdu.sequence_number = bytes.readUInt32BE(12);
-  pdu.command = "deliver_sm";
+  const pdu = pduWithHeader(bytes, DELIVER_SM, "deliver_sm");
   pdu.service_type = body.cstring();
   pdu.source_addr_ton = body.octet();
   pdu.source_addr_npi = body.octet();
@@ -192,14 +191,18 @@ function decodeGsm({ single, escaped }: GsmTables, bytes: Buffer, from: number, 
   return characters.toString("utf16le", 0, end);
 }
 
-/** The fields of a submit_sm as Shiri fills them (session.ts), and nothing else. */
-export interface SubmitSmFields {
+/** The source and destination of a submit_sm or deliver_sm, each with its TON and NPI. */
+export interface SmppAddresses {
   source_addr_ton: number;
   source_addr_npi: number;
   source_addr: string;
   dest_addr_ton: number;
   dest_addr_npi: number;
   destination_addr: string;
+}
+
+/** The fields of a submit_sm as Shiri fills them (session.ts), and nothing else. */
+export interface SubmitSmFields extends SmppAddresses {
   registered_delivery: number;
   data_coding: number;
   short_message: Buffer;

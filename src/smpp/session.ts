@@ -9,7 +9,7 @@ import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
 import type { LinkEvent, LinkLossReason } from "./link-events.ts";
-import { type SubmitSmFields, validityPeriod } from "./pdu-codec.ts";
+import { type SmppAddresses, type SubmitSmFields, validityPeriod } from "./pdu-codec.ts";
 import { type Outgoing, OutgoingSubmit, SmppWire } from "./wire.ts";
 
 export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
@@ -83,14 +83,8 @@ export interface DeliverSmTlvs {
   user_message_reference?: number;
 }
 
-export interface DeliverSm {
+export interface DeliverSm extends SmppAddresses {
   service_type: string;
-  source_addr_ton: number;
-  source_addr_npi: number;
-  source_addr: string;
-  dest_addr_ton: number;
-  dest_addr_npi: number;
-  destination_addr: string;
   esm_class: number;
   data_coding: number;
   /** Decoded by data_coding; message_payload's text when short_message is empty. */

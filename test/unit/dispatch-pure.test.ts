@@ -7,6 +7,7 @@ import { retryDelaySeconds } from "../../src/dispatch/settle.ts";
 import { decodeUcs2 } from "../../src/domain/segments.ts";
 import { readReceipt } from "../../src/receipts/read-receipt.ts";
 import type { DeliverSm } from "../../src/smpp/session.ts";
+import { RECEIPT_ADDRESSES } from "../support/pdus.ts";
 
 const message = (body: string, sender = "SHIRI") => ({
   id: "a1b2c3d4-0000-4000-8000-000000000000",
@@ -115,12 +116,7 @@ describe("retryDelaySeconds", () => {
 describe("readReceipt", () => {
   const pdu = (over: Partial<DeliverSm>): DeliverSm => ({
     service_type: "",
-    source_addr_ton: 1,
-    source_addr_npi: 1,
-    source_addr: "263771234567",
-    dest_addr_ton: 5,
-    dest_addr_npi: 0,
-    destination_addr: "SHIRI",
+    ...RECEIPT_ADDRESSES,
     esm_class: 0x04,
     data_coding: 0,
     short_message:
