@@ -13,6 +13,7 @@ import { SENDER } from "../dispatch-lib/harness.ts";
 import { startPgSampler } from "../dispatch-lib/pg-sampler.ts";
 import { latencySummary, percentile } from "../dispatch-lib/stats.ts";
 import { Cleanup } from "../lib/cleanup.ts";
+import { type CpuBudget, cpuBudget } from "../lib/cpu-budget.ts";
 import { knob } from "../lib/knob.ts";
 import { benchRateLimits } from "../lib/rate-limits.ts";
 import { round } from "../lib/report.ts";
@@ -56,6 +57,12 @@ export interface PipelinePlan {
    * worker).
    */
   carrier?: { answerDelayMs: number; windowSize: number; maxBinds: number };
+  /**
+   * Each API process held to this many thousandths of a core (bench/lib/cpu-budget.ts), as a
+   * replica with a CPU limit is: the API, not the machine, is then the limit.
+   * BENCH_PIPELINE_API_MILLICORES sets another.
+   */
+  apiMillicores?: number;
 }
 
 /** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1, the load FIRST_SUBSCRIBER on. */
@@ -131,6 +138,18 @@ export async function runPipeline(
       cleanup.add(started.stop);
       apis.push(started);
     }
+    const budgets: CpuBudget[] = [];
+    const apiMillicores =
+      plan.apiMillicores === undefined
+        ? undefined
+        : knob("BENCH_PIPELINE_API_MILLICORES", plan.apiMillicores, 50, 1_000);
+    if (apiMillicores !== undefined)
+      for (const [i, api] of apis.entries()) {
+        const budget = cpuBudget(`api${i + 1}`, apiMillicores);
+        cleanup.add(async () => budget.release());
+        budget.confine(api.pid);
+        budgets.push(budget);
+      }
     await sink.waitForBinds(OPERATORS.length * plan.workers, 30_000);
     const receiver = await startWebhookReceiver();
     cleanup.add(() => receiver.stop());
@@ -154,6 +173,7 @@ export async function runPipeline(
     // Measured from here.
     const shiriPids = [...apis, ...workers].map((p) => p.pid);
     const shiriBefore = shiriPids.map((pid) => cpuSeconds(pid) ?? Number.NaN);
+    const periodsBefore = budgets.map((budget) => budget.periods());
     const sinkBefore = cpuSeconds(sink.process.pid) ?? Number.NaN;
     const server = await ServerCpu.find(env.pool, env.db.url);
     server?.sample();
@@ -233,6 +253,15 @@ export async function runPipeline(
     );
     const shiriUsed = usedBy.reduce((sum, used) => sum + used, 0);
     const apiUsed = usedBy.slice(0, apis.length).reduce((sum, used) => sum + used, 0);
+    const periods = budgets
+      .map((budget, i) => ({ now: budget.periods(), before: periodsBefore[i] ?? { ran: 0, throttled: 0 } }))
+      .reduce(
+        (sum, { now, before }) => ({
+          ran: sum.ran + now.ran - before.ran,
+          throttled: sum.throttled + now.throttled - before.throttled,
+        }),
+        { ran: 0, throttled: 0 },
+      );
     const sinkUsed = (cpuSeconds(sink.process.pid) ?? Number.NaN) - sinkBefore;
     server?.sample();
     const ownPids = server ? new Set([...ownBefore, ...(await ownServerPids(env.pool))]) : null;
@@ -322,6 +351,12 @@ export async function runPipeline(
       ),
       cpu_sink_ms_per_msg: measure("CPU per message, the SMPP sink", perMessage(sinkUsed), "ms"),
     };
+    if (budgets.length > 0)
+      measures.api_throttled_share = measure(
+        "scheduler periods in which an api process spent its CPU budget",
+        periods.ran > 0 ? round(periods.throttled / periods.ran, 2) : null,
+        "share",
+      );
     if (plan.bigRequest > 0)
       measures.big_request_ms = measure(
         `one ${plan.bigRequest.toLocaleString("en")}-recipient request while dispatch runs`,
@@ -360,6 +395,9 @@ export async function runPipeline(
           ? "every process of the server (postmaster's tree)"
           : "not measured (server not local)",
         other_operators: "netone and telecel bound to the sink, no traffic",
+        ...(apiMillicores !== undefined
+          ? { api_cpu_budget: `${apiMillicores / 1_000} of a core for each api process (cgroup CPU quota)` }
+          : {}),
         ...(plan.carrier
           ? {
               carrier: `each submit answered after ${plan.carrier.answerDelayMs} ms, window ${plan.carrier.windowSize} per bind, ${plan.carrier.maxBinds} binds allowed`,

@@ -2,7 +2,7 @@ import { markdownTable } from "../lib/report.ts";
 import type { ScenarioResult } from "../scenarios/types.ts";
 import type { Verdict } from "./check.ts";
 
-const n = (v: number) => (Number.isFinite(v) ? v.toLocaleString("en") : "–");
+const n = (v: number | null) => (v !== null && Number.isFinite(v) ? v.toLocaleString("en") : "–");
 
 export function resultsTable(results: readonly ScenarioResult[]): string {
   return markdownTable(
@@ -79,14 +79,18 @@ export function verdictTable(verdicts: readonly Verdict[]): string {
   );
 }
 
-/** The scale-out scenario's comparison, which its row (the two workers' run) does not show. */
+/** The scale-out scenarios' comparisons, which their rows (the runs with two processes) do not show. */
 function scaleOutLines(results: readonly ScenarioResult[]): string[] {
   return results.flatMap((r) => {
-    const one = r.measures?.e2e_msg_per_s_one_worker?.value;
-    const speedUp = r.measures?.scale_out_speedup?.value;
-    if (one === undefined || one === null || speedUp === undefined || speedUp === null) return [];
+    const [one, two, speedUp] = [
+      r.measures?.scale_out_one,
+      r.measures?.scale_out_two,
+      r.measures?.scale_out_speedup,
+    ];
+    if (!one || !two || speedUp?.value === undefined || speedUp.value === null) return [];
+    const limit = r.settings.carrier ?? r.settings.api_cpu_budget ?? "–";
     return [
-      `- **${r.name}**: end to end ${n(one)} msg/s with one worker, ${n(r.throughput)} with two (${n(speedUp)}×); carrier: ${r.settings.carrier ?? "–"}.`,
+      `- **${r.name}**: ${one.label} ${n(one.value)} ${one.unit}, ${two.label} ${n(two.value)} (${n(speedUp.value)}×); ${limit}.`,
     ];
   });
 }

@@ -1,6 +1,12 @@
 import { bulk } from "./bulk.ts";
 import { e2e } from "./e2e.ts";
-import { pipelineBulk, pipelineScaleOut, pipelineSingle, pipelineSingleScaled } from "./pipeline.ts";
+import {
+  pipelineApiScaleOut,
+  pipelineBulk,
+  pipelineScaleOut,
+  pipelineSingle,
+  pipelineSingleScaled,
+} from "./pipeline.ts";
 import { retrieve } from "./retrieve.ts";
 import { scheduled } from "./scheduled.ts";
 import { single } from "./single.ts";
@@ -19,4 +25,5 @@ export const SCENARIOS: readonly Scenario[] = [
   pipelineSingleScaled,
   pipelineBulk,
   pipelineScaleOut,
+  pipelineApiScaleOut,
 ];

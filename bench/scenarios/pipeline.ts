@@ -1,8 +1,9 @@
+import { cpuBudgetsUnavailable } from "../lib/cpu-budget.ts";
 import { knob } from "../lib/knob.ts";
 import { round } from "../lib/report.ts";
 import { type PipelinePlan, runPipeline } from "../pipeline/run-pipeline.ts";
 import type { StepProgress } from "../report/progress.ts";
-import type { Scenario } from "./types.ts";
+import type { Scenario, ScenarioResult } from "./types.ts";
 
 /**
  * The whole pipeline as a customer runs it (bench/pipeline/run-pipeline.ts): its own database,
@@ -67,66 +68,108 @@ export const pipelineBulk = pipeline({
 });
 
 /**
- * Scale-out where the carrier is the limit: a carrier that answers each submit after 50 ms and
+ * One process of a role, then two, on the same plan; the speed-up is what the second adds to the
+ * figure that role carries (end to end for workers, requests accepted for APIs).
+ * BENCH_PIPELINE_APIS and _WORKERS leave these alone: their process counts are what they compare.
+ */
+function scaleOut(
+  plan: PipelinePlan,
+  role: "apis" | "workers",
+  figure: { measure: string; label: string; unit: string },
+  processes: string,
+  unavailable?: () => string | null,
+): Scenario {
+  const one = role === "apis" ? "api" : "worker";
+  return {
+    name: plan.name,
+    title: plan.title,
+    kind: "e2e",
+    ...(unavailable ? { unavailable } : {}),
+    async run(_env, progress, options) {
+      const half = (offset: number, label: string): StepProgress => ({
+        update: (fraction, note) => progress.update(offset + fraction / 2, `${label}: ${note ?? ""}`),
+        done: () => {},
+      });
+      const single = await runPipeline(plan, half(0, `1 ${one}`), options);
+      const double = await runPipeline({ ...plan, [role]: 2 }, half(0.5, `2 ${one}s`), options);
+      const figureOf = (result: ScenarioResult) =>
+        figure.measure === "throughput"
+          ? result.throughput
+          : (result.measures?.[figure.measure]?.value ?? null);
+      const [from, to] = [figureOf(single), figureOf(double)];
+      const prefixed = (prefix: string, record: Record<string, number | string> | undefined) =>
+        Object.fromEntries(Object.entries(record ?? {}).map(([key, value]) => [`${prefix}_${key}`, value]));
+      return {
+        ...double,
+        name: plan.name,
+        title: plan.title,
+        errors: single.errors + double.errors,
+        settings: { ...double.settings, processes },
+        measures: {
+          ...double.measures,
+          scale_out_one: { label: `${figure.label} with one ${one}`, value: from, unit: figure.unit },
+          scale_out_two: { label: `${figure.label} with two ${one}s`, value: to, unit: figure.unit },
+          scale_out_speedup: {
+            label: `${figure.label}: two ${one}s ÷ one`,
+            value: from && to !== null ? round(to / from, 2) : null,
+            unit: "×",
+          },
+        },
+        completeness: {
+          ...prefixed(`one_${one}`, single.completeness),
+          ...prefixed(`two_${one}s`, double.completeness),
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Workers where the carrier is the limit: a carrier that answers each submit after 50 ms and
  * takes 10 submits in flight per bind carries at most 200 a second on one bind, and allows two.
  * The same single-send pipeline runs with one worker, then with two (one bind each), on a machine
- * whose CPU is not what holds either back; the speed-up is what the second worker process adds.
- * BENCH_PIPELINE_APIS and _WORKERS leave it alone: its process counts are what it compares.
+ * whose CPU is not what holds either back.
  */
-const carrierBound: PipelinePlan = {
-  name: "pipeline-scale-out",
-  title:
-    "whole pipeline, single sends, carrier answering after 50 ms (window 10, two binds): 1 then 2 workers",
-  mode: "single",
-  messages: { full: 6_000, quick: 1_500 },
-  perRequest: 1,
-  inFlight: 50,
-  bigRequest: 0,
-  apis: 1,
-  workers: 1,
-  carrier: { answerDelayMs: 50, windowSize: 10, maxBinds: 2 },
-};
-
-export const pipelineScaleOut: Scenario = {
-  name: carrierBound.name,
-  title: carrierBound.title,
-  kind: "e2e",
-  async run(_env, progress, options) {
-    const half = (offset: number, label: string): StepProgress => ({
-      update: (fraction, note) => progress.update(offset + fraction / 2, `${label}: ${note ?? ""}`),
-      done: () => {},
-    });
-    const one = await runPipeline(carrierBound, half(0, "1 worker"), options);
-    const two = await runPipeline({ ...carrierBound, workers: 2 }, half(0.5, "2 workers"), options);
-    const speedUp = one.throughput > 0 ? round(two.throughput / one.throughput, 2) : null;
-    const prefixed = (prefix: string, record: Record<string, number | string> | undefined) =>
-      Object.fromEntries(Object.entries(record ?? {}).map(([key, value]) => [`${prefix}_${key}`, value]));
-    return {
-      ...two,
-      name: carrierBound.name,
-      title: carrierBound.title,
-      errors: one.errors + two.errors,
-      settings: {
-        ...two.settings,
-        processes: "1 api; 1 worker, then 2 (one bind each); SMPP sink, load generator",
-      },
-      measures: {
-        ...two.measures,
-        e2e_msg_per_s_one_worker: {
-          label: "end to end with one worker",
-          value: one.throughput,
-          unit: "msg/s",
-        },
-        scale_out_speedup: {
-          label: "end to end with two workers ÷ with one",
-          value: speedUp,
-          unit: "×",
-        },
-      },
-      completeness: {
-        ...prefixed("one_worker", one.completeness),
-        ...prefixed("two_workers", two.completeness),
-      },
-    };
+export const pipelineScaleOut = scaleOut(
+  {
+    name: "pipeline-scale-out",
+    title:
+      "whole pipeline, single sends, carrier answering after 50 ms (window 10, two binds): 1 then 2 workers",
+    mode: "single",
+    messages: { full: 6_000, quick: 1_500 },
+    perRequest: 1,
+    inFlight: 50,
+    bigRequest: 0,
+    apis: 1,
+    workers: 1,
+    carrier: { answerDelayMs: 50, windowSize: 10, maxBinds: 2 },
   },
-};
+  "workers",
+  { measure: "throughput", label: "end to end", unit: "msg/s" },
+  "1 api; 1 worker, then 2 (one bind each); SMPP sink, load generator",
+);
+
+/**
+ * APIs where each process has a CPU limit, as replicas in containers do: each API process is
+ * held to BENCH_PIPELINE_API_MILLICORES thousandths of a core (default 150), so a two-core
+ * machine has the cores for a second one. The single-send pipeline, every stage running, with
+ * one API, then two; the speed-up is in requests accepted a second.
+ */
+export const pipelineApiScaleOut = scaleOut(
+  {
+    name: "pipeline-api-scale-out",
+    title: "whole pipeline, single sends, each api process held to a CPU budget: 1 then 2 apis",
+    mode: "single",
+    messages: { full: 10_000, quick: 2_000 },
+    perRequest: 1,
+    inFlight: 50,
+    bigRequest: 0,
+    apis: 1,
+    workers: 1,
+    apiMillicores: 150,
+  },
+  "apis",
+  { measure: "accepted_req_per_s", label: "requests accepted a second", unit: "req/s" },
+  "1 api, then 2 (each with its CPU budget); 1 worker; SMPP sink, load generator",
+  cpuBudgetsUnavailable,
+);

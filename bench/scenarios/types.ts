@@ -51,5 +51,7 @@ export interface Scenario {
   title: string;
   /** http: shares one API and database with the others; e2e: starts its own, with a worker (and more). */
   kind: "http" | "e2e";
+  /** Why the scenario cannot run on this machine, or null (absent: it runs anywhere). */
+  unavailable?: () => string | null;
   run(env: HttpEnv | null, progress: StepProgress, options: RunOptions): Promise<ScenarioResult>;
 }
