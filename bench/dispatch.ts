@@ -36,7 +36,11 @@ import { knob } from "./lib/knob.ts";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import type { BenchDatabase } from "./lib/postgres.ts";
 import { judge, markdownTable, round, type Target } from "./lib/report.ts";
-import { startShiriProcess, type ShiriProcess as WorkerProcess } from "./lib/shiri-process.ts";
+import {
+  measureCompiledUnlessTold,
+  startShiriProcess,
+  type ShiriProcess as WorkerProcess,
+} from "./lib/shiri-process.ts";
 import { startEnv } from "./scenarios/env.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/dispatch.json", import.meta.url));
@@ -330,6 +334,7 @@ async function tpsLimited() {
 }
 
 async function main(): Promise<void> {
+  measureCompiledUnlessTold();
   const loadBefore = loadAverage();
   const results: {
     unlimited?: Awaited<ReturnType<typeof unlimited>>;

@@ -10,7 +10,11 @@ import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "./lib/postgres.ts";
 import { benchRateLimits } from "./lib/rate-limits.ts";
 import { judge, markdownTable, median, round, type Target } from "./lib/report.ts";
-import { type ShiriProcess as ApiProcess, startShiriProcess } from "./lib/shiri-process.ts";
+import {
+  type ShiriProcess as ApiProcess,
+  measureCompiledUnlessTold,
+  startShiriProcess,
+} from "./lib/shiri-process.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/intake.json", import.meta.url));
 const PROFILE_DIR = fileURLToPath(new URL("./.data/prof/", import.meta.url));
@@ -170,6 +174,7 @@ async function storedMessages(pool: Pool): Promise<{ single: number; bulk: numbe
 }
 
 async function main(): Promise<void> {
+  measureCompiledUnlessTold();
   const cleanups: Array<() => Promise<void>> = [];
   const cleanUp = async () => {
     for (const step of cleanups.splice(0).reverse()) await step().catch((err) => console.error(err));

@@ -9,7 +9,7 @@ import {
 import { SENDER, setUpAccount } from "./dispatch-lib/harness.ts";
 import { provisionBenchDatabase } from "./lib/postgres.ts";
 import { round } from "./lib/report.ts";
-import { startShiriProcess } from "./lib/shiri-process.ts";
+import { measureCompiledUnlessTold, startShiriProcess } from "./lib/shiri-process.ts";
 import type { StepProgress } from "./report/progress.ts";
 import { failures, latencyOf, load } from "./scenarios/load.ts";
 
@@ -36,6 +36,7 @@ const POLICY: RetentionPolicy = {
 };
 const quiet: StepProgress = { update() {}, done() {} };
 
+measureCompiledUnlessTold();
 const db = await provisionBenchDatabase();
 const pool = createPool(db.url, 4);
 const stops: Array<() => Promise<void>> = [async () => db.drop(), async () => pool.end()];

@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Cleanup } from "./lib/cleanup.ts";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
+import { measureCompiledUnlessTold } from "./lib/shiri-process.ts";
 import { type Budgets, check, passed, readBudgets, type Verdict } from "./report/check.ts";
 import { pipelineTable, resultsPage, resultsTable, verdictTable } from "./report/markdown.ts";
 import { Progress } from "./report/progress.ts";
@@ -189,6 +190,7 @@ async function main(): Promise<number> {
       process.stdout.write(`re-rendered ${outDir}/release.{json,md,svg} from ${args.from}\n`);
     }
   } else {
+    measureCompiledUnlessTold();
     const loadBefore = loadAverage();
     const full = !args.quick && args.chosen.length === SCENARIOS.length;
     const { results, postgres } = await runScenarios(args.chosen, Boolean(args.quick));

@@ -25,7 +25,7 @@ import { knob } from "./lib/knob.ts";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { provisionBenchDatabase } from "./lib/postgres.ts";
 import { markdownTable, round } from "./lib/report.ts";
-import { type ShiriProcess, startShiriProcess } from "./lib/shiri-process.ts";
+import { measureCompiledUnlessTold, type ShiriProcess, startShiriProcess } from "./lib/shiri-process.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/search.json", import.meta.url));
 const MESSAGES = knob("BENCH_SEARCH_MESSAGES", 2_000_000, 10_000, 10_000_000);
@@ -194,6 +194,7 @@ async function cursorAfter(api: ShiriProcess, key: string, path: string, pages: 
 }
 
 async function main(): Promise<void> {
+  measureCompiledUnlessTold();
   const db = await provisionBenchDatabase();
   const pool = createPool(db.url, 2);
   let api: ShiriProcess | undefined;

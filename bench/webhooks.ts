@@ -10,7 +10,12 @@ import { createPool, withTransaction } from "../src/db/pool.ts";
 import { knob } from "./lib/knob.ts";
 import { provisionBenchDatabase } from "./lib/postgres.ts";
 import { round } from "./lib/report.ts";
-import { freePort, type ShiriProcess, startShiriProcess } from "./lib/shiri-process.ts";
+import {
+  freePort,
+  measureCompiledUnlessTold,
+  type ShiriProcess,
+  startShiriProcess,
+} from "./lib/shiri-process.ts";
 
 const RESULTS_FILE = fileURLToPath(new URL("./results/webhooks.json", import.meta.url));
 const RECIPIENTS = knob("BENCH_RECIPIENTS", 10_000, 1, 10_000);
@@ -19,6 +24,7 @@ const TRICKLE = knob("BENCH_TRICKLE", 300, 1, 10_000);
 const PHASES = (process.env.BENCH_PHASES ?? "callbacks,pipeline,trickle").split(",").map((p) => p.trim());
 for (const p of PHASES)
   if (!["callbacks", "pipeline", "trickle"].includes(p)) throw new Error(`unknown phase ${p}`);
+measureCompiledUnlessTold();
 
 const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
 

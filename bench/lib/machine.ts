@@ -2,9 +2,13 @@ import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { round } from "./report.ts";
+import { codeUnderTest } from "./shiri-process.ts";
 
-/** Which code was measured: the commit, and whether src/ or carriers/ had uncommitted changes. */
-export function sourceVersion(): { commit: string; src_modified: boolean } {
+/**
+ * Which code was measured: the commit, whether src/ or carriers/ had uncommitted changes, and
+ * whether it ran compiled or as sources.
+ */
+export function sourceVersion(): { commit: string; src_modified: boolean; under_test: string } {
   const git = (...args: string[]) =>
     execFileSync("git", args, {
       cwd: fileURLToPath(new URL("../..", import.meta.url)),
@@ -14,9 +18,10 @@ export function sourceVersion(): { commit: string; src_modified: boolean } {
     return {
       commit: git("rev-parse", "HEAD"),
       src_modified: git("status", "--porcelain", "--", "src", "carriers") !== "",
+      under_test: codeUnderTest(),
     };
   } catch {
-    return { commit: "unknown", src_modified: false };
+    return { commit: "unknown", src_modified: false, under_test: codeUnderTest() };
   }
 }
 

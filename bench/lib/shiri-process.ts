@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -10,6 +10,8 @@ import { fileURLToPath } from "node:url";
  */
 const SOURCES_BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
 
+const REPOSITORY = fileURLToPath(new URL("../..", import.meta.url));
+
 /**
  * The `shiri` command under test. By default this checkout's sources (through tsx). With
  * SHIRI_UNDER_TEST set to a directory laid out as the image is (bin/, dist/, production
@@ -18,11 +20,35 @@ const SOURCES_BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url
  */
 export function shiriCommand(): { bin: string; env: Record<string, string> } {
   const app = process.env.SHIRI_UNDER_TEST;
-  if (!app) return { bin: SOURCES_BIN, env: {} };
+  if (!app || app === "sources") return { bin: SOURCES_BIN, env: {} };
   const root = path.resolve(app);
   if (!existsSync(path.join(root, "dist", "src", "cli", "main.js")))
     throw new Error(`SHIRI_UNDER_TEST=${app}: no dist/src/cli/main.js there (run npm run build)`);
   return { bin: path.join(root, "bin", "shiri.mjs"), env: { NODE_ENV: "production" } };
+}
+
+/**
+ * The benches measure what production runs: this checkout compiled (`npm run build`, a few
+ * seconds, into dist/) and run as the image runs it, since tsx's on-the-fly TypeScript costs the
+ * processes CPU of their own (bench/RESULTS.md, eighth pass). SHIRI_UNDER_TEST set to a tree
+ * measures that tree; SHIRI_UNDER_TEST=sources measures the sources through tsx.
+ */
+export function measureCompiledUnlessTold(): void {
+  if (process.env.SHIRI_UNDER_TEST) return;
+  const build = spawnSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], {
+    cwd: REPOSITORY,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status ?? build.signal})`);
+  process.env.SHIRI_UNDER_TEST = REPOSITORY;
+}
+
+/** What shiriCommand runs, in words, for the results. */
+export function codeUnderTest(): string {
+  const told = process.env.SHIRI_UNDER_TEST;
+  if (!told || told === "sources") return "sources, through tsx";
+  if (told === REPOSITORY) return "this checkout, compiled (npm run build), NODE_ENV=production";
+  return `the compiled tree at ${told}, NODE_ENV=production`;
 }
 
 export interface ShiriProcess {

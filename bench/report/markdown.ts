@@ -127,7 +127,8 @@ export function resultsPage(doc: {
     load_average_1m: { before: number; after: number };
   };
   postgres: { version: string; source: string };
-  source: { commit: string; src_modified: boolean };
+  /** under_test is absent from results written before the benches measured the compiled code. */
+  source: { commit: string; src_modified: boolean; under_test?: string };
   results: readonly ScenarioResult[];
   verdicts: readonly Verdict[] | null;
   chart: string;
@@ -138,7 +139,7 @@ export function resultsPage(doc: {
     "",
     `Generated ${doc.generated_at} by \`${doc.command}\` (${doc.mode}) on ${m.cpus} × ${m.cpu_model}, Node ${m.node},`,
     `Postgres ${doc.postgres.version} (${doc.postgres.source}, loopback); load average ${m.load_average_1m.before} before,`,
-    `${m.load_average_1m.after} after. Code: ${doc.source.commit.slice(0, 12)}${doc.source.src_modified ? " with uncommitted changes in src/" : ""}.`,
+    `${m.load_average_1m.after} after. Code: ${doc.source.commit.slice(0, 12)}${doc.source.src_modified ? " with uncommitted changes in src/" : ""}${doc.source.under_test ? ` (${doc.source.under_test})` : ""}.`,
     "",
     resultsTable(doc.results),
     "",
