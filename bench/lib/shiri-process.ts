@@ -29,8 +29,8 @@ export function shiriCommand(): { bin: string; env: Record<string, string> } {
 
 /**
  * The benches measure what production runs: this checkout compiled (`npm run build`, a few
- * seconds, into dist/) and run as the image runs it, since tsx's on-the-fly TypeScript costs the
- * processes CPU of their own (bench/RESULTS.md, eighth pass). SHIRI_UNDER_TEST set to a tree
+ * seconds, into dist/) and run as the image runs it, not the sources through tsx, which cost a
+ * little CPU of their own (bench/RESULTS.md, eighth pass). SHIRI_UNDER_TEST set to a tree
  * measures that tree; SHIRI_UNDER_TEST=sources measures the sources through tsx.
  */
 export function measureCompiledUnlessTold(): void {
