@@ -139,6 +139,14 @@ export async function runPipeline(
       apis.push(started);
     }
     const budgets: CpuBudget[] = [];
+    // Every budget's scheduler periods, summed: they are counted from each group's start.
+    const budgetPeriods = () =>
+      budgets
+        .map((budget) => budget.periods())
+        .reduce((sum, p) => ({ ran: sum.ran + p.ran, throttled: sum.throttled + p.throttled }), {
+          ran: 0,
+          throttled: 0,
+        });
     const apiMillicores =
       plan.apiMillicores === undefined
         ? undefined
@@ -173,7 +181,7 @@ export async function runPipeline(
     // Measured from here.
     const shiriPids = [...apis, ...workers].map((p) => p.pid);
     const shiriBefore = shiriPids.map((pid) => cpuSeconds(pid) ?? Number.NaN);
-    const periodsBefore = budgets.map((budget) => budget.periods());
+    const periodsBefore = budgetPeriods();
     const sinkBefore = cpuSeconds(sink.process.pid) ?? Number.NaN;
     const server = await ServerCpu.find(env.pool, env.db.url);
     server?.sample();
@@ -253,15 +261,11 @@ export async function runPipeline(
     );
     const shiriUsed = usedBy.reduce((sum, used) => sum + used, 0);
     const apiUsed = usedBy.slice(0, apis.length).reduce((sum, used) => sum + used, 0);
-    const periods = budgets
-      .map((budget, i) => ({ now: budget.periods(), before: periodsBefore[i] ?? { ran: 0, throttled: 0 } }))
-      .reduce(
-        (sum, { now, before }) => ({
-          ran: sum.ran + now.ran - before.ran,
-          throttled: sum.throttled + now.throttled - before.throttled,
-        }),
-        { ran: 0, throttled: 0 },
-      );
+    const periodsNow = budgetPeriods();
+    const periods = {
+      ran: periodsNow.ran - periodsBefore.ran,
+      throttled: periodsNow.throttled - periodsBefore.throttled,
+    };
     const sinkUsed = (cpuSeconds(sink.process.pid) ?? Number.NaN) - sinkBefore;
     server?.sample();
     const ownPids = server ? new Set([...ownBefore, ...(await ownServerPids(env.pool))]) : null;
