@@ -35,7 +35,7 @@ export function shiriCommand(): { bin: string; env: Record<string, string> } {
  */
 export function measureCompiledUnlessTold(): void {
   if (process.env.SHIRI_UNDER_TEST) return;
-  const build = spawnSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], {
+  const build = spawnSync("npm", ["run", "--silent", "build"], {
     cwd: REPOSITORY,
     stdio: ["ignore", "ignore", "inherit"],
   });

@@ -31,9 +31,8 @@ function pipeline(plan: PipelinePlan, unavailable?: () => string | null): Scenar
   };
 }
 
-export const pipelineSingle = pipeline({
-  name: "pipeline-single",
-  title: "whole pipeline, single sends (POST /api/v1/sms, 50 in flight) → sink → delivery callback",
+/** Single sends as pipeline-single sends them, with one api and one worker: the scenarios below vary it. */
+const SINGLE_SENDS = {
   mode: "single",
   messages: { full: 20_000, quick: 3_000 },
   perRequest: 1,
@@ -41,6 +40,12 @@ export const pipelineSingle = pipeline({
   bigRequest: 0,
   apis: 1,
   workers: 1,
+} as const satisfies Omit<PipelinePlan, "name" | "title">;
+
+export const pipelineSingle = pipeline({
+  ...SINGLE_SENDS,
+  name: "pipeline-single",
+  title: "whole pipeline, single sends (POST /api/v1/sms, 50 in flight) → sink → delivery callback",
 });
 
 /**
@@ -61,13 +66,9 @@ const tooFewCores = () => {
 /** The same with two API and two worker processes on the one database (two binds allowed). */
 export const pipelineSingleScaled = pipeline(
   {
+    ...SINGLE_SENDS,
     name: "pipeline-single-2x",
     title: "whole pipeline, single sends, two api and two worker processes (two binds)",
-    mode: "single",
-    messages: { full: 20_000, quick: 3_000 },
-    perRequest: 1,
-    inFlight: 50,
-    bigRequest: 0,
     apis: 2,
     workers: 2,
   },
@@ -104,7 +105,7 @@ function scaleOut(
     name: plan.name,
     title: plan.title,
     kind: "e2e",
-    ...(unavailable ? { unavailable } : {}),
+    unavailable,
     async run(_env, progress, options) {
       const half = (offset: number, label: string): StepProgress => ({
         update: (fraction, note) => progress.update(offset + fraction / 2, `${label}: ${note ?? ""}`),
@@ -152,16 +153,11 @@ function scaleOut(
  */
 export const pipelineScaleOut = scaleOut(
   {
+    ...SINGLE_SENDS,
     name: "pipeline-scale-out",
     title:
       "whole pipeline, single sends, carrier answering after 50 ms (window 10, two binds): 1 then 2 workers",
-    mode: "single",
     messages: { full: 6_000, quick: 1_500 },
-    perRequest: 1,
-    inFlight: 50,
-    bigRequest: 0,
-    apis: 1,
-    workers: 1,
     carrier: { answerDelayMs: 50, windowSize: 10, maxBinds: 2 },
   },
   "workers",
@@ -177,17 +173,12 @@ export const pipelineScaleOut = scaleOut(
  */
 export const pipelineApiScaleOut = scaleOut(
   {
+    ...SINGLE_SENDS,
     name: "pipeline-api-scale-out",
     title: "whole pipeline, single sends, each api process held to a CPU budget: 1 then 2 apis",
-    mode: "single",
     // Each new API compiles its hot paths within its own quota. With 10,000 sends that warm-up
     // weighed enough to show 1.16-1.20x where 20,000 showed 1.30-1.55x (four runs each).
     messages: { full: 20_000, quick: 2_000 },
-    perRequest: 1,
-    inFlight: 50,
-    bigRequest: 0,
-    apis: 1,
-    workers: 1,
     apiMillicores: 150,
   },
   "apis",
