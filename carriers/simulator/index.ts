@@ -17,7 +17,11 @@ export { PRESET_NAMES, PRESETS, type PresetName, shiriEnvFor } from "./presets.t
 export type { AcceptedSubmit, ReassembledMessage, SentReceipt, SimulatorBehaviour } from "./simulator.ts";
 export { CarrierSimulator, DEFAULT_BEHAVIOUR } from "./simulator.ts";
 
-/** How each operator's own SMSC writes its ids (carriers/<operator>.ts says how Shiri reads them). */
+/**
+ * How the simulator writes each operator's ids when no preset is chosen. Assumed, not observed on
+ * the operators' networks: three dialects Shiri must match with no id settings (hex answered and
+ * decimal receipted; decimal throughout; upper-case hex answered, zero-padded in the receipt).
+ */
 const OPERATOR_IDS: Readonly<Record<Operator, { submit_sm_resp: IdStyle; receipt: IdStyle }>> = {
   econet: { submit_sm_resp: { format: "hex" }, receipt: { format: "decimal" } },
   netone: { submit_sm_resp: { format: "decimal" }, receipt: { format: "decimal" } },

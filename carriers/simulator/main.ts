@@ -5,7 +5,8 @@
  *   SIM_<OP>_REJECT_RATE, SIM_<OP>_DROP_RATE, SIM_<OP>_DROP_AFTER_SUBMITS (drop each connection
  *   after that many submits), SIM_<OP>_DUPLICATE_RECEIPT_RATE,
  *   SIM_<OP>_OUTCOMES (e.g. "DELIVRD=90,UNDELIV=10"), SIM_<OP>_PRESET (a dialect from presets.ts,
- *   e.g. "string-ids"; Shiri then needs the preset's SMPP_<OP>_* settings, which are logged);
+ *   e.g. "hex-decimal"; Shiri matches every preset's ids on its defaults, and the few presets that
+ *   need another setting, such as SAR concatenation, have their SMPP_<OP>_* variables logged);
  *   SIM_HOST (listen address), LOG_LEVEL. A variable set to the empty string counts as unset
  *   (src/environment.ts), as it does for the service.
  */
@@ -14,7 +15,7 @@ import { pino } from "pino";
 import { presentEnv } from "../../src/environment.ts";
 import { OPERATORS, type Operator } from "../types.ts";
 import { type OperatorSimulatorOverrides, startSimulators } from "./index.ts";
-import { isPresetName, PRESET_NAMES, shiriEnvFor } from "./presets.ts";
+import { isPresetName, PRESET_NAMES, PRESETS, shiriEnvFor } from "./presets.ts";
 import { RECEIPT_STATS, type ReceiptStat } from "./receipt.ts";
 import type { SimulatorBehaviour } from "./simulator.ts";
 
@@ -99,7 +100,11 @@ export async function runSimulators(env: NodeJS.ProcessEnv = process.env): Promi
   logger.info({ ports: running.ports }, "carrier simulators running");
   for (const op of OPERATORS) {
     const preset = perOperator[op]?.preset;
-    if (preset) logger.info({ operator: op, preset, shiriEnv: shiriEnvFor(op, preset) }, "simulator preset");
+    if (preset)
+      logger.info(
+        { operator: op, preset, description: PRESETS[preset].description, shiriEnv: shiriEnvFor(op, preset) },
+        "simulator preset",
+      );
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGINT", resolve);

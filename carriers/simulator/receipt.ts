@@ -75,6 +75,11 @@ export interface ReceiptShape {
   intermediate: readonly IntermediateStat[];
   /** One receipt per message, for its first or last segment's id; null = one per segment. */
   perMessage: "first" | "last" | null;
+  /**
+   * Whose style receipted_message_id writes the id in: the submit_sm_resp's, as SMPP 3.4
+   * (5.3.2.12) says, or the receipt text's, as several gateways do (decimal throughout, say).
+   */
+  tlvId: "answer" | "receipt";
 }
 
 export const DEFAULT_RECEIPT_SHAPE: Readonly<ReceiptShape> = {
@@ -83,6 +88,7 @@ export const DEFAULT_RECEIPT_SHAPE: Readonly<ReceiptShape> = {
   lowerCaseStat: false,
   intermediate: [],
   perMessage: null,
+  tlvId: "answer",
 };
 
 /** YYMMDDhhmm in UTC, the Appendix B date form. */
@@ -100,7 +106,7 @@ export function receiptDate(at: Date): string {
 export interface ReceiptInput {
   /** The id as this carrier writes it in receipt texts. */
   id: string;
-  /** The id as written in submit_sm_resp, which receipted_message_id repeats (SMPP 3.4 5.3.2.12). */
+  /** The id as written in submit_sm_resp, which receipted_message_id repeats unless `tlvId` says otherwise. */
   submitId?: string;
   stat: ReceiptStat | IntermediateStat;
   submittedAt: Date;
@@ -173,7 +179,7 @@ export function receiptPdu(
   };
   if (shape.text === "message_payload") fields.message_payload = text;
   if (!shape.tlvs) return fields;
-  fields.receipted_message_id = r.submitId ?? r.id;
+  fields.receipted_message_id = shape.tlvId === "answer" ? (r.submitId ?? r.id) : r.id;
   fields.message_state = message_state;
   if (err !== 0) {
     const code = Buffer.alloc(3);

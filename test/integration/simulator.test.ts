@@ -3,6 +3,7 @@
  * how each operator's SMSC writes ids, rejections and receipt outcomes, and receipt text parsing.
  * Driven through SmppSession over loopback.
  */
+import smpp, { type PDU } from "smpp";
 import { afterEach, describe, expect, it } from "vitest";
 import { CARRIERS, OPERATORS } from "../../carriers/index.ts";
 import {
@@ -15,7 +16,6 @@ import { overridesFromEnv } from "../../carriers/simulator/main.ts";
 import { receiptText } from "../../carriers/simulator/receipt.ts";
 import type { Operator } from "../../carriers/types.ts";
 import { encodeGsm7, encodeUcs2, splitSegments } from "../../src/domain/segments.ts";
-import { canonicalSmscId } from "../../src/domain/smsc-id.ts";
 import { actionFor, describeStatus, STATUS } from "../../src/smpp/command-status.ts";
 import { parseReceiptText } from "../../src/smpp/receipt-text.ts";
 import { type DeliverSm, SmppSession, type SubmitOutcome } from "../../src/smpp/session.ts";
@@ -197,11 +197,13 @@ describe("CarrierSimulator", () => {
     );
     const running = await startSimulators({ perOperator });
     cleanups.push(() => running.stop());
-    const idPatterns: Record<Operator, { resp: RegExp; receipt: RegExp }> = {
-      econet: { resp: /^[0-9a-f]+$/, receipt: /^\d+$/ },
-      netone: { resp: /^\d+$/, receipt: /^\d+$/ },
-      telecel: { resp: /^[0-9A-F]+$/, receipt: /^[0-9A-F]{16}$/ },
+    // The styles carriers/simulator/index.ts assumes per operator: one number, written two ways.
+    const idPatterns: Record<Operator, { resp: RegExp; receipt: RegExp; bases: [16 | 10, 16 | 10] }> = {
+      econet: { resp: /^[0-9a-f]+$/, receipt: /^\d+$/, bases: [16, 10] },
+      netone: { resp: /^\d+$/, receipt: /^\d+$/, bases: [10, 10] },
+      telecel: { resp: /^[0-9A-F]+$/, receipt: /^[0-9A-F]{16}$/, bases: [16, 16] },
     };
+    const valueOf = (id: string, base: 16 | 10) => BigInt(base === 16 ? `0x${id}` : id);
 
     for (const operator of OPERATORS) {
       const receipts: DeliverSm[] = [];
@@ -216,17 +218,75 @@ describe("CarrierSimulator", () => {
       );
       await waitFor(() => receipts.length === 1, { what: `${operator}'s receipt` });
 
-      const { id_format_submit, id_format_receipt } = CARRIERS[operator].smpp;
       // receipted_message_id repeats the submit_sm_resp id (SMPP 3.4 5.3.2.12); the text has its own.
       const receiptedId = receipts[0]?.tlvs.receipted_message_id ?? "";
       const textId = parseReceiptText(receipts[0]?.short_message ?? "")?.id ?? "";
       expect(outcome.message_id).toMatch(idPatterns[operator].resp);
       expect(receiptedId).toBe(outcome.message_id);
       expect(textId).toMatch(idPatterns[operator].receipt);
-      expect(canonicalSmscId(textId, id_format_receipt)).toBe(
-        canonicalSmscId(outcome.message_id, id_format_submit),
-      );
+      const [respBase, receiptBase] = idPatterns[operator].bases;
+      expect(valueOf(textId, receiptBase)).toBe(valueOf(outcome.message_id, respBase));
       expect(running.get(operator).accepted).toHaveLength(1);
+    }
+  });
+});
+
+describe("simulator presets' ids", () => {
+  /** One submit_sm on a plain node-smpp client; the answer's id and the receipt that follows. */
+  async function submitOnce(port: number): Promise<{ answered: string; receipt: PDU }> {
+    const client = smpp.connect({ host: "127.0.0.1", port });
+    cleanups.push(async () => void client.destroy());
+    client.on("error", () => client.destroy());
+    const receipts: PDU[] = [];
+    client.on("deliver_sm", (pdu: PDU) => {
+      receipts.push(pdu);
+      client.send(pdu.response());
+    });
+    const { smpp: settings } = CARRIERS.econet;
+    await new Promise<void>((resolve, reject) =>
+      client.bind_transceiver({ system_id: settings.system_id, password: settings.password }, (pdu: PDU) =>
+        pdu.command_status === 0 ? resolve() : reject(new Error(`bind refused: ${pdu.command_status}`)),
+      ),
+    );
+    const answered = await new Promise<string>((resolve) =>
+      client.submit_sm(
+        {
+          destination_addr: "263771234567",
+          source_addr: "SHIRI",
+          registered_delivery: 1,
+          short_message: "hi",
+        },
+        (pdu: PDU) => resolve(String(pdu.message_id)),
+      ),
+    );
+    await waitFor(() => receipts.length === 1, { what: "the receipt" });
+    return { answered, receipt: receipts[0] as PDU };
+  }
+
+  it("hex-decimal and hex-padded-upper write the receipt's id in its own style, in the text and the TLV", async () => {
+    const expected = {
+      "hex-decimal": { answer: /^[0-9a-f]+$/, receipt: /^[0-9]+$/, base: 10 },
+      "hex-padded-upper": { answer: /^[0-9a-f]+$/, receipt: /^[0-9A-F]{16}$/, base: 16 },
+    } as const;
+    for (const [preset, want] of Object.entries(expected)) {
+      const sim = new CarrierSimulator(
+        simulatorOptionsFor("econet", {
+          port: 0,
+          preset: preset as keyof typeof expected,
+          behaviour: { receiptDelayMs: 0 },
+        }),
+      );
+      const { port } = await sim.start();
+      cleanups.push(() => sim.stop());
+      const { answered, receipt } = await submitOnce(port);
+      const tlvId = String(receipt.receipted_message_id);
+      const textId =
+        parseReceiptText(String((receipt.short_message as { message: string }).message))?.id ?? "";
+      expect(answered).toMatch(want.answer);
+      expect(tlvId).toMatch(want.receipt);
+      expect(textId).toBe(tlvId);
+      // One number, written two ways.
+      expect(BigInt(want.base === 16 ? `0x${tlvId}` : tlvId)).toBe(BigInt(`0x${answered}`));
     }
   });
 });
