@@ -58,6 +58,14 @@ export function tallyShortfalls(input: {
 }
 
 /**
+ * How many "destination#part" the sink took more than once, whoever asked for them: each is a
+ * second SMS on a handset, so any fails the run (bench/report/check.ts).
+ */
+export function numbersSubmittedTwice(perDestinationPart: Readonly<Record<string, number>>): number {
+  return Object.values(perDestinationPart).filter((n) => n > 1).length;
+}
+
+/**
  * Did every accepted message reach the carrier exactly once and come back exactly once? Each
  * shortfall is a problem that fails the run: requests refused, destinations never submitted or
  * submitted twice, submits nobody asked for, callbacks missing or repeated, messages failed,
@@ -72,7 +80,7 @@ export async function checkCompleteness(input: {
   /** Message ids sent before the measured run (the probe). */
   ignoredIds: ReadonlySet<string>;
   pool: Pool;
-}): Promise<{ problems: number; details: Record<string, number> }> {
+}): Promise<{ problems: number; numbersSubmittedTwice: number; details: Record<string, number> }> {
   const { accepted, sink, receiver } = input;
   const { submits, callbacks } = tallyShortfalls({
     accepted,
@@ -103,14 +111,17 @@ export async function checkCompleteness(input: {
     unreadable_callbacks: receiver.unreadable,
   };
   const problems = Object.values(counted).reduce((a, n) => a + n, 0);
+  const twice = numbersSubmittedTwice(sink.per_destination_part);
   return {
     problems,
+    numbersSubmittedTwice: twice,
     details: {
       messages_planned: input.planned,
       messages_accepted: accepted.length,
       messages_in_database: db.messages,
       not_delivered_in_database: db.undelivered,
       sink_submits: sink.submits,
+      numbers_submitted_twice: twice,
       sink_receipts_sent: sink.receipts_sent,
       sink_receipts_acknowledged: sink.receipts_acknowledged,
       callback_requests: receiver.requests,

@@ -112,9 +112,8 @@ export async function runPipeline(
       const prefix = `SMPP_${op.toUpperCase()}_`;
       smpp[`${prefix}HOST`] = "127.0.0.1";
       smpp[`${prefix}PORT`] = String(sink.smppPort);
-      // The sink's id scheme (peers/sink-ids.ts); ignored by a Shiri without these settings.
-      smpp[`${prefix}ID_FORMAT_SUBMIT`] = "hex";
-      smpp[`${prefix}ID_FORMAT_RECEIPT`] = "decimal";
+      // No id settings: the sink writes hex answers and decimal receipts (peers/sink-ids.ts), which
+      // Shiri must match on its defaults, as an integrator's first link would be configured.
       smpp[`${prefix}MAX_BINDS`] = String(plan.carrier?.maxBinds ?? plan.workers);
       if (plan.carrier) smpp[`${prefix}WINDOW_SIZE`] = String(plan.carrier.windowSize);
     }
@@ -354,6 +353,12 @@ export async function runPipeline(
         "ms",
       ),
       cpu_sink_ms_per_msg: measure("CPU per message, the SMPP sink", perMessage(sinkUsed), "ms"),
+      // Gated at zero in every pipeline scenario, whatever budgets.json says (report/check.ts).
+      numbers_submitted_twice: measure(
+        "destination#part the sink received more than once",
+        check.numbersSubmittedTwice,
+        "numbers",
+      ),
     };
     if (budgets.length > 0)
       measures.api_throttled_share = measure(
@@ -395,6 +400,7 @@ export async function runPipeline(
         webhook_events: webhook.events,
         webhook_batch_size: webhook.batchSize,
         receipted_message_id: probe.mode,
+        id_settings: "none (Shiri's defaults)",
         postgres_cpu: server
           ? "every process of the server (postmaster's tree)"
           : "not measured (server not local)",

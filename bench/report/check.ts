@@ -47,7 +47,35 @@ export interface Verdict {
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
 
-/** Every budgeted scenario that ran is judged; one that errored fails whatever its figures. */
+/**
+ * Measures that must be zero in any scenario reporting them, with a budget or without: a number
+ * submitted twice is a second SMS on a handset, which no speed excuses.
+ */
+export const MUST_BE_ZERO = ["numbers_submitted_twice"] as const;
+
+function mustBeZero(r: ScenarioResult): Verdict[] {
+  return MUST_BE_ZERO.flatMap((measure) => {
+    const m = r.measures?.[measure];
+    if (!m) return [];
+    const actual = m.value;
+    const verdict: Verdict = {
+      scenario: r.name,
+      measure,
+      unit: m.unit,
+      budget: 0,
+      limit: 0,
+      direction: "=",
+      actual,
+      status: actual === null ? "not measured" : actual === 0 ? "ok" : "FAILED",
+    };
+    return [verdict];
+  });
+}
+
+/**
+ * Every budgeted scenario that ran is judged; one that errored fails whatever its figures, and so
+ * does any scenario, budgeted or not, with a MUST_BE_ZERO measure above zero.
+ */
 export function check(results: readonly ScenarioResult[], budgets: Budgets): Verdict[] {
   const out: Verdict[] = [];
   for (const [name, b] of Object.entries(budgets.scenarios)) {
@@ -103,7 +131,9 @@ export function check(results: readonly ScenarioResult[], budgets: Budgets): Ver
       });
     }
     for (const [measure, bound] of Object.entries(b.measures ?? {}))
-      out.push(judgeMeasure(name, r, measure, bound, tolerance));
+      if (!MUST_BE_ZERO.some((m) => m === measure))
+        out.push(judgeMeasure(name, r, measure, bound, tolerance));
+    out.push(...mustBeZero(r));
   }
   for (const r of results) {
     if (!(r.name in budgets.scenarios)) {
@@ -117,6 +147,7 @@ export function check(results: readonly ScenarioResult[], budgets: Budgets): Ver
         actual: null,
         status: "no budget",
       });
+      out.push(...mustBeZero(r));
     }
   }
   return out;

@@ -34,6 +34,7 @@ const PIPELINE_COLUMNS: ReadonlyArray<[measure: string, header: string]> = [
   ["cpu_postgres_ms_per_msg", "CPU ms/msg Postgres"],
   ["cpu_ms_per_msg", "CPU ms/msg together"],
   ["big_request_ms", "10,000-recipient request ms"],
+  ["numbers_submitted_twice", "numbers submitted twice"],
 ];
 
 export function pipelineTable(results: readonly ScenarioResult[]): string | null {

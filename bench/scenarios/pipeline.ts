@@ -130,6 +130,14 @@ function scaleOut(
           ...double.measures,
           scale_out_one: { label: `${figure.label} with one ${one}`, value: from, unit: figure.unit },
           scale_out_two: { label: `${figure.label} with two ${one}s`, value: to, unit: figure.unit },
+          // Both runs' numbers: one sent twice in either fails the scenario.
+          numbers_submitted_twice: {
+            label: "destination#part the sink received more than once, both runs",
+            value:
+              (single.measures?.numbers_submitted_twice?.value ?? 0) +
+              (double.measures?.numbers_submitted_twice?.value ?? 0),
+            unit: "numbers",
+          },
           scale_out_speedup: {
             label: `${figure.label}: two ${one}s ÷ one`,
             value: from && to !== null ? round(to / from, 2) : null,
