@@ -55,7 +55,7 @@ try {
                 'econet', 'gsm7', 1, 450, 'USD', 'DELIVRD', 'success', 'captured', t, t, t, t, t
            FROM (SELECT now() - interval '100 days' + i * interval '10 ms' AS t FROM generate_series(1, $3) i) s
          RETURNING id, received_at)
-       INSERT INTO message_parts (message_id, part_no, operator, smsc_id, accepted_at, receipt_state, receipt_at)
+       INSERT INTO message_parts (message_id, part_no, link, smsc_id, accepted_at, receipt_state, receipt_at)
        SELECT id, 1, 'econet', (random() * 1e12)::bigint::text, received_at, 'DELIVRD', received_at FROM m`,
       [account.accountId, SENDER, n],
     );

@@ -2,8 +2,8 @@ import { SMPP_DEFAULTS } from "./smpp-defaults.ts";
 import type { CarrierAdapter } from "./types.ts";
 
 /**
- * NetOne: the state operator. Its ids are decimal but written identically in submit_sm_resp and
- * receipts, so they stay opaque strings (the default): no conversion is needed.
+ * NetOne: the state operator. Nothing here is observed on NetOne's live SMSC: the link speaks
+ * plain SMPP 3.4 with opaque ids, matched tolerantly (see carriers/econet.ts).
  */
 export const netone: CarrierAdapter = {
   operator: "netone",

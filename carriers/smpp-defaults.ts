@@ -2,7 +2,7 @@ import type { SmppSettings } from "./types.ts";
 
 /**
  * What the three operators' SMSCs have in common; each adapter adds its address and credentials
- * and any quirk of its dialect. The defaults are plain SMPP 3.4: opaque ids, data_coding 0 for
+ * and any quirk of its dialect. The defaults are plain SMPP 3.4: opaque ids matched tolerantly, data_coding 0 for
  * GSM 03.38, UDH concatenation, a receipt per segment.
  */
 export const SMPP_DEFAULTS: Omit<SmppSettings, "port" | "password"> = {
@@ -21,8 +21,8 @@ export const SMPP_DEFAULTS: Omit<SmppSettings, "port" | "password"> = {
   dest_addr_npi: 1,
   numeric_source_addr_ton: 1,
   numeric_source_addr_npi: 1,
-  id_format_submit: "string",
-  id_format_receipt: "string",
+  id_format_submit: "auto",
+  id_format_receipt: "auto",
   gsm_data_coding: 0,
   concatenation: "udh",
   receipt_scope: "segment",

@@ -1,18 +1,19 @@
 /**
- * What Shiri knows about one operator: how to recognise its numbers, what a segment costs,
- * how to reach its SMSC and the quirks of its SMPP dialect. Code elsewhere reads these
- * tables; it never hard-codes an operator.
+ * What Shiri knows about one operator: how to recognise its numbers, what a segment costs, and
+ * the default link (SMPP account) that reaches it. Code elsewhere reads these tables; it never
+ * hard-codes an operator. Links and routes are configuration (src/config.ts).
  */
 export const OPERATORS = ["econet", "netone", "telecel"] as const;
 export type Operator = (typeof OPERATORS)[number];
 
 /**
- * How an SMSC writes its message ids. "string" (the default): an opaque C-Octet String matched
- * exactly as written, as SMPP 3.4 defines message_id. "hex" / "decimal": a number, read in any
- * case and zero padding, for an SMSC that writes one number differently in submit_sm_resp and
- * in its receipts (both sides of such a carrier must then be numeric).
+ * How an SMSC writes its message ids. "auto" (the default): an opaque C-Octet String, as SMPP 3.4
+ * defines message_id, matched exactly first and else as the same number written another way (hex
+ * or decimal, any case, zero padding), never guessing between two segments (src/domain/smsc-id.ts).
+ * Overrides: "string" matches exactly only; "hex" / "decimal" read a number in that base on that
+ * side (a carrier configured so must then be numeric on both sides).
  */
-export const SMSC_ID_FORMATS = ["string", "hex", "decimal"] as const;
+export const SMSC_ID_FORMATS = ["auto", "string", "hex", "decimal"] as const;
 export type SmscIdFormat = (typeof SMSC_ID_FORMATS)[number];
 
 /** GSM 03.38 text as data_coding 0 (SMSC default alphabet) or 1 (IA5, which some SMSCs want). */
@@ -47,9 +48,9 @@ export interface SmppSettings {
   /** TON/NPI for a numeric sender id (1 = international, 1 = ISDN/E.164). */
   numeric_source_addr_ton: number;
   numeric_source_addr_npi: number;
-  /** How message_id is written in submit_sm_resp; receipted_message_id TLVs are read the same way (5.3.2.12). */
+  /** How message_id is written in submit_sm_resp ("auto": opaque, matched tolerantly). */
   id_format_submit: SmscIdFormat;
-  /** How the receipt text's `id:` field is written. */
+  /** How a receipt's id (receipted_message_id, else the text's `id:`) is written. */
   id_format_receipt: SmscIdFormat;
   gsm_data_coding: (typeof GSM_DATA_CODINGS)[number];
   concatenation: (typeof CONCATENATIONS)[number];
@@ -62,6 +63,9 @@ export interface CarrierAdapter {
   prefixes: readonly string[];
   /** Price of one segment in ten-thousandths of the currency, per account currency. */
   pricePerSegment: Readonly<Record<string, number>>;
-  /** Every field can be overridden from the environment as SMPP_<OPERATOR>_<FIELD> (src/config.ts). */
+  /**
+   * The settings of the link named after the operator, its route by default; every field can be
+   * overridden from the environment as SMPP_<LINK>_<FIELD> (src/config.ts).
+   */
   smpp: SmppSettings;
 }

@@ -8,6 +8,7 @@ import {
   SMSC_ID_FORMATS,
   type SmppSettings,
 } from "../carriers/index.ts";
+import { SMPP_DEFAULTS } from "../carriers/smpp-defaults.ts";
 import { presentEnv } from "./environment.ts";
 
 /**
@@ -132,15 +133,42 @@ export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE" | "START_SIMUL
   START_SIMULATORS: boolean;
   /** Callbacks to loopback and private ranges: allowed in development, refused in production. */
   WEBHOOK_ALLOW_PRIVATE: boolean;
-  carriers: Record<Operator, SmppSettings>;
+  /** Each link (one SMPP account) by name, in SMPP_LINKS order. */
+  links: Record<string, SmppSettings>;
+  /** Each operator's links, in the order they are tried (ROUTE_<OPERATOR>). */
+  routes: Record<Operator, string[]>;
 }
 
-/** SMPP settings per operator, each field overridable as SMPP_<OPERATOR>_<FIELD>, e.g. SMPP_ECONET_PORT. */
-function carrierSettings(env: NodeJS.ProcessEnv): Record<Operator, SmppSettings> {
-  const out = {} as Record<Operator, SmppSettings>;
-  for (const op of OPERATORS) {
-    const base = CARRIERS[op].smpp;
-    const prefix = `SMPP_${op.toUpperCase()}_`;
+/** A link's name: it is also the SMPP_<LINK>_ prefix of its settings. */
+const LINK_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+const DEFAULT_LINKS = OPERATORS.join(",");
+
+/** A comma-separated list of link names, or the setting's name in the error. */
+function linkNames(setting: string, value: string): string[] {
+  const names = value
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n.length > 0);
+  const bad = names.find((n) => !LINK_NAME.test(n));
+  if (bad !== undefined || names.length === 0)
+    throw new ConfigError(
+      `invalid configuration:\n  ${setting}: expected link names (a-z, 0-9, _), comma-separated; got "${value}"`,
+    );
+  return [...new Set(names)];
+}
+
+/**
+ * The links: SMPP_LINKS names them (by default one per operator, named after it) and each field
+ * of one is SMPP_<LINK>_<FIELD>, e.g. SMPP_ECONET_PORT. A link named after an operator starts from
+ * that operator's settings (carriers/<operator>.ts), any other from plain SMPP 3.4 defaults.
+ */
+function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
+  const out: Record<string, SmppSettings> = {};
+  for (const link of linkNames("SMPP_LINKS", env.SMPP_LINKS ?? DEFAULT_LINKS)) {
+    const base: SmppSettings = (OPERATORS as readonly string[]).includes(link)
+      ? CARRIERS[link as Operator].smpp
+      : { ...SMPP_DEFAULTS, port: 2775, password: "" };
+    const prefix = `SMPP_${link.toUpperCase()}_`;
     const shape = z.object({
       host: z.string().min(1).default(base.host),
       port: intFromEnv(base.port),
@@ -157,7 +185,7 @@ function carrierSettings(env: NodeJS.ProcessEnv): Record<Operator, SmppSettings>
       source_addr_npi: intFromEnv(base.source_addr_npi),
       dest_addr_ton: intFromEnv(base.dest_addr_ton),
       dest_addr_npi: intFromEnv(base.dest_addr_npi),
-      // The carrier's dialect (carriers/*.ts documents each operator's defaults).
+      // The carrier's dialect: overrides of plain SMPP 3.4 (docs/carriers.md).
       numeric_source_addr_ton: intFromEnv(base.numeric_source_addr_ton),
       numeric_source_addr_npi: intFromEnv(base.numeric_source_addr_npi),
       id_format_submit: z.enum(SMSC_ID_FORMATS).default(base.id_format_submit),
@@ -171,7 +199,33 @@ function carrierSettings(env: NodeJS.ProcessEnv): Record<Operator, SmppSettings>
     });
     const raw: Record<string, string | undefined> = {};
     for (const key of Object.keys(shape.shape)) raw[key] = env[prefix + key.toUpperCase()];
-    out[op] = shape.parse(raw);
+    const parsed = shape.safeParse(raw);
+    if (!parsed.success) {
+      const lines = parsed.error.issues.map(
+        (i) => `  ${prefix}${i.path.join(".").toUpperCase()}: ${i.message}`,
+      );
+      throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+    }
+    out[link] = parsed.data;
+  }
+  return out;
+}
+
+/** ROUTE_<OPERATOR>: the operator's links in order; by default the link named after it. */
+function routeSettings(
+  env: NodeJS.ProcessEnv,
+  links: Record<string, SmppSettings>,
+): Record<Operator, string[]> {
+  const out = {} as Record<Operator, string[]>;
+  for (const op of OPERATORS) {
+    const setting = `ROUTE_${op.toUpperCase()}`;
+    const route = linkNames(setting, env[setting] ?? op);
+    const unknown = route.filter((l) => !Object.hasOwn(links, l));
+    if (unknown.length > 0)
+      throw new ConfigError(
+        `invalid configuration:\n  ${setting}: no link named ${unknown.join(", ")} (SMPP_LINKS is ${Object.keys(links).join(",")})`,
+      );
+    out[op] = route;
   }
   return out;
 }
@@ -194,10 +248,12 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       "SHIRI_ENV=production needs DATABASE_URL (production never starts an embedded Postgres)",
     );
+  const links = linkSettings(env);
   return {
     ...rest,
     WEBHOOK_ALLOW_PRIVATE: flag(WEBHOOK_ALLOW_PRIVATE, !production),
     START_SIMULATORS: flag(START_SIMULATORS, !production),
-    carriers: carrierSettings(env),
+    links,
+    routes: routeSettings(env, links),
   };
 }

@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { OPERATORS } from "../carriers/index.ts";
+import { CARRIERS, OPERATORS } from "../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../carriers/simulator/index.ts";
 import { overridesFromEnv } from "../carriers/simulator/main.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
@@ -74,10 +74,10 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     let dispatch: RunningDispatch | null = null;
     const readiness = createReadiness({
       db: pool,
-      ...(role === "api" ? {} : { operators: () => bindStates(dispatch) }),
+      ...(role === "api" ? {} : { operators: () => bindStates(dispatch, config) }),
     });
     const metrics = createMetrics();
-    initialiseSeries(metrics, OPERATORS);
+    initialiseSeries(metrics, OPERATORS, Object.keys(config.links));
     const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT, readiness);
     stops.push(() => closeServer(metricsServer));
     const samplers = startSamplers(metrics, pool, config);
@@ -201,9 +201,18 @@ export async function startService(config: Config, logger: Logger, role: Role): 
   }
 }
 
-/** Each operator's bind as this worker holds it, for readiness. */
-function bindStates(dispatch: RunningDispatch | null): Record<string, BindState> {
-  return Object.fromEntries(OPERATORS.map((op) => [op, dispatch?.workers[op].bindState ?? "starting"]));
+/** How binds rank for an operator's readiness: the best of its route's links counts. */
+const BIND_RANK: readonly BindState[] = ["bound", "standby", "starting", "unbound", "stopped"];
+
+/** Each operator's bind as this worker holds it, for readiness: the best of its route's links. */
+function bindStates(dispatch: RunningDispatch | null, config: Config): Record<string, BindState> {
+  return Object.fromEntries(
+    OPERATORS.map((op) => {
+      const states = config.routes[op].map((link) => dispatch?.workers[link]?.bindState ?? "starting");
+      const best = BIND_RANK.find((state) => states.includes(state)) ?? "starting";
+      return [op, best];
+    }),
+  );
 }
 
 /** The simulators listen exactly where the workers' SMPP settings point. */
@@ -211,7 +220,7 @@ function startCarrierSimulators(config: Config, logger: Logger): Promise<Running
   const perOperator = Object.fromEntries(
     OPERATORS.map((op) => {
       const fromEnv = overridesFromEnv(op, process.env);
-      return [op, { ...fromEnv, port: config.carriers[op].port }];
+      return [op, { ...fromEnv, port: config.links[op]?.port ?? CARRIERS[op].smpp.port }];
     }),
   );
   return startSimulators({ perOperator, logger: logger.child({ component: "simulator" }) });

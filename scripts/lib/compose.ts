@@ -250,7 +250,8 @@ export function checkCompose(root: string): string[] {
       if (config.START_SIMULATORS)
         problems.push(`${name}: START_SIMULATORS must be false (the simulator is a service)`);
       for (const op of OPERATORS) {
-        const smpp = config.carriers[op];
+        const smpp = config.links[op];
+        if (!smpp) continue;
         if (simulator && smpp.host !== simulator[0])
           problems.push(
             `${name}: SMPP_${op.toUpperCase()}_HOST is ${smpp.host}, not the ${simulator[0]} service`,

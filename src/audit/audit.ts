@@ -44,7 +44,8 @@ export interface AuditReport {
   parts_without_receipts: Finding<{
     message_id: string;
     part_no: number;
-    operator: string;
+    /** The link that accepted the segment (the default links are named after their operators). */
+    link: string;
     accepted_at: Date;
   }> & {
     receipt_hours: number;
@@ -95,7 +96,7 @@ export function audit(pool: Pool, options: AuditOptions): Promise<AuditReport> {
     );
     const unreceipted = await listed<AuditReport["parts_without_receipts"]["items"][number]>(
       tx,
-      `SELECT message_id, part_no, operator, accepted_at, count(*) OVER ()::int AS total FROM message_parts
+      `SELECT message_id, part_no, link, accepted_at, count(*) OVER ()::int AS total FROM message_parts
         WHERE receipt_state IS NULL AND accepted_at < now() - $1::float8 * interval '1 hour'
         ORDER BY accepted_at LIMIT $2`,
       [options.receiptHours],

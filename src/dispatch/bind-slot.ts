@@ -1,17 +1,17 @@
-import type { Operator } from "../../carriers/index.ts";
 import type { Queryable } from "../db/pool.ts";
 
 /**
- * A lease on one of an operator's bind slots, shared by every worker through Postgres: a
- * carrier allows only so many binds, so a worker binds only while it holds a slot, and a slot
- * whose holder stopped renewing (crashed) is free again once its lease runs out.
+ * A lease on one of a link's bind slots, shared by every worker through Postgres: a carrier
+ * allows an account only so many binds, so a worker binds only while it holds a slot, and a slot
+ * whose holder stopped renewing (crashed) is free again once its lease runs out. Each holder says
+ * on renewal whether it is bound, so a worker standing by knows whether the link is up elsewhere.
  */
 export class BindSlot {
   private slot: number | null = null;
 
   constructor(
     private readonly db: Queryable,
-    private readonly operator: Operator,
+    private readonly link: string,
     private readonly maxBinds: number,
     private readonly owner: string,
     private readonly leaseSeconds: number,
@@ -25,12 +25,12 @@ export class BindSlot {
   async acquire(): Promise<number | null> {
     for (let slot = 0; slot < this.maxBinds; slot++) {
       const { rowCount } = await this.db.query(
-        `INSERT INTO smpp_bind_slots (operator, slot, owner, expires_at)
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4))
-         ON CONFLICT (operator, slot) DO UPDATE
-            SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+        `INSERT INTO smpp_bind_slots (link, slot, owner, expires_at, bound)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4), false)
+         ON CONFLICT (link, slot) DO UPDATE
+            SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, bound = false
           WHERE smpp_bind_slots.expires_at < now() OR smpp_bind_slots.owner = EXCLUDED.owner`,
-        [this.operator, slot, this.owner, this.leaseSeconds],
+        [this.link, slot, this.owner, this.leaseSeconds],
       );
       if (rowCount === 1) {
         this.slot = slot;
@@ -40,13 +40,25 @@ export class BindSlot {
     return null;
   }
 
-  /** Extends the lease; false when it was lost (it expired and another worker took the slot). */
-  async renew(): Promise<boolean> {
+  /** Whether any live holder of the link's slots says it is bound (asked while standing by). */
+  async boundElsewhere(): Promise<boolean> {
+    const { rows } = await this.db.query<{ bound: boolean | null }>(
+      "SELECT bool_or(bound) AS bound FROM smpp_bind_slots WHERE link = $1 AND expires_at >= now()",
+      [this.link],
+    );
+    return rows[0]?.bound === true;
+  }
+
+  /**
+   * Extends the lease, saying whether our session is bound; false when the lease was lost (it
+   * expired and another worker took the slot).
+   */
+  async renew(bound = false): Promise<boolean> {
     if (this.slot === null) return false;
     const { rowCount } = await this.db.query(
-      `UPDATE smpp_bind_slots SET expires_at = now() + make_interval(secs => $4)
-        WHERE operator = $1 AND slot = $2 AND owner = $3`,
-      [this.operator, this.slot, this.owner, this.leaseSeconds],
+      `UPDATE smpp_bind_slots SET expires_at = now() + make_interval(secs => $4), bound = $5
+        WHERE link = $1 AND slot = $2 AND owner = $3`,
+      [this.link, this.slot, this.owner, this.leaseSeconds, bound],
     );
     if (rowCount !== 1) this.slot = null;
     return rowCount === 1;
@@ -54,8 +66,8 @@ export class BindSlot {
 
   async release(): Promise<void> {
     if (this.slot === null) return;
-    await this.db.query("DELETE FROM smpp_bind_slots WHERE operator = $1 AND slot = $2 AND owner = $3", [
-      this.operator,
+    await this.db.query("DELETE FROM smpp_bind_slots WHERE link = $1 AND slot = $2 AND owner = $3", [
+      this.link,
       this.slot,
       this.owner,
     ]);

@@ -1,5 +1,5 @@
 import CircuitBreaker from "opossum";
-import type { Operator, SmppSettings } from "../../carriers/index.ts";
+import type { SmppSettings } from "../../carriers/index.ts";
 import type { Logger } from "../logger.ts";
 import { actionFor } from "../smpp/command-status.ts";
 import type { LinkEvent, LinkLossReason } from "../smpp/link-events.ts";
@@ -42,16 +42,17 @@ function isCarrierTrouble(outcome: SubmitOutcome): boolean {
 }
 
 /**
- * One operator's SMPP session behind an opossum circuit breaker. When the breaker opens, submits
- * are refused at once (the dispatcher then stops taking that operator's jobs), so a dead carrier
- * costs nothing while the others keep flowing; a half-open probe closes it again.
+ * One link's SMPP session (an account at a carrier or an aggregator) behind an opossum circuit
+ * breaker. When the breaker opens, submits are refused at once (the dispatchers then stop taking
+ * jobs over this link, and their operators fail over to their next link if they have one), so a
+ * dead carrier costs nothing while the others keep flowing; a half-open probe closes it again.
  */
 export class CarrierLink {
   readonly session: SmppSession;
   readonly breaker: CircuitBreaker<[SubmitParams, SubmitOptions?], SubmitOutcome>;
 
   constructor(
-    readonly operator: Operator,
+    readonly name: string,
     settings: SmppSettings,
     opts: {
       logger: Logger;
@@ -63,7 +64,7 @@ export class CarrierLink {
       onBreakerChange?: (state: "open" | "half_open" | "closed") => void;
     },
   ) {
-    const logger = opts.logger.child({ operator });
+    const logger = opts.logger.child({ link: name });
     this.session = new SmppSession({
       settings,
       logger,
@@ -90,7 +91,7 @@ export class CarrierLink {
       },
     );
     this.breaker.on("open", () => {
-      logger.warn({}, "circuit breaker open: holding this operator's messages");
+      logger.warn({}, "circuit breaker open: holding this link's messages");
       opts.onBreakerChange?.("open");
     });
     this.breaker.on("halfOpen", () => {
@@ -105,6 +106,15 @@ export class CarrierLink {
 
   start(): void {
     this.session.start();
+  }
+
+  /**
+   * Down: its breaker is open, or it is not bound and has failed to bind at least once (a refused
+   * bind, a carrier that cannot be reached). A link still making its first bind is not down yet.
+   */
+  get down(): boolean {
+    if (this.breaker.opened) return true;
+    return this.session.state !== "bound" && this.session.failedBinds > 0;
   }
 
   async submit(params: SubmitParams, options: SubmitOptions = {}): Promise<LinkOutcome> {

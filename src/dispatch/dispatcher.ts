@@ -45,6 +45,12 @@ export interface DispatcherOptions {
   /** Opens the settle's transactions: their callback events are enqueued in them. */
   transact: Transact;
   link: CarrierLink;
+  /**
+   * True while this link is the one the operator's messages go over (the first of its route that is
+   * not down): asked before each fetch, so a link stops taking the operator's jobs as soon as an
+   * earlier one in the route is back.
+   */
+  serving: () => boolean;
   logger: Logger;
   metrics: Metrics;
   submitIdFormat: SmscIdFormat;
@@ -66,8 +72,8 @@ export interface DispatcherOptions {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Takes one operator's dispatch jobs in batches and submits their messages over the operator's
- * link. The cost is per batch, not per job: one fetch takes many jobs, one statement claims all
+ * Takes one operator's dispatch jobs in batches and submits their messages over one link, while
+ * that link is the operator's route (`serving`). The cost is per batch, not per job: one fetch takes many jobs, one statement claims all
  * their messages, one transaction records every outcome and completes every job. Under load the
  * batches grow by themselves, since jobs gather while the previous batches are in flight. It stops
  * taking jobs while the link is down or its breaker open — the messages wait in the queue.
@@ -99,7 +105,7 @@ export class Dispatcher {
   private async run(): Promise<void> {
     const { link, pollMs } = this.options;
     while (this.running) {
-      if (link.breaker.opened || link.session.state !== "bound") {
+      if (link.breaker.opened || link.session.state !== "bound" || !this.options.serving()) {
         await sleep(pollMs);
         continue;
       }
@@ -193,7 +199,7 @@ export class Dispatcher {
       const held = new HeldReceipts();
       const recorder = new PartsRecorder({
         pool: this.options.pool,
-        operator,
+        link: this.options.link.name,
         logger,
         held,
         flushMs: PARTS_FLUSH_MS,
@@ -252,7 +258,7 @@ export class Dispatcher {
   private async recordLate(part: DispatchOutcome["acceptedParts"][number]): Promise<void> {
     const { operator, logger, pool } = this.options;
     try {
-      await withTransaction(pool, (tx) => recordParts(tx, operator, [part]));
+      await withTransaction(pool, (tx) => recordParts(tx, this.options.link.name, [part]));
       await this.options.receipts.segmentsRecorded([part]);
     } catch (err) {
       logger.error(
@@ -277,6 +283,7 @@ export class Dispatcher {
   ): Promise<ReadonlySet<string>> {
     const jobs = batch.map((j) => j.job);
     const { operator, logger, transact, boss } = this.options;
+    const route = { operator, link: this.options.link.name };
     const receipts = held.seal();
     const settleOptions = {
       batchSize: this.options.batchSize,
@@ -287,7 +294,7 @@ export class Dispatcher {
     for (let attempt = 0; ; attempt++) {
       try {
         const { delivered, deliveredAtAcceptance, leaseLost } = await transact((tx) =>
-          settleBatch(tx, boss, operator, jobs, outcome, receipts, settleOptions, earlyRecorded),
+          settleBatch(tx, boss, route, jobs, outcome, receipts, settleOptions, earlyRecorded),
         );
         held.committed();
         lease.lostAtSettle(leaseLost);
@@ -313,7 +320,7 @@ export class Dispatcher {
     for (const { job, part } of splitByJob(batch, outcome)) {
       try {
         const { leaseLost } = await transact((tx) =>
-          settleBatch(tx, boss, operator, [job], part, [], settleOptions),
+          settleBatch(tx, boss, route, [job], part, [], settleOptions),
         );
         lease.lostAtSettle(leaseLost);
       } catch (err) {
@@ -326,7 +333,7 @@ export class Dispatcher {
 
   private observeDelivered(seconds: readonly number[]): void {
     for (const s of seconds)
-      this.options.metrics.deliveryLatency.observe({ operator: this.options.operator }, s);
+      this.options.metrics.deliveryLatency.observe({ link: this.options.link.name }, s);
   }
 
   private count(outcome: DispatchOutcome, claimed: readonly ClaimedMessage[]): void {

@@ -1,4 +1,4 @@
-import type { Operator } from "../../carriers/index.ts";
+import type { Operator, SmppSettings } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool, Transact } from "../db/pool.ts";
 import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
@@ -6,6 +6,7 @@ import type { Logger } from "../logger.ts";
 import type { BindState } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Queue } from "../queue/boss.ts";
+import type { IdTally } from "../receipts/id-tally.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { BindSlot } from "./bind-slot.ts";
@@ -13,8 +14,14 @@ import { CarrierLink } from "./carrier-link.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { limiterForBind } from "./rate-limiter.ts";
 
-export interface OperatorWorkerDeps {
-  operator: Operator;
+export interface LinkWorkerDeps {
+  /** The link's name: SMPP_<LINK>_* are its settings. */
+  link: string;
+  settings: SmppSettings;
+  /** The operators whose route names this link, in no particular order. */
+  operators: readonly Operator[];
+  /** Whether this link is the one an operator's messages go over now (routes.ts). */
+  serves: (operator: Operator, link: string) => boolean;
   config: Config;
   pool: Pool;
   boss: Queue;
@@ -22,25 +29,33 @@ export interface OperatorWorkerDeps {
   transact: Transact;
   logger: Logger;
   metrics: Metrics;
+  tally: IdTally;
   owner: string;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Everything one worker process does for one operator: hold a bind slot, keep the SMPP link
- * up while it does, dispatch the operator's queue over it and apply the receipts it brings.
- * Losing the slot (a lease that could not be renewed) stops the link until a slot is had again.
+ * Everything one worker process does for one link (an SMPP account): hold a bind slot, keep the
+ * session up while it does, dispatch the queue of each operator the link serves now over it, and
+ * apply the receipts and store the messages that arrive on it. Losing the slot (a lease that could
+ * not be renewed) stops the link until a slot is had again.
  */
-export class OperatorWorker {
+export class LinkWorker {
   private running = false;
   private life: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   link: CarrierLink | null = null;
   /** Where the bind slot stands: not looked for yet, all held by others, ours, or not found out. */
   private slot: "starting" | "standby" | "held" | "failed" = "starting";
+  /** While standing by: whether a holder elsewhere says it is bound. */
+  private upElsewhere = false;
 
-  constructor(private readonly d: OperatorWorkerDeps) {}
+  constructor(private readonly deps: LinkWorkerDeps) {}
+
+  get name(): string {
+    return this.deps.link;
+  }
 
   /** For readiness: bound, standing by (others hold every slot), or neither. */
   get bindState(): BindState {
@@ -48,6 +63,16 @@ export class OperatorWorker {
     if (this.slot === "held") return this.link?.session.state === "bound" ? "bound" : "unbound";
     if (this.slot === "standby") return "standby";
     return this.slot === "failed" ? "unbound" : "starting";
+  }
+
+  /**
+   * Down, for routing: ours and down (breaker open, or failing to bind), or held by others none
+   * of whom is bound. A link still starting, or up anywhere, is not down.
+   */
+  get down(): boolean {
+    if (this.slot === "held") return this.link?.down ?? false;
+    if (this.slot === "standby") return !this.upElsewhere;
+    return false;
   }
 
   start(): void {
@@ -70,46 +95,46 @@ export class OperatorWorker {
   }
 
   private async live(): Promise<void> {
-    const { config, operator, logger } = this.d;
-    const settings = config.carriers[operator];
+    const { config, link, settings, logger } = this.deps;
     const slot = new BindSlot(
-      this.d.pool,
-      operator,
+      this.deps.pool,
+      link,
       settings.max_binds,
-      this.d.owner,
+      this.deps.owner,
       config.BIND_LEASE_SECONDS,
     );
     const leaseMs = config.BIND_LEASE_SECONDS * 1000;
     while (this.running) {
       const taken = await slot.acquire().catch((err) => {
-        logger.error({ err, operator }, "bind slot lookup failed");
+        logger.error({ err, link }, "bind slot lookup failed");
         return undefined;
       });
       if (taken === null || taken === undefined) {
         this.slot = taken === null ? "standby" : "failed";
+        if (taken === null) this.upElsewhere = await slot.boundElsewhere().catch(() => this.upElsewhere);
         await this.idle(leaseMs / 2);
         continue;
       }
       this.slot = "held";
-      logger.info({ operator, slot: taken }, "bind slot held");
+      logger.info({ link, slot: taken }, "bind slot held");
       await this.serve(slot, leaseMs);
       await slot.release().catch(() => {});
     }
   }
 
-  /** Runs the link and dispatcher until stopped or the slot's lease is lost. */
+  /** Runs the link and its dispatchers until stopped or the slot's lease is lost. */
   private async serve(slot: BindSlot, leaseMs: number): Promise<void> {
-    const { config, operator, logger, pool, boss, transact, metrics } = this.d;
-    const settings = config.carriers[operator];
+    const { config, link: name, settings, logger, pool, boss, transact, metrics, tally } = this.deps;
     const receipts = new ReceiptStage({
       transact,
-      operator,
+      link: name,
       settings,
       validityHours: config.MESSAGE_VALIDITY_HOURS,
       logger,
       metrics,
+      tally,
     });
-    const link = new CarrierLink(operator, settings, {
+    const link = new CarrierLink(name, settings, {
       logger,
       rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
       breaker: {
@@ -120,55 +145,59 @@ export class OperatorWorker {
       },
       onDeliverSm: async (pdu: DeliverSm) => {
         if (pdu.isReceipt) return receipts.take(pdu);
-        await storeMobileOriginated(pool, operator, pdu);
-        logger.info({ operator, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message stored");
+        await storeMobileOriginated(pool, name, pdu);
+        logger.info({ link: name, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message stored");
       },
-      onStateChange: (state) => metrics.sessionBound.set({ operator }, state === "bound" ? 1 : 0),
-      onLinkEvent: (event, reason) => metrics.smppLinkEvents.inc({ operator, event, reason }),
+      onStateChange: (state) => metrics.sessionBound.set({ link: name }, state === "bound" ? 1 : 0),
+      onLinkEvent: (event, reason) => metrics.smppLinkEvents.inc({ link: name, event, reason }),
       onBreakerChange: (state) =>
-        metrics.breakerState.set({ operator }, state === "closed" ? 0 : state === "half_open" ? 1 : 2),
+        metrics.breakerState.set({ link: name }, state === "closed" ? 0 : state === "half_open" ? 1 : 2),
     });
-    const dispatcher = new Dispatcher({
-      operator,
-      pool,
-      boss,
-      transact,
-      link,
-      logger,
-      metrics,
-      submitIdFormat: settings.id_format_submit,
-      batchSize: config.DISPATCH_BATCH_SIZE,
-      // With a TPS limit, take no more work than a few seconds of it, so batches stay short.
-      maxMessagesInFlight:
-        settings.tps_limit > 0
-          ? Math.max(1, Math.min(config.DISPATCH_MAX_IN_FLIGHT, settings.tps_limit * 5))
-          : config.DISPATCH_MAX_IN_FLIGHT,
-      maxBatchesInFlight: config.DISPATCH_BATCHES_IN_FLIGHT,
-      maxJobsPerFetch: config.DISPATCH_FETCH_JOBS,
-      receipts,
-      pollMs: config.DISPATCH_POLL_MS,
-      lockSeconds: config.DISPATCH_LOCK_SECONDS,
-      validityHours: config.MESSAGE_VALIDITY_HOURS,
-    });
+    const dispatchers = this.deps.operators.map(
+      (operator) =>
+        new Dispatcher({
+          operator,
+          pool,
+          boss,
+          transact,
+          link,
+          serving: () => this.deps.serves(operator, name),
+          logger,
+          metrics,
+          submitIdFormat: settings.id_format_submit,
+          batchSize: config.DISPATCH_BATCH_SIZE,
+          // With a TPS limit, take no more work than a few seconds of it, so batches stay short.
+          maxMessagesInFlight:
+            settings.tps_limit > 0
+              ? Math.max(1, Math.min(config.DISPATCH_MAX_IN_FLIGHT, settings.tps_limit * 5))
+              : config.DISPATCH_MAX_IN_FLIGHT,
+          maxBatchesInFlight: config.DISPATCH_BATCHES_IN_FLIGHT,
+          maxJobsPerFetch: config.DISPATCH_FETCH_JOBS,
+          receipts,
+          pollMs: config.DISPATCH_POLL_MS,
+          lockSeconds: config.DISPATCH_LOCK_SECONDS,
+          validityHours: config.MESSAGE_VALIDITY_HOURS,
+        }),
+    );
     this.link = link;
-    metrics.breakerState.set({ operator }, 0);
+    metrics.breakerState.set({ link: name }, 0);
     link.start();
-    dispatcher.start();
+    for (const d of dispatchers) d.start();
     while (this.running) {
       await this.idle(leaseMs / 3);
       if (!this.running) break;
-      const renewed = await slot.renew().catch(() => false);
+      const renewed = await slot.renew(link.session.state === "bound" && !link.down).catch(() => false);
       if (!renewed) {
-        logger.error({ operator }, "bind slot lease lost: unbinding");
+        logger.error({ link: name }, "bind slot lease lost: unbinding");
         break;
       }
     }
-    await dispatcher.stop();
+    await Promise.all(dispatchers.map((d) => d.stop()));
     await link.close();
     await receipts.flush();
     this.link = null;
-    metrics.sessionBound.set({ operator }, 0);
-    metrics.breakerState.set({ operator }, 0); // not serving it: no breaker of ours is open
+    metrics.sessionBound.set({ link: name }, 0);
+    metrics.breakerState.set({ link: name }, 0); // not serving it: no breaker of ours is open
     await sleep(0);
   }
 }

@@ -1,4 +1,3 @@
-import type { Operator } from "../../carriers/index.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { HeldReceipts } from "../receipts/held-receipts.ts";
@@ -25,7 +24,7 @@ export class PartsRecorder {
   constructor(
     private readonly options: {
       pool: Pool;
-      operator: Operator;
+      link: string;
       logger: Logger;
       held: HeldReceipts;
       flushMs: number;
@@ -51,20 +50,20 @@ export class PartsRecorder {
     const parts = this.waiting;
     this.waiting = [];
     if (parts.length === 0) return;
-    const { pool, operator, logger, held } = this.options;
+    const { pool, link, logger, held } = this.options;
     const receiptFor = mostTelling(
       held.takenSoFar().filter((r) => r.scope !== "message"),
       FINAL_STATES,
     );
     // One write at a time, in order; a failed one is left to the settle, which records them all.
     this.flushing = this.flushing.then(() =>
-      withTransaction(pool, (tx) => recordParts(tx, operator, parts, receiptFor)).then(
+      withTransaction(pool, (tx) => recordParts(tx, link, parts, receiptFor)).then(
         () => {
           for (const p of parts) this.written.set(p.smscId, receiptFor.get(p.smscId)?.state ?? null);
         },
         (err: unknown) =>
           logger.warn(
-            { err, operator, parts: parts.length },
+            { err, link, parts: parts.length },
             "accepted segments not recorded early (the settle will)",
           ),
       ),

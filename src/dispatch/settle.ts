@@ -1,5 +1,6 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
+import { storedNumberKey } from "../domain/smsc-id.ts";
 import { giveUpLease, markAccepted, markRefused, refreshDelivery } from "../lifecycle/index.ts";
 import { completeDispatchJobs, enqueueDispatch, type FetchedJob, type Queue } from "../queue/boss.ts";
 import { applyReceipts } from "../receipts/apply-receipts.ts";
@@ -35,12 +36,13 @@ export function retryDelaySeconds(attempts: number): number {
 }
 
 /**
- * Records segments the carrier accepted, each with the receipt already in hand for it, if any.
- * A segment recorded before (a late answer, a run that raced) stays as it was.
+ * Records segments the link accepted, each with the receipt already in hand for it, if any, and
+ * with its id's number key where that differs from the id (receipts that write the number another
+ * way find it by that). A segment recorded before (a late answer, a run that raced) stays as it was.
  */
 export async function recordParts(
   tx: Tx,
-  operator: Operator,
+  link: string,
   parts: DispatchOutcome["acceptedParts"],
   receiptFor: ReadonlyMap<string, Receipt> = new Map(),
 ): Promise<void> {
@@ -48,19 +50,28 @@ export async function recordParts(
   const held = parts.map((p) => receiptFor.get(p.smscId));
   await tx.query({
     name: "shiri_settle_parts",
-    text: `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_err, receipt_at)
-           SELECT m, p, $1, s, st, e, CASE WHEN st IS NULL THEN NULL ELSE now() END
-             FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[]) AS u(m, p, s, st, e)
+    text: `INSERT INTO message_parts
+             (message_id, part_no, link, smsc_id, smsc_number, receipt_state, receipt_err, receipt_at)
+           SELECT m, p, $1, s, n, st, e, CASE WHEN st IS NULL THEN NULL ELSE now() END
+             FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
+                  AS u(m, p, s, n, st, e)
            ON CONFLICT (message_id, part_no) DO NOTHING`,
     values: [
-      operator,
+      link,
       parts.map((p) => p.messageId),
       parts.map((p) => p.partNo),
       parts.map((p) => p.smscId),
+      parts.map((p) => storedNumberKey(p.smscId)),
       held.map((r) => r?.state ?? null),
       held.map((r) => r?.err ?? null),
     ],
   });
+}
+
+/** Which operator's queue a dispatch batch came from, and the link that carried it. */
+export interface Route {
+  operator: Operator;
+  link: string;
 }
 
 /**
@@ -80,7 +91,7 @@ export async function recordParts(
 export async function settleBatch(
   tx: Tx,
   boss: Queue,
-  operator: Operator,
+  route: Route,
   jobs: readonly FetchedJob[],
   outcome: DispatchOutcome,
   receipts: readonly Receipt[],
@@ -94,15 +105,16 @@ export async function settleBatch(
     receipts.filter((r) => r.scope !== "message"),
     FINAL_STATES,
   );
+  const { operator, link } = route;
   const wholeMessage = receipts.filter((r) => r.scope === "message");
   const parts = outcome.acceptedParts;
-  await recordParts(tx, operator, parts, receiptFor);
+  await recordParts(tx, link, parts, receiptFor);
   // Segments recorded while the batch ran (parts-recorder.ts) carry the receipts that had come by
   // then; a receipt that came after, or says more, is applied to them now.
   const catchUp = [...receiptFor.values()].filter(
     (r) => earlyRecorded.has(r.smscId) && earlyRecorded.get(r.smscId) !== r.state,
   );
-  if (catchUp.length > 0) await applyReceipts(tx, operator, catchUp);
+  if (catchUp.length > 0) await applyReceipts(tx, link, catchUp);
 
   const delivered: number[] = [];
   const deliveredAtAcceptance: string[] = [];
@@ -143,7 +155,7 @@ export async function settleBatch(
     const reconcile = rows.filter((r) => !r.delivered).map((r) => r.id);
     delivered.push(...(await refreshDelivery(tx, reconcile)));
   }
-  if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, operator, wholeMessage)).delivered);
+  if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, link, wholeMessage)).delivered);
 
   const refused = await markRefused(tx, outcome.failed, options.owner);
   leaseLost.push(...notIn(outcome.failed, refused));

@@ -1,5 +1,5 @@
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
-import { readSubmitId } from "../domain/smsc-id.ts";
+import { recordedSubmitId } from "../domain/smsc-id.ts";
 import type { ClaimedMessage } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -172,22 +172,27 @@ async function submitCounted(
 function judge(context: SubmitContext, result: LinkOutcome): Verdict {
   if (result.kind === "not_sent") return { kind: "retry", reason: `not sent: ${result.reason}` };
   // On the wire with no answer: the carrier may have accepted it. SMPP cannot settle this
-  // exactly once, so it is sent again (at least once; see the README's dispatch policy).
+  // exactly once, so it is sent again (at least once; see docs/dispatch.md's in-flight window).
   if (result.kind === "unknown") return { kind: "retry", reason: `no response: ${result.reason}` };
   const action = actionFor(result.command_status);
   if (action === "ok") {
-    // An id no receipt could ever match (empty, over 65 characters, not the configured
-    // number format) leaves the segment's outcome unknown, exactly as a lost answer does.
-    const id = readSubmitId(result.message_id, context.submitIdFormat);
-    if (!id.ok) {
-      context.metrics.smscIdsRefused.inc({ operator: context.operator, reason: id.reason });
+    // ESME_ROK is acceptance, whatever the id holds: the handset has the message, so it is never
+    // sent again. An id no receipt can match (empty, over 65 characters, unreadable in an
+    // explicit numeric format) is recorded as it came, and only counted.
+    const recorded = recordedSubmitId(result.message_id, context.submitIdFormat);
+    if (recorded.unusable) {
+      context.metrics.smscIdsRefused.inc({ link: context.link.name, reason: recorded.unusable });
       context.logger.warn(
-        { operator: context.operator, message_id: result.message_id.slice(0, 80), reason: id.reason },
-        "smsc message id refused",
+        {
+          link: context.link.name,
+          operator: context.operator,
+          message_id: result.message_id.slice(0, 80),
+          reason: recorded.unusable,
+        },
+        "accepted with a message id no receipt can match",
       );
-      return { kind: "retry", reason: `no usable message id: ${id.reason}` };
     }
-    return { kind: "accepted", smscId: id.id };
+    return { kind: "accepted", smscId: recorded.id };
   }
   if (action === "fail") return { kind: "failed", response: statusName(result.command_status) };
   return { kind: "retry", reason: describeStatus(result.command_status) };

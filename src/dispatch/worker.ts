@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { OPERATORS, type Operator } from "../../carriers/index.ts";
+import { OPERATORS } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool, Transact } from "../db/pool.ts";
 import { sweepExpired } from "../lifecycle/index.ts";
@@ -8,23 +8,30 @@ import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { every } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
+import { IdTally } from "../receipts/id-tally.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
 import { transactionsWithEventJobs } from "../webhooks/event-jobs.ts";
-import { OperatorWorker } from "./operator-worker.ts";
+import { LinkWorker } from "./link-worker.ts";
+import { Routes } from "./routes.ts";
 
 /** How often the validity sweeper looks, whatever the carriers' state, and how much one pass fails. */
 const EXPIRY_SWEEP_MS = 5_000;
 const EXPIRY_SWEEP_LIMIT = 1_000;
+/** How often the links' learnt id relations are added to the database, and routes are shown. */
+const TALLY_FLUSH_MS = 5_000;
 
 export interface RunningDispatch {
-  workers: Record<Operator, OperatorWorker>;
+  /** One per link, by name. */
+  workers: Record<string, LinkWorker>;
+  routes: Routes;
   stop(): Promise<void>;
 }
 
 /**
- * The worker role's dispatch side: one OperatorWorker per operator, the early-receipt sweep and
- * the validity sweeper (messages past their validity fail and their holds are released even
- * while their carrier is unreachable and no worker claims them).
+ * The worker role's dispatch side: one LinkWorker per link, each dispatching the operators its
+ * routes give it, the early-receipt sweep and the validity sweeper (messages past their validity
+ * fail and their holds are released even while their carrier is unreachable and no worker claims
+ * them).
  */
 export function startDispatch(deps: {
   config: Config;
@@ -36,9 +43,20 @@ export function startDispatch(deps: {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // Every status change the worker makes enqueues its callbacks' jobs itself (event-jobs.ts).
   const transact = transactionsWithEventJobs(deps.pool, deps.boss, deps.config.WEBHOOK_BATCH_SIZE);
-  const workers = Object.fromEntries(
-    OPERATORS.map((operator) => [operator, new OperatorWorker({ ...deps, transact, operator, owner })]),
-  ) as Record<Operator, OperatorWorker>;
+  const tally = new IdTally(deps.metrics);
+  const workers: Record<string, LinkWorker> = {};
+  const routes = new Routes(deps.config.routes, (link) => workers[link]?.down ?? true);
+  for (const [link, settings] of Object.entries(deps.config.links))
+    workers[link] = new LinkWorker({
+      ...deps,
+      transact,
+      link,
+      settings,
+      operators: routes.operatorsOf(link),
+      serves: routes.serves,
+      tally,
+      owner,
+    });
   for (const w of Object.values(workers)) w.start();
 
   const sweep = startEarlyReceiptSweep({
@@ -47,16 +65,34 @@ export function startDispatch(deps: {
     sweepMs: deps.config.RECEIPT_SWEEP_MS,
     logger: deps.logger,
     metrics: deps.metrics,
+    tally,
+    links: deps.config.links,
   });
 
   const expiry = startExpirySweeper({ ...deps, transact });
 
+  const bookkeeping = every(
+    TALLY_FLUSH_MS,
+    async () => {
+      for (const operator of OPERATORS) {
+        const serving = routes.serving(operator);
+        for (const link of deps.config.routes[operator])
+          deps.metrics.linkServing.set({ operator, link }, link === serving ? 1 : 0);
+      }
+      await tally.flush(deps.pool);
+    },
+    (err) => deps.logger.warn({ err }, "receipt id relations not recorded (tried again)"),
+  );
+
   return {
     workers,
+    routes,
     async stop() {
       await sweep.stop();
       await expiry.stop();
       await Promise.all(Object.values(workers).map((w) => w.stop()));
+      await bookkeeping.stop();
+      await tally.flush(deps.pool).catch(() => {});
     },
   };
 }

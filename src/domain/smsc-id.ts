@@ -1,16 +1,20 @@
 /**
- * SMSC message ids. SMPP 3.4 makes message_id an opaque C-Octet String of at most 65 characters,
- * so by default ("string") an id is kept and matched exactly as the carrier wrote it. A carrier
- * that writes one number differently in submit_sm_resp and in its receipts (hex in one, decimal
- * in the other, any case, zero padding) is configured "hex" / "decimal": its ids are then stored
- * and matched as the decimal string of the value.
+ * SMSC message ids. SMPP 3.4 makes message_id an opaque C-Octet String of at most 65 characters.
+ * A submit_sm_resp with command_status 0 is an acceptance whatever its id holds: the id is
+ * recorded as the carrier wrote it (bounded), and one that cannot serve for matching is only
+ * counted. Receipts are matched exactly first, then as the same number written another way
+ * (hex or decimal, any case, zero padding): `numberKey` is how a segment's id is indexed for
+ * that, `numberCandidates` the keys a receipt's id may stand for (docs/decisions/0001).
+ * The "hex" / "decimal" formats are explicit overrides: ids stored as the decimal value.
  */
 import type { SmscIdFormat } from "../../carriers/index.ts";
 
 /** SMPP 3.4 message_id is a C-octet string of at most 65 characters. */
 export const MAX_ID_LENGTH = 65;
+/** What is kept of an id longer than SMPP allows (it is stored, never refused). */
+export const MAX_STORED_ID_LENGTH = 255;
 
-type NumericFormat = Exclude<SmscIdFormat, "string">;
+type NumericFormat = "hex" | "decimal";
 
 const PATTERN: Readonly<Record<NumericFormat, RegExp>> = {
   hex: /^[0-9a-fA-F]+$/,
@@ -21,28 +25,80 @@ export type IdRefusal = "empty" | "too_long" | "unreadable";
 export type IdReading = { ok: true; id: string } | { ok: false; reason: IdRefusal };
 
 /**
+ * How a receipt's id was found to name its segment: written exactly alike, the same number in the
+ * same base with another case or zero padding, or the number in another base (the answer in hex
+ * and the receipt in decimal, or the other way round).
+ */
+export const ID_RELATIONS = ["exact", "same_number", "hex_to_decimal", "decimal_to_hex"] as const;
+export type IdRelation = (typeof ID_RELATIONS)[number];
+export type NumberRelation = Exclude<IdRelation, "exact">;
+
+/**
  * An id as Shiri stores and matches it, or why it cannot be used: empty, longer than SMPP
- * allows, or not a number in a numeric format. A string id is taken verbatim (no trimming:
- * "as the carrier wrote it"); a numeric one may carry surrounding whitespace.
+ * allows, or not a number in a numeric format. An opaque id ("auto", "string") is taken verbatim
+ * (no trimming: "as the carrier wrote it"); a numeric one may carry surrounding whitespace.
  */
 export function readSmscId(raw: string, format: SmscIdFormat): IdReading {
-  const id = format === "string" ? raw : raw.trim();
+  const numeric = format === "hex" || format === "decimal";
+  const id = numeric ? raw.trim() : raw;
   if (id.length === 0) return { ok: false, reason: "empty" };
   if (id.length > MAX_ID_LENGTH) return { ok: false, reason: "too_long" };
-  if (format === "string") return { ok: true, id };
+  if (!numeric) return { ok: true, id };
   if (!PATTERN[format].test(id)) return { ok: false, reason: "unreadable" };
   return { ok: true, id: BigInt(format === "hex" ? `0x${id}` : id).toString() };
-}
-
-/** The submit_sm_resp message_id (and a receipt's receipted_message_id, which repeats it). */
-export function readSubmitId(raw: string, format: SmscIdFormat): IdReading {
-  return readSmscId(raw, format);
 }
 
 /** readSmscId's id, or null when it cannot be used. */
 export function canonicalSmscId(raw: string, format: SmscIdFormat): string | null {
   const r = readSmscId(raw, format);
   return r.ok ? r.id : null;
+}
+
+/**
+ * The id an accepted segment is recorded under: always one (an acceptance is never refused for
+ * its id), with the reason it cannot serve for matching, if any.
+ */
+export function recordedSubmitId(
+  raw: string,
+  format: SmscIdFormat,
+): { id: string; unusable: IdRefusal | null } {
+  const read = readSmscId(raw, format);
+  if (read.ok) return { id: read.id, unusable: null };
+  return { id: raw.slice(0, MAX_STORED_ID_LENGTH), unusable: read.reason };
+}
+
+/**
+ * The id as a number written in lower case without leading zeros, for an id that could be one
+ * (hex digits only, as every decimal id is too); null for any other id. Ids of one number in one
+ * base, in any case or padding, share it.
+ */
+export function numberKey(id: string): string | null {
+  if (id.length === 0 || id.length > MAX_ID_LENGTH || !PATTERN.hex.test(id)) return null;
+  return id.toLowerCase().replace(/^0+(?=.)/, "");
+}
+
+/**
+ * The number keys a receipt's id may name a segment by, with how: the same number in the same
+ * base, the decimal id of a number answered in hex, the hex id of a number answered in decimal.
+ * The relation is symmetric in the keys: a segment's candidates name the receipts whose own key
+ * is among them, so early receipts are found from a segment's id the same way.
+ */
+export function numberCandidates(id: string): { key: string; relation: NumberRelation }[] {
+  const same = numberKey(id);
+  if (same === null) return [];
+  const out: { key: string; relation: NumberRelation }[] = [{ key: same, relation: "same_number" }];
+  const add = (key: string, relation: NumberRelation) => {
+    if (!out.some((c) => c.key === key)) out.push({ key, relation });
+  };
+  if (PATTERN.decimal.test(id)) add(BigInt(id).toString(16), "hex_to_decimal");
+  add(BigInt(`0x${id}`).toString(10), "decimal_to_hex");
+  return out;
+}
+
+/** The number key stored beside a segment's id: null when the id is its own key (or has none). */
+export function storedNumberKey(id: string): string | null {
+  const key = numberKey(id);
+  return key === id ? null : key;
 }
 
 export function formatSmscId(

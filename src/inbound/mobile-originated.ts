@@ -1,23 +1,21 @@
-import type { Operator } from "../../carriers/index.ts";
 import type { Queryable } from "../db/pool.ts";
+import { resolveOperator } from "../domain/numbers.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 
 /**
  * Keeps a mobile-originated message (a deliver_sm that is not a receipt) so that it is not lost:
  * what is done with it is for later. Stored before the deliver_sm is acknowledged, so a failed
- * write makes the SMSC send it again.
+ * write makes the SMSC send it again. Its operator is the sender's number's ("" when the number
+ * is none of them), its link the one it came over.
  */
-export async function storeMobileOriginated(
-  db: Queryable,
-  operator: Operator,
-  pdu: DeliverSm,
-): Promise<void> {
+export async function storeMobileOriginated(db: Queryable, link: string, pdu: DeliverSm): Promise<void> {
   await db.query(
     `INSERT INTO mobile_originated
-       (operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class, data_coding, body, udh)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+       (operator, link, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class, data_coding, body, udh)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
-      operator,
+      resolveOperator(pdu.source_addr) ?? "",
+      link,
       pdu.source_addr,
       pdu.source_addr_ton,
       pdu.source_addr_npi,

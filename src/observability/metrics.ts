@@ -163,59 +163,72 @@ export function createMetrics() {
       buckets: slowBuckets,
       registers: r,
     }),
+    // Per link (one SMPP account; the default links are named after their operators).
     deliveryLatency: new Histogram({
       name: "shiri_delivery_latency_seconds",
-      help: "From the carrier accepting the message to its delivery receipt (success → delivered_at).",
-      labelNames: ["operator"] as const,
+      help: "From the carrier accepting the message to its delivery receipt (success → delivered_at), by the link that carried it.",
+      labelNames: ["link"] as const,
       buckets: slowBuckets,
       registers: r,
     }),
     receipts: new Counter({
       name: "shiri_receipts_total",
-      help: "Delivery receipts received, by operator and state.",
-      labelNames: ["operator", "state"] as const,
+      help: "Delivery receipts received, by link and state.",
+      labelNames: ["link", "state"] as const,
       registers: r,
     }),
     receiptsUnknown: new Counter({
       name: "shiri_receipts_unknown_total",
-      help: "Receipts that matched no message within the grace period, by operator.",
-      labelNames: ["operator"] as const,
+      help: "Receipts that matched no message within the grace period, by link.",
+      labelNames: ["link"] as const,
       registers: r,
     }),
     receiptsUnmatched: new Counter({
       name: "shiri_receipts_unmatched_total",
-      help: "Delivery receipts that set no segment, by operator and reason (unreadable, unknown_id, duplicate).",
-      labelNames: ["operator", "reason"] as const,
+      help: "Delivery receipts that set no segment, by link and reason (unreadable, unknown_id, duplicate, ambiguous: an id that could name two segments, never guessed).",
+      labelNames: ["link", "reason"] as const,
+      registers: r,
+    }),
+    receiptIdMatches: new Counter({
+      name: "shiri_receipt_id_matches_total",
+      help: "Receipts matched to their segment, by link and how the id named it: exact, same_number (another case or zero padding), hex_to_decimal (answered in hex, receipted in decimal), decimal_to_hex.",
+      labelNames: ["link", "relation"] as const,
       registers: r,
     }),
     smscIdsRefused: new Counter({
       name: "shiri_smsc_ids_refused_total",
-      help: "submit_sm_resp message ids refused (empty, too_long, unreadable), by operator; the segment's outcome is unknown.",
-      labelNames: ["operator", "reason"] as const,
+      help: "Accepted submits (ESME_ROK) whose message_id cannot serve for matching receipts (empty, too_long, unreadable in an explicit id format), by link; the segment is recorded accepted all the same and never sent again.",
+      labelNames: ["link", "reason"] as const,
       registers: r,
     }),
     breakerState: new Gauge({
       name: "shiri_circuit_breaker_state",
-      help: "Circuit breaker per operator: 0 closed, 1 half-open, 2 open.",
-      labelNames: ["operator"] as const,
+      help: "Circuit breaker per link: 0 closed, 1 half-open, 2 open.",
+      labelNames: ["link"] as const,
       registers: r,
     }),
     smppLinkEvents: new Counter({
       name: "shiri_smpp_link_events_total",
-      help: "Bound SMPP sessions lost (event=disconnect) and bound again after a loss (event=rebind), by operator and the loss's reason.",
-      labelNames: ["operator", "event", "reason"] as const,
+      help: "Bound SMPP sessions lost (event=disconnect) and bound again after a loss (event=rebind), by link and the loss's reason.",
+      labelNames: ["link", "event", "reason"] as const,
       registers: r,
     }),
     sessionBound: new Gauge({
       name: "shiri_smpp_session_bound",
-      help: "1 while this process holds a bound SMPP session to the operator.",
-      labelNames: ["operator"] as const,
+      help: "1 while this process holds a bound SMPP session on the link.",
+      labelNames: ["link"] as const,
+      registers: r,
+    }),
+    linkServing: new Gauge({
+      name: "shiri_route_link_serving",
+      help: "1 where this process sends the operator's messages over the link now (its route's first link that is not down).",
+      labelNames: ["operator", "link"] as const,
       registers: r,
     }),
     tpsLimit: new Gauge({
       name: "shiri_smpp_tps_limit",
-      help: "The operator's configured submit_sm per second limit (0 = none).",
-      labelNames: ["operator"] as const,
+      help: "The link's configured submit_sm per second limit (0 = none).",
+      labelNames: ["link"] as const,
       registers: r,
     }),
     // Audit (src/audit/audit-pass.ts)
@@ -263,13 +276,22 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * Labelled counters have no series until their first increment, so a panel shows "No data"
  * instead of 0 and rate() misses that first event: every known label set starts at zero.
  */
-export function initialiseSeries(metrics: Metrics, operators: readonly string[]): void {
+export function initialiseSeries(
+  metrics: Metrics,
+  operators: readonly string[],
+  links: readonly string[],
+): void {
+  for (const link of links) {
+    metrics.receiptsUnknown.inc({ link }, 0);
+    for (const reason of ["unreadable", "unknown_id", "duplicate", "ambiguous"])
+      metrics.receiptsUnmatched.inc({ link, reason }, 0);
+    for (const reason of ["empty", "too_long", "unreadable"]) metrics.smscIdsRefused.inc({ link, reason }, 0);
+    metrics.breakerState.set({ link }, 0);
+    metrics.sessionBound.set({ link }, 0);
+    for (const event of LINK_EVENTS)
+      for (const reason of LINK_LOSS_REASONS) metrics.smppLinkEvents.inc({ link, event, reason }, 0);
+  }
   for (const operator of operators) {
-    metrics.receiptsUnknown.inc({ operator }, 0);
-    for (const reason of ["unreadable", "unknown_id", "duplicate"])
-      metrics.receiptsUnmatched.inc({ operator, reason }, 0);
-    for (const reason of ["empty", "too_long", "unreadable"])
-      metrics.smscIdsRefused.inc({ operator, reason }, 0);
     metrics.throttled.inc({ operator }, 0);
     for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);
     for (const status of ["success", "failed"]) metrics.messagesFinal.inc({ operator, status }, 0);
@@ -277,10 +299,6 @@ export function initialiseSeries(metrics: Metrics, operators: readonly string[])
     for (const reason of ["taken", "lapsed", "settle"]) metrics.leasesLost.inc({ operator, reason }, 0);
     metrics.leaseRenewalsFailed.inc({ operator }, 0);
     metrics.messagesCancelled.inc({ operator }, 0);
-    metrics.breakerState.set({ operator }, 0);
-    metrics.sessionBound.set({ operator }, 0);
-    for (const event of LINK_EVENTS)
-      for (const reason of LINK_LOSS_REASONS) metrics.smppLinkEvents.inc({ operator, event, reason }, 0);
   }
   for (const outcome of ["delivered", "retry", "failed", "refused"])
     metrics.webhookDeliveries.inc({ outcome }, 0);

@@ -14,7 +14,8 @@ const SAMPLE_EVERY_MS = 5_000;
  * values; dashboards take the max across instances.
  */
 export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { stop(): void } {
-  for (const op of OPERATORS) metrics.tpsLimit.set({ operator: op }, config.carriers[op].tps_limit);
+  for (const [link, settings] of Object.entries(config.links))
+    metrics.tpsLimit.set({ link }, settings.tps_limit);
   const sample = async () => {
     // A job waits from when it is due: a scheduled send's job (or a retry in back-off) is not
     // late before its start time, so it counts apart and never ages the queue.

@@ -1,9 +1,17 @@
-import type { Operator } from "../../carriers/index.ts";
 import type { Queryable } from "../db/pool.ts";
+import { type IdRelation, numberCandidates, numberKey } from "../domain/smsc-id.ts";
 import { refreshDelivery } from "../lifecycle/index.ts";
 import { FINAL_STATES, type Receipt } from "./read-receipt.ts";
 
 const FINAL = [...FINAL_STATES];
+
+/** How a link's receipts name segments: exactly, or also as the same number written another way. */
+export interface Matching {
+  tolerant: boolean;
+}
+
+/** Receipts matched, by how their id named the segment. */
+export type RelationCounts = Partial<Record<IdRelation, number>>;
 
 export interface ApplyResult {
   /** Receipts that matched a recorded segment. */
@@ -19,7 +27,21 @@ export interface ApplyResult {
    * settle still open): their delivery is to be looked at again once that settle has committed.
    */
   notYetAccepted: string[];
+  /** Receipts that matched, by how their id named the segment. */
+  relations: RelationCounts;
+  /** Receipt ids that could name two segments or more: never guessed, dropped. */
+  ambiguous: string[];
 }
+
+const NOTHING: ApplyResult = {
+  matched: 0,
+  early: 0,
+  delivered: [],
+  duplicates: 0,
+  notYetAccepted: [],
+  relations: {},
+  ambiguous: [],
+};
 
 /** Rank of a receipt state: DELIVRD, then any other final state, then an intermediate one. */
 const RANK = "CASE WHEN state = 'DELIVRD' THEN 0 WHEN state = ANY($7::text[]) THEN 1 ELSE 2 END";
@@ -48,7 +70,7 @@ const APPLY_RECEIPTS = `
     SELECT r.smsc_id, r.state, r.err, r.whole, s.message_id, s.part_no
       FROM r CROSS JOIN LATERAL (
         SELECT p.message_id, p.part_no FROM message_parts p
-         WHERE p.operator = $1 AND p.smsc_id = r.smsc_id
+         WHERE p.link = $1 AND p.smsc_id = r.smsc_id
            AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
          ORDER BY p.accepted_at DESC, p.message_id DESC, p.part_no DESC
          LIMIT 1) s),
@@ -74,62 +96,37 @@ const APPLY_RECEIPTS = `
     FROM r LEFT JOIN hit h ON h.smsc_id = r.smsc_id`;
 
 /**
- * Applies a batch of one operator's receipts in set-based statements. A segment's state only
- * moves forward (a final state is kept, except that DELIVRD wins; an intermediate state never
- * replaces a final one), so duplicates change nothing. A receipt that matches no segment is kept
- * in early_receipts: its submit_sm_resp may not be recorded yet.
+ * Applies a batch of one link's receipts in set-based statements. A segment's state only moves
+ * forward (a final state is kept, except that DELIVRD wins; an intermediate state never replaces
+ * a final one), so duplicates change nothing. A receipt is matched by its exact id first; on a
+ * tolerant link, one that matches no id exactly is then matched as the same number written
+ * another way, when that names exactly one segment (`matchByNumber`). A receipt that matches no
+ * segment is kept in early_receipts: its submit_sm_resp may not be recorded yet.
  */
 export async function applyReceipts(
   tx: Queryable,
-  operator: Operator,
+  link: string,
   receipts: readonly Receipt[],
+  matching: Matching = { tolerant: false },
 ): Promise<ApplyResult> {
-  if (receipts.length === 0)
-    return { matched: 0, early: 0, delivered: [], duplicates: 0, notYetAccepted: [] };
-  const { rows } = await tx.query<{
-    message_id: string | null;
-    smsc_id: string | null;
-    state: string;
-    err: string | null;
-    whole: boolean;
-    submitted_after: Date | null;
-    known: boolean;
-    fresh: boolean;
-  }>({
-    // Named: each receipt finds its segment by key (a LATERAL with LIMIT 1) and each segment is
-    // read and updated by primary key, so one generic plan serves every batch; planning it on
-    // every call was half its cost (1.6 ms a call, pg_stat_statements).
-    name: "shiri_apply_receipts",
-    text: APPLY_RECEIPTS,
-    values: [
-      operator,
-      receipts.map((r) => r.smscId),
-      receipts.map((r) => r.state),
-      receipts.map((r) => r.err ?? null),
-      receipts.map((r) => r.scope === "message"),
-      receipts.map((r) => r.submittedAfter ?? null),
-      FINAL,
-    ],
-  });
-  const touched = rows.flatMap((r) => (r.message_id ? [r.message_id] : []));
-  const given = rows.filter((r) => r.smsc_id !== null);
-  const unknown = given.filter((r) => !r.known);
-  const duplicates = receipts.length - given.length + given.filter((r) => r.known && !r.fresh).length;
-  if (unknown.length > 0) {
-    await tx.query(
-      `INSERT INTO early_receipts (operator, smsc_id, state, err, whole_message, submitted_after)
-       SELECT $1::text, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[])
-       ON CONFLICT DO NOTHING`,
-      [
-        operator,
-        unknown.map((r) => r.smsc_id),
-        unknown.map((r) => r.state),
-        unknown.map((r) => r.err),
-        unknown.map((r) => r.whole),
-        unknown.map((r) => r.submitted_after),
-      ],
-    );
-  }
+  if (receipts.length === 0) return { ...NOTHING };
+  const exact = await applyExactly(tx, link, receipts);
+  const byNumber = matching.tolerant
+    ? await matchByNumber(tx, link, exact.unknown)
+    : { matched: [], ambiguous: [], relations: {} };
+  const renamed = new Set(byNumber.matched.map((m) => m.given));
+  const ambiguous = new Set(byNumber.ambiguous);
+  const early = exact.unknown.filter((r) => !renamed.has(r) && !ambiguous.has(r.smscId));
+  if (early.length > 0) await keepEarly(tx, link, early, matching);
+  const again =
+    byNumber.matched.length > 0
+      ? await applyExactly(
+          tx,
+          link,
+          byNumber.matched.map((m) => m.receipt),
+        )
+      : null;
+  const touched = [...exact.touched, ...(again?.touched ?? [])];
   // The touched messages' statuses first: only accepted ones can be delivered now, and those not
   // yet accepted are the settle's to finish (looked at again once it has committed). Read before
   // the refresh, a message whose settle commits in between is still looked at again.
@@ -140,7 +137,7 @@ export async function applyReceipts(
         (
           await tx.query<{ id: string; status: string }>(
             "SELECT id, status FROM messages WHERE id = ANY($1::uuid[])",
-            [touched],
+            [[...new Set(touched)]],
           )
         ).rows;
   const accepted = statuses.filter((m) => m.status === "success").map((m) => m.id);
@@ -148,13 +145,150 @@ export async function applyReceipts(
     .filter((m) => m.status === "enqueued" || m.status === "processing")
     .map((m) => m.id);
   const delivered = await refreshDelivery(tx, accepted);
+  const exactMatches = receipts.length - exact.unknown.length;
   return {
-    matched: receipts.length - unknown.length,
-    early: unknown.length,
+    matched: exactMatches + byNumber.matched.length,
+    early: early.length,
     delivered,
-    duplicates,
+    duplicates: exact.duplicates + (again?.duplicates ?? 0),
     notYetAccepted,
+    relations: { ...(exactMatches > 0 ? { exact: exactMatches } : {}), ...byNumber.relations },
+    ambiguous: byNumber.ambiguous,
   };
+}
+
+/** One statement: the receipts matched by exact id; the messages touched and those matching none. */
+async function applyExactly(
+  tx: Queryable,
+  link: string,
+  receipts: readonly Receipt[],
+): Promise<{ touched: string[]; unknown: Receipt[]; duplicates: number }> {
+  const { rows } = await tx.query<{
+    message_id: string | null;
+    smsc_id: string | null;
+    known: boolean;
+    fresh: boolean;
+  }>({
+    // Named: each receipt finds its segment by key (a LATERAL with LIMIT 1) and each segment is
+    // read and updated by primary key, so one generic plan serves every batch; planning it on
+    // every call was half its cost (1.6 ms a call, pg_stat_statements).
+    name: "shiri_apply_receipts",
+    text: APPLY_RECEIPTS,
+    values: [
+      link,
+      receipts.map((r) => r.smscId),
+      receipts.map((r) => r.state),
+      receipts.map((r) => r.err ?? null),
+      receipts.map((r) => r.scope === "message"),
+      receipts.map((r) => r.submittedAfter ?? null),
+      FINAL,
+    ],
+  });
+  const touched = rows.flatMap((r) => (r.message_id ? [r.message_id] : []));
+  const given = rows.filter((r) => r.smsc_id !== null);
+  const unknownIds = new Set(given.filter((r) => !r.known).map((r) => r.smsc_id));
+  const duplicates = receipts.length - given.length + given.filter((r) => r.known && !r.fresh).length;
+  // Of several receipts for one unknown id, each is kept (early_receipts keeps one per state).
+  return { touched, unknown: receipts.filter((r) => unknownIds.has(r.smscId)), duplicates };
+}
+
+/*
+ * For each number key a receipt may stand for, the segments recorded under it (as their id, or
+ * as their id's number), at most two apiece: one is a match, two are a receipt never guessed.
+ */
+const SEGMENTS_BY_NUMBER = `
+  SELECT g.i, s.smsc_id, s.message_id, s.part_no
+    FROM unnest($2::text[], $3::int[], $4::timestamptz[]) AS g(key, i, submitted_after)
+   CROSS JOIN LATERAL (
+     (SELECT p.smsc_id, p.message_id, p.part_no FROM message_parts p
+       WHERE p.link = $1 AND p.smsc_id = g.key
+         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz)
+       ORDER BY p.accepted_at DESC LIMIT 2)
+     UNION ALL
+     (SELECT p.smsc_id, p.message_id, p.part_no FROM message_parts p
+       WHERE p.link = $1 AND p.smsc_number = g.key
+         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz)
+       ORDER BY p.accepted_at DESC LIMIT 2)) s`;
+
+/**
+ * Receipts that matched no id exactly, matched as the same number written another way (hex or
+ * decimal, any case, zero padding): each is renamed to the id of the one segment it names, and is
+ * ambiguous when it names two or more. Only receipts whose id could be a number are looked up.
+ */
+export async function matchByNumber(
+  tx: Queryable,
+  link: string,
+  receipts: readonly Receipt[],
+): Promise<{
+  matched: { given: Receipt; receipt: Receipt }[];
+  ambiguous: string[];
+  relations: RelationCounts;
+}> {
+  const lookups: { key: string; i: number; submittedAfter: Date | null }[] = [];
+  const candidates = receipts.map((r) => numberCandidates(r.smscId));
+  candidates.forEach((list, i) => {
+    for (const c of list)
+      lookups.push({ key: c.key, i, submittedAfter: receipts[i]?.submittedAfter ?? null });
+  });
+  if (lookups.length === 0) return { matched: [], ambiguous: [], relations: {} };
+  const { rows } = await tx.query<{ i: number; smsc_id: string; message_id: string; part_no: number }>({
+    name: "shiri_segments_by_number",
+    text: SEGMENTS_BY_NUMBER,
+    values: [link, lookups.map((l) => l.key), lookups.map((l) => l.i), lookups.map((l) => l.submittedAfter)],
+  });
+  const found = new Map<number, Map<string, string>>();
+  for (const row of rows) {
+    const segments = found.get(row.i) ?? new Map<string, string>();
+    segments.set(`${row.message_id}#${row.part_no}`, row.smsc_id);
+    found.set(row.i, segments);
+  }
+  const matched: { given: Receipt; receipt: Receipt }[] = [];
+  const ambiguous: string[] = [];
+  const relations: RelationCounts = {};
+  for (const [i, segments] of found) {
+    const given = receipts[i];
+    if (!given) continue;
+    if (segments.size > 1) {
+      ambiguous.push(given.smscId);
+      continue;
+    }
+    const smscId = [...segments.values()][0] as string;
+    const relation =
+      candidates[i]?.find((c) => c.key === numberKey(smscId))?.relation ?? ("same_number" as const);
+    relations[relation] = (relations[relation] ?? 0) + 1;
+    matched.push({ given, receipt: { ...given, smscId } });
+  }
+  return { matched, ambiguous: [...new Set(ambiguous)], relations };
+}
+
+/** Receipts matching no segment yet, with the number keys they may name one by on a tolerant link. */
+async function keepEarly(
+  tx: Queryable,
+  link: string,
+  receipts: readonly Receipt[],
+  matching: Matching,
+): Promise<void> {
+  const keys = receipts.map((r) => (matching.tolerant ? numberCandidates(r.smscId).map((c) => c.key) : []));
+  await tx.query(
+    `INSERT INTO early_receipts
+       (link, smsc_id, state, err, whole_message, submitted_after, received_at, number_key, number_keys)
+     SELECT $1::text, s, st, e, w, a, coalesce(r, now()), k[1], k
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[], $7::timestamptz[], $8::text[])
+            AS u(s, st, e, w, a, r, kk)
+      CROSS JOIN LATERAL (SELECT nullif(string_to_array(kk, ' '), '{}'::text[]) AS k) keys
+     ON CONFLICT DO NOTHING`,
+    [
+      link,
+      receipts.map((r) => r.smscId),
+      receipts.map((r) => r.state),
+      receipts.map((r) => r.err ?? null),
+      receipts.map((r) => r.scope === "message"),
+      receipts.map((r) => r.submittedAfter ?? null),
+      receipts.map((r) => r.receivedAt ?? null),
+      // Keys are hex digits: a space joins them into one array element per receipt.
+      keys.map((k) => k.join(" ")),
+    ],
+  );
 }
 
 interface EarlyRow {
@@ -163,6 +297,7 @@ interface EarlyRow {
   err: string | null;
   whole_message: boolean;
   submitted_after: Date | null;
+  received_at: Date;
 }
 
 function fromEarly(r: EarlyRow): Receipt {
@@ -171,70 +306,80 @@ function fromEarly(r: EarlyRow): Receipt {
     state: r.state,
     err: r.err,
     scope: r.whole_message ? "message" : "segment",
+    receivedAt: r.received_at,
     ...(r.submitted_after ? { submittedAfter: r.submitted_after } : {}),
   };
 }
 
 /**
- * Applies the early receipts for these SMSC ids, whose segments have just been recorded.
- * Returns the delivery latencies of the messages this delivered.
+ * Applies the early receipts for these SMSC ids, whose segments have just been recorded: those
+ * with the id itself and, on a tolerant link, those whose id is one of the number keys the id may
+ * be written as. Those that still match nothing go back to wait out their grace.
  */
 export async function applyEarlyReceipts(
   tx: Queryable,
-  operator: Operator,
+  link: string,
   smscIds: readonly string[],
-): Promise<number[]> {
-  if (smscIds.length === 0) return [];
+  matching: Matching = { tolerant: false },
+): Promise<ApplyResult> {
+  if (smscIds.length === 0) return { ...NOTHING };
+  const keys = matching.tolerant
+    ? [...new Set(smscIds.flatMap((id) => numberCandidates(id).map((c) => c.key)))]
+    : [];
   const early = await tx.query<EarlyRow>({
     // Named: every dispatch batch runs it; the table holds only receipts still waiting for a segment.
     name: "shiri_take_early_receipts",
-    text: `DELETE FROM early_receipts WHERE operator = $1 AND smsc_id = ANY($2::text[])
-           RETURNING smsc_id, state, err, whole_message, submitted_after`,
-    values: [operator, smscIds],
+    text: `DELETE FROM early_receipts
+            WHERE link = $1 AND (smsc_id = ANY($2::text[]) OR number_key = ANY($3::text[]))
+           RETURNING smsc_id, state, err, whole_message, submitted_after, received_at`,
+    values: [link, smscIds, keys],
   });
-  if (early.rows.length === 0) return [];
-  const applied = await applyReceipts(tx, operator, early.rows.map(fromEarly));
-  return applied.delivered;
+  if (early.rows.length === 0) return { ...NOTHING };
+  return applyReceipts(tx, link, early.rows.map(fromEarly), matching);
 }
 
 /**
- * Applies early receipts whose segment has since been recorded, and drops those that stayed
- * unmatched past the grace period. Returns how many were dropped as unknown.
+ * Applies early receipts whose segment has since been recorded (by any process, under the id or,
+ * on a tolerant link, a number key of it), and drops those that stayed unmatched past the grace
+ * period. Returns how many were applied, those dropped as unknown, and the results per link.
  */
 export async function sweepEarlyReceipts(
   tx: Queryable,
   graceSeconds: number,
+  matchingOf: (link: string) => Matching,
 ): Promise<{
   applied: number;
-  unknown: { operator: string; smsc_id: string; state: string }[];
-  notYetAccepted: string[];
+  unknown: { link: string; smsc_id: string; state: string }[];
+  results: { link: string; result: ApplyResult }[];
 }> {
   // Each early receipt probes the segments' index (a LATERAL with LIMIT 1 is never turned into a
   // join): as a plain EXISTS, the planner, guessing hundreds of early receipts in a table it had
   // never analysed, hashed the whole of message_parts on every sweep to match one or none.
-  const matched = await tx.query<EarlyRow & { operator: Operator }>(
+  const matched = await tx.query<EarlyRow & { link: string }>(
     `DELETE FROM early_receipts e
-      USING (SELECT r.operator, r.smsc_id, r.state FROM early_receipts r
+      USING (SELECT r.link, r.smsc_id, r.state FROM early_receipts r
               CROSS JOIN LATERAL (SELECT 1 FROM message_parts p
-                                   WHERE p.operator = r.operator AND p.smsc_id = r.smsc_id
+                                   WHERE p.link = r.link
+                                     AND (p.smsc_id = r.smsc_id OR p.smsc_id = ANY(r.number_keys)
+                                          OR p.smsc_number = ANY(r.number_keys))
                                      AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
                                    LIMIT 1) segment) found
-      WHERE (e.operator, e.smsc_id, e.state) = (found.operator, found.smsc_id, found.state)
-     RETURNING e.operator, e.smsc_id, e.state, e.err, e.whole_message, e.submitted_after`,
+      WHERE (e.link, e.smsc_id, e.state) = (found.link, found.smsc_id, found.state)
+     RETURNING e.link, e.smsc_id, e.state, e.err, e.whole_message, e.submitted_after, e.received_at`,
   );
-  const byOperator = new Map<Operator, Receipt[]>();
+  const byLink = new Map<string, Receipt[]>();
   for (const r of matched.rows) {
-    const list = byOperator.get(r.operator) ?? [];
+    const list = byLink.get(r.link) ?? [];
     list.push(fromEarly(r));
-    byOperator.set(r.operator, list);
+    byLink.set(r.link, list);
   }
-  const notYetAccepted: string[] = [];
-  for (const [operator, list] of byOperator)
-    notYetAccepted.push(...(await applyReceipts(tx, operator, list)).notYetAccepted);
-  const stale = await tx.query<{ operator: string; smsc_id: string; state: string }>(
+  const results: { link: string; result: ApplyResult }[] = [];
+  for (const [link, list] of byLink)
+    results.push({ link, result: await applyReceipts(tx, link, list, matchingOf(link)) });
+  const stale = await tx.query<{ link: string; smsc_id: string; state: string }>(
     `DELETE FROM early_receipts WHERE received_at < now() - make_interval(secs => $1)
-     RETURNING operator, smsc_id, state`,
+     RETURNING link, smsc_id, state`,
     [graceSeconds],
   );
-  return { applied: matched.rows.length, unknown: stale.rows, notYetAccepted };
+  return { applied: matched.rows.length, unknown: stale.rows, results };
 }

@@ -1,5 +1,5 @@
 import type { SmppSettings } from "../../carriers/index.ts";
-import { type IdRefusal, readSmscId } from "../domain/smsc-id.ts";
+import { type IdRefusal, MAX_STORED_ID_LENGTH, readSmscId } from "../domain/smsc-id.ts";
 import { parseReceiptText } from "../smpp/receipt-text.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 
@@ -29,7 +29,10 @@ export const FINAL_STATES: ReadonlySet<string> = new Set([
 const INTERMEDIATE = "ENROUTE";
 
 export interface Receipt {
-  /** The SMSC id as stored for the segment: verbatim, or the decimal value for a numeric format. */
+  /**
+   * The SMSC id as the receipt wrote it (verbatim, bounded), or the decimal value for a numeric
+   * format; once matched another way, the id its segment was recorded under.
+   */
   smscId: string;
   /** DELIVRD, UNDELIV, … or an intermediate state (ENROUTE, ACCEPTD) that never ends a message. */
   state: string;
@@ -42,6 +45,8 @@ export interface Receipt {
    * the message validity. An id the carrier reuses later never matches a months-old segment.
    */
   submittedAfter?: Date;
+  /** When it first arrived, for a receipt kept aside and tried again (its grace runs from then). */
+  receivedAt?: Date;
 }
 
 /** What the receipt reader needs of a carrier's settings. */
@@ -56,9 +61,10 @@ const VALIDITY_SLACK_MS = 3_600_000;
 
 /**
  * A delivery receipt's id, state and error code, read in the carrier's dialect. The TLVs win over
- * the text when both are present: they are typed, while the text varies between carriers. The
- * receipted_message_id TLV repeats the submit_sm_resp id, so it is read in that format (SMPP 3.4
- * 5.3.2.12); the text's `id:` in the receipt format. Call only for pdu.isReceipt.
+ * the text when both are present: they are typed, while the text varies between carriers. An
+ * opaque id ("auto", "string") is kept as written, bounded like a recorded one; with a numeric
+ * override, receipted_message_id is read in the submit format (it repeats the submit_sm_resp id,
+ * SMPP 3.4 5.3.2.12) and the text's `id:` in the receipt format. Call only for pdu.isReceipt.
  */
 export function readReceipt(
   pdu: DeliverSm,
@@ -66,10 +72,13 @@ export function readReceipt(
   opts: { validityHours?: number; now?: Date } = {},
 ): ReceiptReading {
   const text = parseReceiptText(pdu.short_message);
-  const tlvId = pdu.tlvs.receipted_message_id;
+  // An empty TLV is a carrier that fills the text instead: whichever holds the id is read.
+  const tlvId = pdu.tlvs.receipted_message_id || undefined;
   const rawId = tlvId ?? text?.id ?? null;
   if (rawId === null) return { kind: "unreadable", reason: "no_id" };
-  const id = readSmscId(rawId, tlvId !== undefined ? dialect.id_format_submit : dialect.id_format_receipt);
+  const format = tlvId !== undefined ? dialect.id_format_submit : dialect.id_format_receipt;
+  const numeric = format === "hex" || format === "decimal";
+  const id = numeric ? readSmscId(rawId, format) : opaqueId(rawId);
   if (!id.ok) return { kind: "unreadable", reason: `id_${id.reason}` };
   const written =
     (pdu.tlvs.message_state !== undefined ? MESSAGE_STATE[pdu.tlvs.message_state] : undefined) ??
@@ -88,6 +97,13 @@ export function readReceipt(
     receipt.submittedAfter = new Date(now.getTime() - opts.validityHours * 3_600_000 - VALIDITY_SLACK_MS);
   }
   return { kind: "receipt", receipt };
+}
+
+/** An opaque id as a recorded segment's is kept: verbatim and bounded; an empty one names nothing. */
+function opaqueId(raw: string): { ok: true; id: string } | { ok: false; reason: IdRefusal } {
+  return raw.length === 0
+    ? { ok: false, reason: "empty" }
+    : { ok: true, id: raw.slice(0, MAX_STORED_ID_LENGTH) };
 }
 
 /** network_error_code (5.3.2.31): a network type octet, then a 2-octet code; written as Appendix B's 3 digits. */

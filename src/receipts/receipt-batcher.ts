@@ -1,10 +1,9 @@
-import type { Operator } from "../../carriers/index.ts";
 import type { Transact } from "../db/pool.ts";
-import { type ApplyResult, applyReceipts } from "./apply-receipts.ts";
+import { type ApplyResult, applyReceipts, type Matching } from "./apply-receipts.ts";
 import type { Receipt } from "./read-receipt.ts";
 
 /**
- * Gathers one operator's receipts for a few milliseconds and applies them in one transaction,
+ * Gathers one link's receipts for a few milliseconds and applies them in one transaction,
  * so thousands of receipts a second are a few statements, not thousands. Each caller's promise
  * settles once its receipt is committed: the session acknowledges the deliver_sm only then,
  * and a failed batch makes the carrier send those receipts again.
@@ -15,7 +14,8 @@ export class ReceiptBatcher {
 
   constructor(
     private readonly transact: Transact,
-    private readonly operator: Operator,
+    private readonly link: string,
+    private readonly matching: Matching,
     private readonly opts: {
       maxBatch: number;
       maxDelayMs: number;
@@ -41,8 +41,9 @@ export class ReceiptBatcher {
       const result = await this.transact((tx) =>
         applyReceipts(
           tx,
-          this.operator,
+          this.link,
           batch.map((b) => b.receipt),
+          this.matching,
         ),
       );
       this.opts.onApplied?.(result);

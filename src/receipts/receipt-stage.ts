@@ -1,37 +1,52 @@
-import type { Operator, SmppSettings } from "../../carriers/index.ts";
+import type { SmppSettings } from "../../carriers/index.ts";
 import type { Transact } from "../db/pool.ts";
 import { refreshDelivery } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { every } from "../periodic.ts";
 import type { DeliverSm } from "../smpp/session.ts";
-import { type ApplyResult, applyEarlyReceipts, sweepEarlyReceipts } from "./apply-receipts.ts";
+import { type ApplyResult, applyEarlyReceipts, type Matching, sweepEarlyReceipts } from "./apply-receipts.ts";
 import { type HeldReceipts, ReceiptRegistry } from "./held-receipts.ts";
+import type { IdTally } from "./id-tally.ts";
 import { type Receipt, readReceipt } from "./read-receipt.ts";
 import { ReceiptBatcher } from "./receipt-batcher.ts";
 
 /**
- * One operator link's receipts, a stage of its own: fed by the SMPP session's deliver_sm, it reads
- * each receipt in the carrier's dialect, hands it to the dispatch batch that holds its segment (if
- * one of ours does), else applies it in a batched transaction. Dispatch only tells it which segments
- * a batch has and when they are recorded; receipts that came before that are matched then.
+ * How a link's receipts are matched: tolerantly (exact id, then the same number written another
+ * way) unless an explicit "string" id format asks for exact matching only.
+ */
+export function matchingFor(
+  settings: Pick<SmppSettings, "id_format_submit" | "id_format_receipt">,
+): Matching {
+  return { tolerant: settings.id_format_submit !== "string" && settings.id_format_receipt !== "string" };
+}
+
+/**
+ * One link's receipts, a stage of its own: fed by the SMPP session's deliver_sm (on any of the
+ * link's binds), it reads each receipt in the carrier's dialect, hands it to the dispatch batch
+ * that holds its segment (if one of ours does), else applies it in a batched transaction. Dispatch
+ * only tells it which segments a batch has and when they are recorded; receipts that came before
+ * that are matched then.
  */
 export class ReceiptStage {
   private readonly registry = new ReceiptRegistry();
   private readonly batcher: ReceiptBatcher;
+  private readonly matching: Matching;
 
   constructor(
     private readonly deps: {
       /** Opens the stage's transactions (the worker's put their callback events in jobs at once). */
       transact: Transact;
-      operator: Operator;
+      link: string;
       settings: SmppSettings;
       validityHours: number;
       logger: Logger;
       metrics: Metrics;
+      tally: IdTally;
     },
   ) {
-    this.batcher = new ReceiptBatcher(deps.transact, deps.operator, {
+    this.matching = matchingFor(deps.settings);
+    this.batcher = new ReceiptBatcher(deps.transact, deps.link, this.matching, {
       maxBatch: 500,
       maxDelayMs: 10,
       onApplied: (applied) => {
@@ -45,14 +60,14 @@ export class ReceiptStage {
 
   /** A deliver_sm that is a receipt; settles once the receipt is committed (then it is acknowledged). */
   async take(pdu: DeliverSm): Promise<void> {
-    const { operator, settings, metrics, logger } = this.deps;
+    const { link, settings, metrics, logger } = this.deps;
     const read = readReceipt(pdu, settings, { validityHours: this.deps.validityHours });
     if (read.kind === "unreadable") {
-      metrics.receipts.inc({ operator, state: "unreadable" });
-      metrics.receiptsUnmatched.inc({ operator, reason: "unreadable" });
+      metrics.receipts.inc({ link, state: "unreadable" });
+      metrics.receiptsUnmatched.inc({ link, reason: "unreadable" });
       logger.warn(
         {
-          operator,
+          link,
           reason: read.reason,
           receipted_message_id: pdu.tlvs.receipted_message_id?.slice(0, 80),
           text: receiptForLog(pdu.short_message),
@@ -61,7 +76,7 @@ export class ReceiptStage {
       );
       return;
     }
-    metrics.receipts.inc({ operator, state: read.receipt.state });
+    metrics.receipts.inc({ link, state: read.receipt.state });
     // The wait lets a submit_sm_resp that came in the same read register its segment first.
     await new Promise<void>((resolve) => setImmediate(resolve));
     await this.registry.deliver(read.receipt, this.apply);
@@ -90,27 +105,45 @@ export class ReceiptStage {
     const smscIds = parts.map((p) => p.smscId);
     this.registry.forget(smscIds);
     if (parts.length === 0) return;
-    const { transact, operator, logger } = this.deps;
+    const { transact, link, logger } = this.deps;
     const messageIds = [...new Set(parts.map((p) => p.messageId))].filter((id) => !delivered.has(id));
-    await transact(async (tx) => [
-      ...(await applyEarlyReceipts(tx, operator, smscIds)),
-      ...(await refreshDelivery(tx, messageIds)),
-    ]).then(
-      (delivered) => this.observe({ delivered, duplicates: 0 }),
-      (err: unknown) => logger.error({ err, operator }, "early receipts not applied (the sweep will)"),
+    await transact(async (tx) => {
+      const early = await applyEarlyReceipts(tx, link, smscIds, this.matching);
+      return { ...early, delivered: [...early.delivered, ...(await refreshDelivery(tx, messageIds))] };
+    }).then(
+      (applied) => this.observe(applied),
+      (err: unknown) => logger.error({ err, link }, "early receipts not applied (the sweep will)"),
     );
   }
 
-  /** Delivery latencies of messages delivered elsewhere (in a dispatch batch's settle). */
-  observe(applied: Pick<ApplyResult, "delivered" | "duplicates">): void {
-    const { operator, metrics } = this.deps;
-    for (const seconds of applied.delivered) metrics.deliveryLatency.observe({ operator }, seconds);
-    if (applied.duplicates)
-      metrics.receiptsUnmatched.inc({ operator, reason: "duplicate" }, applied.duplicates);
+  /**
+   * Delivery latencies of the messages delivered, duplicates, and, when given, how the receipts'
+   * ids named their segments and those that could name two (never guessed: counted and logged).
+   */
+  observe(applied: Pick<ApplyResult, "delivered" | "duplicates"> & Partial<ApplyResult>): void {
+    observeApplied(this.deps, this.deps.link, applied);
   }
 
   flush(): Promise<void> {
     return this.batcher.flush();
+  }
+}
+
+function observeApplied(
+  deps: { metrics: Metrics; logger: Logger; tally: IdTally },
+  link: string,
+  applied: Pick<ApplyResult, "delivered" | "duplicates"> & Partial<ApplyResult>,
+): void {
+  const { metrics, logger, tally } = deps;
+  for (const seconds of applied.delivered) metrics.deliveryLatency.observe({ link }, seconds);
+  if (applied.duplicates) metrics.receiptsUnmatched.inc({ link, reason: "duplicate" }, applied.duplicates);
+  if (applied.relations) tally.add(link, applied.relations);
+  if (applied.ambiguous && applied.ambiguous.length > 0) {
+    metrics.receiptsUnmatched.inc({ link, reason: "ambiguous" }, applied.ambiguous.length);
+    logger.warn(
+      { link, smsc_ids: applied.ambiguous.slice(0, 10).map((id) => id.slice(0, 80)) },
+      "delivery receipts whose id could name two segments: not applied",
+    );
   }
 }
 
@@ -124,18 +157,27 @@ export function startEarlyReceiptSweep(deps: {
   sweepMs: number;
   logger: Logger;
   metrics: Metrics;
+  tally: IdTally;
+  links: Readonly<Record<string, SmppSettings>>;
 }): { stop(): Promise<void> } {
+  const matchingOf = (link: string): Matching => {
+    const settings = deps.links[link];
+    return settings ? matchingFor(settings) : { tolerant: false };
+  };
   return every(
     deps.sweepMs,
     async () => {
-      const { unknown, notYetAccepted } = await deps.transact((tx) =>
-        sweepEarlyReceipts(tx, deps.graceSeconds),
+      const { unknown, results } = await deps.transact((tx) =>
+        sweepEarlyReceipts(tx, deps.graceSeconds, matchingOf),
       );
-      recheckLater(deps.transact, notYetAccepted, () => {});
+      for (const { link, result } of results) {
+        observeApplied(deps, link, result);
+        recheckLater(deps.transact, result.notYetAccepted, () => {});
+      }
       for (const r of unknown) {
         deps.logger.warn(r, "delivery receipt for an unknown message id");
-        deps.metrics.receiptsUnknown.inc({ operator: r.operator });
-        deps.metrics.receiptsUnmatched.inc({ operator: r.operator, reason: "unknown_id" });
+        deps.metrics.receiptsUnknown.inc({ link: r.link });
+        deps.metrics.receiptsUnmatched.inc({ link: r.link, reason: "unknown_id" });
       }
     },
     (err) => deps.logger.error({ err }, "early receipt sweep failed"),

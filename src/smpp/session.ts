@@ -264,6 +264,11 @@ export class SmppSession {
     return this.options.settings;
   }
 
+  /** Connections or binds that failed since the session was last bound (0 while bound). */
+  get failedBinds(): number {
+    return this.reconnectAttempt;
+  }
+
   /** Submits holding a window slot (on the wire, or about to be). */
   get inFlight(): number {
     return this.slotsInUse;

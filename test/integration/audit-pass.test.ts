@@ -59,7 +59,7 @@ describe("the periodic audit", () => {
       [overdue],
     );
     await q(
-      `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, accepted_at)
+      `INSERT INTO message_parts (message_id, part_no, link, smsc_id, accepted_at)
        VALUES ($1, 1, 'econet', 'old-1', now() - interval '48.5 hours')`,
       [overdue],
     );

@@ -283,8 +283,14 @@ describe("an SMSC that is not carriers/simulator", () => {
     expect(smsc.accepted.every((a) => /^[0-9a-f-]{36}$/.test(a.id))).toBe(true);
     await waitFor(() => smsc.mo.length > 0, { what: "the MO message's deliver_sm_resp" });
     expect(smsc.mo[0]).toBe(0);
-    const stored = await t.service.pool.query("SELECT operator, source_addr, body FROM mobile_originated");
-    expect(stored.rows).toContainEqual({ operator: "netone", source_addr: "263771999999", body: "STOP" });
+    // Stored with the link it came over and the operator of the number that sent it.
+    const stored = await t.service.pool.query("SELECT link, operator, source_addr, body FROM mobile_originated");
+    expect(stored.rows).toContainEqual({
+      link: "netone",
+      operator: "econet",
+      source_addr: "263771999999",
+      body: "STOP",
+    });
     await expectLedgerBalanced(t, acct);
   });
 });

@@ -115,7 +115,7 @@ describe("carrier faults", () => {
   }, 60_000);
 
   it("opens the breaker on a failing carrier, holds its messages while others flow, and closes again", async () => {
-    const link = h.t.service.dispatch?.workers.econet.link;
+    const link = h.t.service.dispatch?.workers.econet?.link;
     if (!link) throw new Error("econet link not up");
     const transitions: string[] = [];
     link.breaker.on("open", () => transitions.push("open"));

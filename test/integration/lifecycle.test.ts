@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SmppSettings } from "../../carriers/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { withTransaction } from "../../src/db/pool.ts";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
@@ -16,6 +17,7 @@ import {
 } from "../../src/lifecycle/index.ts";
 import { createLogger } from "../../src/logger.ts";
 import { applyReceipts } from "../../src/receipts/apply-receipts.ts";
+import { IdTally } from "../../src/receipts/id-tally.ts";
 import { ReceiptStage } from "../../src/receipts/receipt-stage.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
@@ -337,7 +339,7 @@ describe("the message lifecycle", () => {
     const id = await send();
     const { owner } = await claimed(id);
     await t.service.pool.query(
-      "INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_at) VALUES ($1, 1, 'econet', $2, 'DELIVRD', now())",
+      "INSERT INTO message_parts (message_id, part_no, link, smsc_id, receipt_state, receipt_at) VALUES ($1, 1, 'econet', $2, 'DELIVRD', now())",
       [id, `smsc-${id}`],
     );
     // Still processing: no delivery before the acceptance is recorded.
@@ -355,7 +357,7 @@ describe("the message lifecycle", () => {
     const { owner } = await claimed(id);
     await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
     await t.service.pool.query(
-      "INSERT INTO message_parts (message_id, part_no, operator, smsc_id, receipt_state, receipt_err, receipt_at) VALUES ($1, 1, 'econet', $2, 'UNDELIV', '001', now())",
+      "INSERT INTO message_parts (message_id, part_no, link, smsc_id, receipt_state, receipt_err, receipt_at) VALUES ($1, 1, 'econet', $2, 'UNDELIV', '001', now())",
       [id, `smsc-${id}`],
     );
     await tx((c) => refreshDelivery(c, [id]));
@@ -371,7 +373,7 @@ describe("the message lifecycle", () => {
     const id = await send();
     const { owner } = await claimed(id);
     await t.service.pool.query(
-      "INSERT INTO message_parts (message_id, part_no, operator, smsc_id) VALUES ($1, 1, 'econet', $2)",
+      "INSERT INTO message_parts (message_id, part_no, link, smsc_id) VALUES ($1, 1, 'econet', $2)",
       [id, `race-${id}`],
     );
     // The receipt stage applies the receipt while the batch's settle is still open.
@@ -388,11 +390,12 @@ describe("the message lifecycle", () => {
   it("the receipt stage looks again once a settle has committed, at the messages it did not deliver", async () => {
     const stage = new ReceiptStage({
       transact: tx,
-      operator: "econet",
-      settings: loadConfig({}).carriers.econet,
+      link: "econet",
+      settings: loadConfig({}).links.econet as SmppSettings,
       validityHours: 24,
       logger: createLogger("silent"),
       metrics: t.service.metrics,
+      tally: new IdTally(t.service.metrics),
     });
     // Both receipts came by another process's bind while the batch's settle was open, and the
     // settle, slower than that process's own second look, saw neither.
@@ -400,7 +403,7 @@ describe("the message lifecycle", () => {
     for (const id of [missed, trusted]) {
       const { owner } = await claimed(id);
       await t.service.pool.query(
-        "INSERT INTO message_parts (message_id, part_no, operator, smsc_id) VALUES ($1, 1, 'econet', $2)",
+        "INSERT INTO message_parts (message_id, part_no, link, smsc_id) VALUES ($1, 1, 'econet', $2)",
         [id, `open-${id}`],
       );
       await tx((c) => applyReceipts(c, "econet", [{ smscId: `open-${id}`, state: "DELIVRD" }]));

@@ -36,11 +36,14 @@ describe("receipts without a recorded segment", () => {
     );
     const id = message.rows[0]?.id;
     await pool.query(
-      "INSERT INTO message_parts (message_id, part_no, operator, smsc_id) VALUES ($1, 1, 'econet', '4242')",
+      "INSERT INTO message_parts (message_id, part_no, link, smsc_id) VALUES ($1, 1, 'econet', '4242')",
       [id],
     );
-    const swept = await withTransaction(pool, (tx) => sweepEarlyReceipts(tx, 600));
-    expect(swept).toEqual({ applied: 1, unknown: [], notYetAccepted: [] });
+    const swept = await withTransaction(pool, (tx) =>
+      sweepEarlyReceipts(tx, 600, () => ({ tolerant: false })),
+    );
+    expect(swept).toMatchObject({ applied: 1, unknown: [] });
+    expect(swept.results.flatMap((r) => r.result.notYetAccepted)).toEqual([]);
     const { rows } = await pool.query(
       "SELECT operator_response, delivered_at IS NOT NULL AS delivered FROM messages WHERE id = $1",
       [id],
@@ -53,8 +56,10 @@ describe("receipts without a recorded segment", () => {
     await pool.query(
       "UPDATE early_receipts SET received_at = now() - interval '1 hour' WHERE smsc_id = '999'",
     );
-    const swept = await withTransaction(pool, (tx) => sweepEarlyReceipts(tx, 600));
-    expect(swept.unknown).toEqual([{ operator: "netone", smsc_id: "999", state: "DELIVRD" }]);
+    const swept = await withTransaction(pool, (tx) =>
+      sweepEarlyReceipts(tx, 600, () => ({ tolerant: false })),
+    );
+    expect(swept.unknown).toEqual([{ link: "netone", smsc_id: "999", state: "DELIVRD" }]);
     const left = await pool.query("SELECT count(*)::int AS n FROM early_receipts");
     expect(left.rows[0]).toEqual({ n: 0 });
   });
@@ -75,7 +80,7 @@ async function acceptedMessage(operator: string, smscIds: string[], ageHours = 0
   const id = message.rows[0]?.id ?? "";
   for (const [i, smscId] of smscIds.entries()) {
     await pool.query(
-      `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, accepted_at)
+      `INSERT INTO message_parts (message_id, part_no, link, smsc_id, accepted_at)
        VALUES ($1, $2, $3, $4, now() - make_interval(hours => $5))`,
       [id, i + 1, operator, smscId, ageHours],
     );
@@ -138,7 +143,9 @@ describe("receipts in every shape", () => {
     const r = await apply("netone", [{ smscId: "only-old", state: "DELIVRD", submittedAfter: after }]);
     expect(r).toMatchObject({ matched: 0, early: 1 });
     expect(await messageState(stale)).toEqual({ operator_response: "", delivered: false });
-    const swept = await withTransaction(pool, (tx) => sweepEarlyReceipts(tx, 600));
+    const swept = await withTransaction(pool, (tx) =>
+      sweepEarlyReceipts(tx, 600, () => ({ tolerant: false })),
+    );
     expect(swept.applied).toBe(0);
   });
 });
@@ -155,7 +162,7 @@ describe("receipts on a young table", () => {
                          'USD', 'success', 'captured', now(), now(), now()
                     FROM a, generate_series(1, 5000) i
                   RETURNING id, "to")
-       INSERT INTO message_parts (message_id, part_no, operator, smsc_id) SELECT id, 1, 'econet', 'young-' || "to" FROM m`,
+       INSERT INTO message_parts (message_id, part_no, link, smsc_id) SELECT id, 1, 'econet', 'young-' || "to" FROM m`,
     );
     const receipts = Array.from({ length: 40 }, (_, i) => ({
       smscId: `young-+26377${1_002_000 + i}`,

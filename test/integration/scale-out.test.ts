@@ -102,7 +102,7 @@ afterAll(async () => {
 /** Owners of each operator's bind slots, by slot. */
 async function slots(): Promise<{ operator: string; slot: number; owner: string }[]> {
   const { rows } = await sql.query<{ operator: string; slot: number; owner: string }>(
-    "SELECT operator, slot, owner FROM smpp_bind_slots WHERE expires_at > now() ORDER BY operator, slot",
+    "SELECT link AS operator, slot, owner FROM smpp_bind_slots WHERE expires_at > now() ORDER BY link, slot",
   );
   return rows;
 }

@@ -62,7 +62,7 @@ describe("vacuuming the churned tables", () => {
     const client = await pool.connect();
     try {
       await client.query(
-        `INSERT INTO early_receipts (operator, smsc_id, state)
+        `INSERT INTO early_receipts (link, smsc_id, state)
          SELECT 'econet', 'id-' || g, 'DELIVRD' FROM generate_series(1, 1000) g`,
       );
       await client.query("DELETE FROM early_receipts");

@@ -2,15 +2,15 @@ import { describe, expect, it } from "vitest";
 import { OPERATORS } from "../../carriers/index.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 
-/** Every variable loadConfig reads: the top-level settings and each carrier's SMPP_<OPERATOR>_<FIELD>. */
+/** Every variable loadConfig reads: the top-level settings, each link's SMPP_<LINK>_<FIELD> and the routes. */
 function everyVariable(): string[] {
   const defaults = loadConfig({});
   // Optional settings left unset are absent from the parsed object: name them here.
-  const optional = ["DATABASE_URL"];
-  const names = [...Object.keys(defaults).filter((key) => key !== "carriers"), ...optional];
-  for (const op of OPERATORS) {
-    for (const field of Object.keys(defaults.carriers[op])) {
-      names.push(`SMPP_${op.toUpperCase()}_${field.toUpperCase()}`);
+  const optional = ["DATABASE_URL", "SMPP_LINKS", ...OPERATORS.map((op) => `ROUTE_${op.toUpperCase()}`)];
+  const names = [...Object.keys(defaults).filter((key) => key !== "links" && key !== "routes"), ...optional];
+  for (const [link, settings] of Object.entries(defaults.links)) {
+    for (const field of Object.keys(settings)) {
+      names.push(`SMPP_${link.toUpperCase()}_${field.toUpperCase()}`);
     }
   }
   return names;
@@ -29,7 +29,7 @@ describe("configuration from the environment", () => {
   it("still reads the variables that are set next to empty ones", () => {
     const config = loadConfig({ DATABASE_URL: "", PORT: "8080", SMPP_NETONE_PORT: "2800", HOST: "" });
     expect(config.PORT).toBe(8080);
-    expect(config.carriers.netone.port).toBe(2800);
+    expect(config.links.netone?.port).toBe(2800);
     expect(config.HOST).toBe(loadConfig({}).HOST);
   });
 

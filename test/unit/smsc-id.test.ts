@@ -1,12 +1,21 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SmscIdFormat } from "../../carriers/index.ts";
-import { canonicalSmscId, formatSmscId, readSubmitId } from "../../src/domain/smsc-id.ts";
+import {
+  canonicalSmscId,
+  formatSmscId,
+  MAX_STORED_ID_LENGTH,
+  numberCandidates,
+  numberKey,
+  readSmscId,
+  recordedSubmitId,
+  storedNumberKey,
+} from "../../src/domain/smsc-id.ts";
 
 const CANONICAL = /^(0|[1-9][0-9]*)$/;
-const format = fc.constantFrom<Exclude<SmscIdFormat, "string">>("hex", "decimal");
+const format = fc.constantFrom<Extract<SmscIdFormat, "hex" | "decimal">>("hex", "decimal");
 
-describe("readSubmitId", () => {
+describe("readSmscId", () => {
   it("keeps opaque ids exactly as written: UUIDs, 64 hex characters, base36, leading zeros, case", () => {
     for (const id of [
       "9b2f6c1e-3d4a-4f5b-a6c7-d8e9f0a1b2c3",
@@ -16,23 +25,23 @@ describe("readSubmitId", () => {
       "AbC",
       " padded ",
     ])
-      expect(readSubmitId(id, "string")).toEqual({ ok: true, id });
+      for (const fmt of ["auto", "string"] as const) expect(readSmscId(id, fmt)).toEqual({ ok: true, id });
   });
 
   it("refuses empty ids and ids longer than 65 characters in every format, and non-numbers in numeric ones", () => {
-    for (const fmt of ["string", "hex", "decimal"] as const) {
-      expect(readSubmitId("", fmt)).toEqual({ ok: false, reason: "empty" });
-      expect(readSubmitId("1".repeat(66), fmt)).toEqual({ ok: false, reason: "too_long" });
-      expect(readSubmitId("1".repeat(65), fmt).ok).toBe(true);
+    for (const fmt of ["auto", "string", "hex", "decimal"] as const) {
+      expect(readSmscId("", fmt)).toEqual({ ok: false, reason: "empty" });
+      expect(readSmscId("1".repeat(66), fmt)).toEqual({ ok: false, reason: "too_long" });
+      expect(readSmscId("1".repeat(65), fmt).ok).toBe(true);
     }
-    expect(readSubmitId("   ", "hex")).toEqual({ ok: false, reason: "empty" });
-    expect(readSubmitId("9b2f-6c1e", "hex")).toEqual({ ok: false, reason: "unreadable" });
-    expect(readSubmitId("0z9y8x", "decimal")).toEqual({ ok: false, reason: "unreadable" });
+    expect(readSmscId("   ", "hex")).toEqual({ ok: false, reason: "empty" });
+    expect(readSmscId("9b2f-6c1e", "hex")).toEqual({ ok: false, reason: "unreadable" });
+    expect(readSmscId("0z9y8x", "decimal")).toEqual({ ok: false, reason: "unreadable" });
   });
 
   it("reads numeric ids as their decimal value, so hex and decimal writings of one number match", () => {
-    expect(readSubmitId("00A1B2C3", "hex")).toEqual({ ok: true, id: "10597059" });
-    expect(readSubmitId("0010597059", "decimal")).toEqual({ ok: true, id: "10597059" });
+    expect(readSmscId("00A1B2C3", "hex")).toEqual({ ok: true, id: "10597059" });
+    expect(readSmscId("0010597059", "decimal")).toEqual({ ok: true, id: "10597059" });
   });
 });
 
@@ -143,6 +152,68 @@ describe("smsc ids, properties", () => {
         expect(BigInt(canonical ?? "-1")).toBe(BigInt(fmt === "hex" ? `0x${id}` : id));
         // The canonical form is a fixed point when read as decimal.
         expect(canonicalSmscId(canonical ?? "", "decimal")).toBe(canonical);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe("recordedSubmitId: an acceptance is recorded whatever its id holds", () => {
+  it("keeps a usable id as read, and an unusable one as it came (bounded), saying why", () => {
+    expect(recordedSubmitId("wpzmh100012j", "auto")).toEqual({ id: "wpzmh100012j", unusable: null });
+    expect(recordedSubmitId("00A1B2C3", "hex")).toEqual({ id: "10597059", unusable: null });
+    expect(recordedSubmitId("", "auto")).toEqual({ id: "", unusable: "empty" });
+    expect(recordedSubmitId("x".repeat(70), "auto")).toEqual({ id: "x".repeat(70), unusable: "too_long" });
+    expect(recordedSubmitId("y".repeat(400), "string").id).toHaveLength(MAX_STORED_ID_LENGTH);
+    expect(recordedSubmitId("wpzmh1", "hex")).toEqual({ id: "wpzmh1", unusable: "unreadable" });
+  });
+});
+
+describe("number keys: the same number written another way", () => {
+  it("writes a number in lower case without leading zeros, and has none for other ids", () => {
+    expect(numberKey("000A1B2C3")).toBe("a1b2c3");
+    expect(numberKey("0000")).toBe("0");
+    expect(numberKey("12345")).toBe("12345");
+    for (const id of ["", "wpzmh100012j", "9b2f6c1e-3d4a", "12 34", "f".repeat(66)])
+      expect(numberKey(id)).toBeNull();
+    expect(storedNumberKey("a1b2c3")).toBeNull();
+    expect(storedNumberKey("00A1B2C3")).toBe("a1b2c3");
+  });
+
+  it("names the relation of each key a receipt id may stand for", () => {
+    expect(numberCandidates("10597059")).toEqual([
+      { key: "10597059", relation: "same_number" },
+      { key: "a1b2c3", relation: "hex_to_decimal" },
+      { key: "274296921", relation: "decimal_to_hex" },
+    ]);
+    expect(numberCandidates("00A1B2C3")).toEqual([
+      { key: "a1b2c3", relation: "same_number" },
+      { key: "10597059", relation: "decimal_to_hex" },
+    ]);
+    expect(numberCandidates("7")).toEqual([{ key: "7", relation: "same_number" }]);
+    expect(numberCandidates("wpzmh100012j")).toEqual([]);
+  });
+
+  it("finds every writing of a number from every other: hex and decimal, any case and padding", () => {
+    const writing = fc.record({
+      base: format,
+      upperCase: fc.boolean(),
+      padTo: fc.integer({ min: 0, max: 24 }),
+    });
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n }), writing, writing, (v, answer, receipt) => {
+        const answered = formatSmscId(v, answer.base, answer);
+        const receipted = formatSmscId(v, receipt.base, receipt);
+        // The segment is indexed under its number key; the receipt's candidates must include it,
+        // and the relation must say which bases were used.
+        const found = numberCandidates(receipted).find((c) => c.key === numberKey(answered));
+        expect(found).toBeDefined();
+        if (
+          answer.base === "hex" &&
+          receipt.base === "decimal" &&
+          numberKey(answered) !== numberKey(receipted)
+        )
+          expect(found?.relation).toBe("hex_to_decimal");
       }),
       { numRuns: 1000 },
     );

@@ -1,0 +1,36 @@
+-- Links apart from operators, and receipts matched whatever the carrier writes (issue 25;
+-- docs/decisions/0001-receipt-ids-and-links.md).
+
+-- A segment belongs to the link (SMPP account) that accepted it, and receipts are matched per
+-- link: one link may carry several operators, an operator may move between links. The default
+-- links are named after their operators, so every recorded segment keeps matching.
+ALTER TABLE message_parts RENAME COLUMN operator TO link;
+-- The segment's id as a number (lower case, no leading zeros) when that differs from the id as
+-- written: a receipt that writes the number another way finds the segment by it.
+ALTER TABLE message_parts ADD COLUMN smsc_number text;
+CREATE INDEX message_parts_smsc_number_idx ON message_parts (link, smsc_number, accepted_at DESC)
+  WHERE smsc_number IS NOT NULL;
+
+ALTER TABLE early_receipts RENAME COLUMN operator TO link;
+-- number_key: the receipt's id as a number; number_keys: every key a segment's id may have for it.
+ALTER TABLE early_receipts ADD COLUMN number_key text, ADD COLUMN number_keys text[];
+CREATE INDEX early_receipts_number_idx ON early_receipts (link, number_key) WHERE number_key IS NOT NULL;
+
+-- Bind slots belong to links; the holder says whether its session is bound, so a worker standing
+-- by knows whether the link is up elsewhere or down (an operator then fails over to its next link).
+ALTER TABLE smpp_bind_slots RENAME COLUMN operator TO link;
+ALTER TABLE smpp_bind_slots ADD COLUMN bound boolean NOT NULL DEFAULT false;
+
+-- A mobile-originated message came over a link; its operator is the sender's number's.
+ALTER TABLE mobile_originated ADD COLUMN link text;
+UPDATE mobile_originated SET link = operator;
+
+-- How each link's receipts were found to name their segments, summed over every worker: what the
+-- carrier turned out to write (`shiri carrier ids`).
+CREATE TABLE link_id_matches (
+  link text NOT NULL,
+  relation text NOT NULL,
+  matches bigint NOT NULL DEFAULT 0,
+  last_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (link, relation)
+);
