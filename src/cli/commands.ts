@@ -6,6 +6,7 @@ import { createLogger } from "../logger.ts";
 import type { Role } from "../service.ts";
 import { ADMIN_COMMANDS } from "./admin.ts";
 import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
+import { CARRIER_COMMANDS } from "./carrier.ts";
 import { lowerWorkerPriority } from "./worker-priority.ts";
 
 /**
@@ -97,6 +98,7 @@ export const COMMANDS: readonly Command[] = [
     },
   },
   ...ADMIN_COMMANDS,
+  ...CARRIER_COMMANDS,
   {
     kind: "data",
     name: "audit",

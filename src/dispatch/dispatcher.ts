@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { isDatabaseUnavailable, type Pool, type Transact, withTransaction } from "../db/pool.ts";
-import { type ClaimedMessage, claimMessages } from "../lifecycle/index.ts";
+import { type ClaimedMessage, claimMessages, type Delivery } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import {
@@ -331,9 +331,9 @@ export class Dispatcher {
     return new Set();
   }
 
-  private observeDelivered(seconds: readonly number[]): void {
-    for (const s of seconds)
-      this.options.metrics.deliveryLatency.observe({ link: this.options.link.name }, s);
+  private observeDelivered(delivered: readonly Delivery[]): void {
+    for (const d of delivered)
+      this.options.metrics.deliveryLatency.observe({ operator: d.operator }, d.seconds);
   }
 
   private count(outcome: DispatchOutcome, claimed: readonly ClaimedMessage[]): void {

@@ -1,7 +1,13 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { storedNumberKey } from "../domain/smsc-id.ts";
-import { giveUpLease, markAccepted, markRefused, refreshDelivery } from "../lifecycle/index.ts";
+import {
+  type Delivery,
+  giveUpLease,
+  markAccepted,
+  markRefused,
+  refreshDelivery,
+} from "../lifecycle/index.ts";
 import { completeDispatchJobs, enqueueDispatch, type FetchedJob, type Queue } from "../queue/boss.ts";
 import { applyReceipts } from "../receipts/apply-receipts.ts";
 import { mostTelling } from "../receipts/held-receipts.ts";
@@ -98,7 +104,7 @@ export async function settleBatch(
   options: { batchSize: number; lockSeconds: number; owner: string },
   /** Segments recorded before the settle, with the receipt state each was recorded with. */
   earlyRecorded: ReadonlyMap<string, string | null> = new Map(),
-): Promise<{ delivered: number[]; deliveredAtAcceptance: string[]; leaseLost: string[] }> {
+): Promise<{ delivered: Delivery[]; deliveredAtAcceptance: string[]; leaseLost: string[] }> {
   // A receipt for one segment is written with the segment; one that stands for the whole message
   // (a carrier that sends one per message) goes the ordinary way once every segment is recorded.
   const receiptFor = mostTelling(
@@ -116,7 +122,7 @@ export async function settleBatch(
   );
   if (catchUp.length > 0) await applyReceipts(tx, link, catchUp);
 
-  const delivered: number[] = [];
+  const delivered: Delivery[] = [];
   const deliveredAtAcceptance: string[] = [];
   const leaseLost: string[] = [];
   if (outcome.succeeded.length > 0) {
@@ -146,7 +152,7 @@ export async function settleBatch(
     for (const row of rows)
       if (row.delivered) {
         deliveredAtAcceptance.push(row.id);
-        delivered.push(0);
+        delivered.push({ operator, seconds: 0 });
       }
     // The others are carried up from their segments' receipts, whichever way those came: held by
     // this batch, from an earlier run, or applied the ordinary way to a segment recorded while the

@@ -4,19 +4,25 @@ import { recordMessageEvents } from "../webhooks/events.ts";
 
 const FINAL = [...FINAL_STATES];
 
+/** A message delivered: its operator and the seconds from its acceptance to its delivery. */
+export interface Delivery {
+  operator: string;
+  seconds: number;
+}
+
 /**
  * Carries segment receipts up to their messages: delivered when every segment is DELIVRD
  * (sets delivered_at), else a final non-delivered state is reported in operator_response.
  * Only accepted (`success`) messages move; status itself never changes here.
  */
-export async function refreshDelivery(tx: Queryable, messageIds: readonly string[]): Promise<number[]> {
+export async function refreshDelivery(tx: Queryable, messageIds: readonly string[]): Promise<Delivery[]> {
   if (messageIds.length === 0) return [];
-  const delivered = await tx.query<{ id: string; seconds: number }>(
+  const delivered = await tx.query<{ id: string; operator: string; seconds: number }>(
     `UPDATE messages m SET delivered_at = now(), operator_response = 'DELIVRD', updated_at = now()
       WHERE m.id = ANY($1::uuid[]) AND m.status = 'success' AND m.delivered_at IS NULL
         AND (SELECT count(*) FILTER (WHERE p.receipt_state = 'DELIVRD') FROM message_parts p
               WHERE p.message_id = m.id) = m.segments
-     RETURNING m.id, extract(epoch FROM m.delivered_at - m.accepted_at)::float8 AS seconds`,
+     RETURNING m.id, m.operator, extract(epoch FROM m.delivered_at - m.accepted_at)::float8 AS seconds`,
     [messageIds],
   );
   const undelivered = await tx.query<{ id: string }>(
@@ -46,5 +52,5 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
       "message.undelivered",
     );
   }
-  return delivered.rows.map((r) => r.seconds);
+  return delivered.rows.map((r) => ({ operator: r.operator, seconds: r.seconds }));
 }

@@ -66,6 +66,6 @@ export const TRANSITIONS = [
 
 export { CANCELLED, type CancelledMessage, cancelMessages } from "./cancel.ts";
 export { type ClaimedMessage, claimMessages, extendLease } from "./claim.ts";
-export { refreshDelivery } from "./deliver.ts";
+export { type Delivery, refreshDelivery } from "./deliver.ts";
 export { expireMessages, sweepExpired, VALIDITY_EXPIRED } from "./expire.ts";
 export { giveUpLease, markAccepted, markRefused } from "./outcomes.ts";

@@ -163,14 +163,14 @@ export function createMetrics() {
       buckets: slowBuckets,
       registers: r,
     }),
-    // Per link (one SMPP account; the default links are named after their operators).
     deliveryLatency: new Histogram({
       name: "shiri_delivery_latency_seconds",
-      help: "From the carrier accepting the message to its delivery receipt (success → delivered_at), by the link that carried it.",
-      labelNames: ["link"] as const,
+      help: "From the carrier accepting the message to its delivery receipt (success → delivered_at).",
+      labelNames: ["operator"] as const,
       buckets: slowBuckets,
       registers: r,
     }),
+    // Per link (one SMPP account; the default links are named after their operators).
     receipts: new Counter({
       name: "shiri_receipts_total",
       help: "Delivery receipts received, by link and state.",

@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/pool.ts";
 import { type IdRelation, numberCandidates, numberKey } from "../domain/smsc-id.ts";
-import { refreshDelivery } from "../lifecycle/index.ts";
+import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
 import { FINAL_STATES, type Receipt } from "./read-receipt.ts";
 
 const FINAL = [...FINAL_STATES];
@@ -18,8 +18,8 @@ export interface ApplyResult {
   matched: number;
   /** Receipts kept aside because no segment had that id yet. */
   early: number;
-  /** Seconds from acceptance to delivery of each message this batch delivered. */
-  delivered: number[];
+  /** Each message this batch delivered, with the seconds from its acceptance. */
+  delivered: Delivery[];
   /** Receipts that matched a segment but changed nothing (repeats, or beaten by a final state). */
   duplicates: number;
   /**

@@ -1,6 +1,6 @@
 import type { SmppSettings } from "../../carriers/index.ts";
 import type { Transact } from "../db/pool.ts";
-import { refreshDelivery } from "../lifecycle/index.ts";
+import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { every } from "../periodic.ts";
@@ -135,7 +135,7 @@ function observeApplied(
   applied: Pick<ApplyResult, "delivered" | "duplicates"> & Partial<ApplyResult>,
 ): void {
   const { metrics, logger, tally } = deps;
-  for (const seconds of applied.delivered) metrics.deliveryLatency.observe({ link }, seconds);
+  for (const d of applied.delivered) metrics.deliveryLatency.observe({ operator: d.operator }, d.seconds);
   if (applied.duplicates) metrics.receiptsUnmatched.inc({ link, reason: "duplicate" }, applied.duplicates);
   if (applied.relations) tally.add(link, applied.relations);
   if (applied.ambiguous && applied.ambiguous.length > 0) {
@@ -195,7 +195,7 @@ const RECHECK_MS = 1_000;
 function recheckLater(
   transact: Transact,
   messageIds: readonly string[],
-  onDelivered: (seconds: number[]) => void,
+  onDelivered: (delivered: Delivery[]) => void,
 ): void {
   if (messageIds.length === 0) return;
   setTimeout(() => {

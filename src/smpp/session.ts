@@ -248,6 +248,8 @@ export class SmppSession {
   private readonly boundWaiters = new Set<(bound: boolean) => void>();
   private pausedUntil = 0;
   private throttleDelayMs: number;
+  private bindAnswer: { system_id: string; interface_version: number | null } | null = null;
+  private bindRefusal: string | null = null;
   private readonly log: SmppLogger;
 
   constructor(private readonly options: SmppSessionOptions) {
@@ -262,6 +264,16 @@ export class SmppSession {
   /** The carrier's settings, dialect included (id formats, data coding, concatenation). */
   get settings(): Readonly<SmppSettings> {
     return this.options.settings;
+  }
+
+  /** What the SMSC said in its bind_transceiver_resp: its system_id and interface version, if any. */
+  get negotiated(): { system_id: string; interface_version: number | null } | null {
+    return this.bindAnswer;
+  }
+
+  /** Why the last bind failed (a command status name, or "timeout"); null once bound. */
+  get lastBindRefusal(): string | null {
+    return this.bindRefusal;
   }
 
   /** Connections or binds that failed since the session was last bound (0 while bound). */
@@ -450,11 +462,18 @@ export class SmppSession {
     if (r === "timeout" || r.command_status !== STATUS.ESME_ROK) {
       const status = r === "timeout" ? "timeout" : describeStatus(r.command_status);
       this.log.error({ host, port, system_id, status }, "bind_transceiver refused");
+      this.bindRefusal = status;
       conn.session.destroy();
       return;
     }
     if (this.stopping) return void conn.session.destroy();
     this.reconnectAttempt = 0;
+    this.bindRefusal = null;
+    const version = r.sc_interface_version;
+    this.bindAnswer = {
+      system_id: typeof r.system_id === "string" ? r.system_id : "",
+      interface_version: typeof version === "number" ? version : null,
+    };
     this.log.info({ host, port, system_id }, "smpp session bound");
     conn.bound = true;
     if (this.lostBecause) this.options.onLinkEvent?.("rebind", this.lostBecause);

@@ -1,0 +1,108 @@
+import { hostname } from "node:os";
+import { loadConfig } from "../config.ts";
+import { BindSlot } from "../dispatch/bind-slot.ts";
+import { checkCarrier } from "../dispatch/carrier-check.ts";
+import { createLogger } from "../logger.ts";
+import { linkIdReports } from "../receipts/id-tally.ts";
+import { CommandError, type DataCommand, type ParsedArgs, stringOption, UsageError } from "./args.ts";
+
+/** How long `carrier check` waits for the bind and, with --to, for the receipt. */
+const BIND_WAIT_MS = 10_000;
+const RECEIPT_WAIT_SECONDS = 60;
+
+function linkOf(name: string) {
+  const config = loadConfig();
+  const settings = config.links[name];
+  if (!settings)
+    throw new UsageError(`no link named "${name}" (SMPP_LINKS is ${Object.keys(config.links).join(",")})`);
+  return { config, settings };
+}
+
+function secondsOf(args: ParsedArgs, name: string, fallback: number): number {
+  const value = stringOption(args, name);
+  if (value === undefined) return fallback;
+  const n = /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n > 0)) throw new UsageError(`--${name} must be a whole number of seconds, got "${value}"`);
+  return n;
+}
+
+/** Bringing up a carrier: rehearse a link, and see what its receipts were found to write. */
+export const CARRIER_COMMANDS: readonly DataCommand[] = [
+  {
+    kind: "data",
+    name: "carrier check",
+    summary: "bind a link with its settings and report what the SMSC negotiated; --to sends one message",
+    details: [
+      "Binds the link (SMPP_<LINK>_* settings) with one of its bind slots, so it never takes a bind the",
+      "workers hold, and reports the SMSC's system_id and interface version, or why the bind failed",
+      "(exit 1). With --to NUMBER it submits one real message (billed to no account) and waits for its",
+      "receipt: the ids in the answer and in the receipt (TLV and text), and whether Shiri matches them",
+      "(exact, same_number, hex_to_decimal, decimal_to_hex, or no: set SMPP_<LINK>_ID_FORMAT_* then).",
+    ].join("\n"),
+    positionals: [
+      { name: "LINK", help: "the link's name, as in SMPP_LINKS (econet, netone, telecel by default)" },
+    ],
+    options: {
+      to: { type: "string", value: "NUMBER", help: "send one message to this number (+263…)" },
+      from: { type: "string", value: "SENDER", help: "its sender id (SHIRI)" },
+      "wait-seconds": {
+        type: "string",
+        value: "N",
+        help: `how long to wait for the receipt (${RECEIPT_WAIT_SECONDS})`,
+      },
+    },
+    run: (args) => {
+      const link = args.positionals[0] as string;
+      const { config, settings } = linkOf(link);
+      const to = stringOption(args, "to");
+      const receiptTimeoutMs = secondsOf(args, "wait-seconds", RECEIPT_WAIT_SECONDS) * 1000;
+      return async (pool) => {
+        const owner = `carrier-check:${hostname()}:${process.pid}`;
+        const slot = new BindSlot(
+          pool,
+          link,
+          settings.max_binds,
+          owner,
+          Math.ceil(receiptTimeoutMs / 1000) + 60,
+        );
+        if ((await slot.acquire()) === null)
+          throw new CommandError(
+            `every bind slot of ${link} is held by a worker (SMPP_${link.toUpperCase()}_MAX_BINDS=${settings.max_binds}): stop one, or allow one more bind`,
+          );
+        try {
+          const report = await checkCarrier({
+            link,
+            settings,
+            logger: createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL),
+            ...(to !== undefined ? { to } : {}),
+            from: stringOption(args, "from") ?? "SHIRI",
+            bindTimeoutMs: BIND_WAIT_MS,
+            receiptTimeoutMs,
+          });
+          if (!report.bound || (report.message && report.message.matched === "no")) process.exitCode = 1;
+          return report;
+        } finally {
+          await slot.release();
+        }
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "carrier ids",
+    summary: "how each link's receipts were found to name their segments, over every worker",
+    details: [
+      "Per link: the receipts matched by exact id, by the same number in another case or padding",
+      "(same_number), or in another base (hex_to_decimal: answered in hex, receipted in decimal;",
+      "decimal_to_hex), and what the carrier was learnt to use (the relation of most matches).",
+    ].join("\n"),
+    options: { link: { type: "string", value: "LINK", help: "this link only" } },
+    columns: ["link", "learnt", "last_match_at"],
+    run: (args) => {
+      const only = stringOption(args, "link");
+      const links = only !== undefined ? [only] : Object.keys(loadConfig().links);
+      if (only !== undefined) linkOf(only);
+      return (pool) => linkIdReports(pool, links);
+    },
+  },
+];
