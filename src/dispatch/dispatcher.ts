@@ -299,6 +299,9 @@ export class Dispatcher {
         held.committed();
         lease.lostAtSettle(leaseLost);
         this.observeDelivered(delivered);
+        // The batch took these receipts by their segments' exact ids (held-receipts.ts).
+        if (receipts.length > 0)
+          this.options.receipts.observe({ delivered: [], duplicates: 0, relations: { exact: receipts.length } });
         return new Set(deliveredAtAcceptance);
       } catch (err) {
         // Settling job by job only helps when one job is at fault, never while the database is
