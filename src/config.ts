@@ -83,17 +83,27 @@ const envSchema = z.object({
   DISPATCH_BATCHES_IN_FLIGHT: z.coerce.number().int().positive().default(3),
   /** Jobs one fetch takes at most; a batch is the work of every job fetched together. */
   DISPATCH_FETCH_JOBS: z.coerce.number().int().positive().default(500),
-  /** How long a worker holds a message it is submitting; another run may take it after. */
-  DISPATCH_LOCK_SECONDS: z.coerce.number().int().positive().default(300),
-  /** A dispatch job active this long lost its worker; keep it at or below DISPATCH_LOCK_SECONDS. */
-  DISPATCH_JOB_EXPIRE_SECONDS: z.coerce.number().int().positive().default(300),
+  /**
+   * How long a batch holds the messages it is submitting without renewing the hold; it renews it
+   * every third of this while it runs, so only a dead or cut-off worker lets it run out, and another
+   * run may then take them.
+   */
+  DISPATCH_LOCK_SECONDS: z.coerce.number().int().positive().default(15),
+  /**
+   * A dispatch job whose batch has not touched it for this long lost its worker and is run again
+   * (pg-boss's job heartbeat; at least 10). Batches touch their jobs as they renew their holds.
+   */
+  DISPATCH_JOB_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).default(10),
+  /** The longest a dispatch job may stay active however it is touched: a backstop, not the detector. */
+  DISPATCH_JOB_EXPIRE_SECONDS: z.coerce.number().int().positive().default(3_600),
   /**
    * Shiri vacuums its churned tables itself when the server's autovacuum is off ("auto"), always
    * ("on") or never ("off"); looked at every SELF_VACUUM_INTERVAL_MS by one worker at a time.
    */
   SELF_VACUUM: z.enum(["auto", "on", "off"]).default("auto"),
   SELF_VACUUM_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
-  QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().positive().default(60),
+  /** How often pg-boss looks for jobs whose heartbeat or expiry ran out (and its other upkeep). */
+  QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().positive().default(5),
   BIND_LEASE_SECONDS: z.coerce.number().int().positive().default(15),
   BREAKER_ERROR_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
   BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().positive().default(10),

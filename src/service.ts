@@ -66,6 +66,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       supervise: role !== "api",
       superviseIntervalSeconds: config.QUEUE_SUPERVISE_SECONDS,
       dispatchJobExpireSeconds: config.DISPATCH_JOB_EXPIRE_SECONDS,
+      dispatchJobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
       timeouts,
     });
     stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));

@@ -1,5 +1,6 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 import { LEDGER_AVAILABLE, LEDGER_HELD } from "../ledger/ledger.ts";
+import { type StuckMessage, whyStuck } from "./stuck-why.ts";
 
 /**
  * `shiri audit`: what the ledger and the messages say must agree. Every account's balance is
@@ -38,7 +39,8 @@ export interface AuditReport {
   balance_mismatches: Finding<BalanceMismatch>;
   /** Charges still held for messages already final: money no message will ever move. */
   holds_without_live_message: Finding<{ id: string; account_id: string; status: string; charge: number }>;
-  stuck_messages: Finding<{ id: string; status: string; operator: string; received_at: Date }> & {
+  /** Each with why it has not moved (its hold, its dispatch job, or none). */
+  stuck_messages: Finding<StuckMessage> & {
     stuck_minutes: number;
   };
   parts_without_receipts: Finding<{
@@ -86,9 +88,9 @@ export function audit(pool: Pool, options: AuditOptions): Promise<AuditReport> {
         WHERE billing = 'held' AND status IN ('success', 'failed') ORDER BY received_at LIMIT $1`,
       [],
     );
-    const stuck = await listed<AuditReport["stuck_messages"]["items"][number]>(
+    const stuck = await listed<Omit<StuckMessage, "why">>(
       tx,
-      `SELECT id, status, operator, received_at, count(*) OVER ()::int AS total FROM messages
+      `SELECT id, status, operator, received_at, attempts, last_error, count(*) OVER ()::int AS total FROM messages
         WHERE status IN ('created', 'enqueued', 'processing')
           AND COALESCE(send_at, received_at) < now() - $1::float8 * interval '1 minute'
         ORDER BY received_at LIMIT $2`,
@@ -101,12 +103,17 @@ export function audit(pool: Pool, options: AuditOptions): Promise<AuditReport> {
         ORDER BY accepted_at LIMIT $2`,
       [options.receiptHours],
     );
+    const why = await whyStuck(
+      tx,
+      stuck.items.map((m) => m.id),
+    );
+    const stuckItems = stuck.items.map((m) => ({ ...m, why: why.get(m.id) ?? "unknown" }));
     return {
       clean: mismatches.length + orphanHolds.count + stuck.count + unreceipted.count === 0,
       accounts_checked: balances.rows[0]?.accounts ?? 0,
       balance_mismatches: { count: mismatches.length, items: mismatches.slice(0, LISTED) },
       holds_without_live_message: orphanHolds,
-      stuck_messages: { ...stuck, stuck_minutes: options.stuckMinutes },
+      stuck_messages: { count: stuck.count, items: stuckItems, stuck_minutes: options.stuckMinutes },
       parts_without_receipts: { ...unreceipted, receipt_hours: options.receiptHours },
     };
   });

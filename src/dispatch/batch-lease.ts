@@ -7,7 +7,9 @@ import type { Metrics } from "../observability/metrics.ts";
 
 /**
  * A dispatch batch's lease on the messages it claimed: its owner id, renewed every third of the
- * lease while the batch runs, and the batch's answer to "is this message still mine to submit?".
+ * lease while the batch runs (touching the batch's jobs in the same beat, so pg-boss's job
+ * heartbeat and the messages' hold stop together when the worker dies, and both are short because
+ * they are renewed), and the batch's answer to "is this message still mine to submit?".
  *
  * A message stops being the batch's when a renewal finds another run holding it (the lease ran
  * out — a stalled process, a database slower than the lease — and another run claimed it), or
@@ -35,6 +37,8 @@ export class BatchLease {
       logger: Logger;
       metrics: Metrics;
       lockSeconds: number;
+      /** The batch's jobs' heartbeat: touched on every renewal, at least this often. */
+      jobs?: { touch: () => Promise<void>; heartbeatSeconds: number };
     },
   ) {
     this.lockMs = options.lockSeconds * 1_000;
@@ -46,10 +50,11 @@ export class BatchLease {
     return this.options.lockSeconds;
   }
 
-  /** Starts renewing the lease on the messages the claim took. */
+  /** Starts renewing the lease on the messages the claim took (and touching the batch's jobs). */
   keep(messageIds: readonly string[]): void {
-    if (messageIds.length === 0 || this.timer) return;
-    this.timer = setInterval(() => void this.renew(messageIds), this.lockMs / 3);
+    if (this.timer) return;
+    const heartbeatMs = (this.options.jobs?.heartbeatSeconds ?? Number.POSITIVE_INFINITY) * 1_000;
+    this.timer = setInterval(() => void this.renew(messageIds), Math.min(this.lockMs, heartbeatMs) / 3);
   }
 
   /** Whether the batch may still put the message's segments on the wire. */
@@ -91,7 +96,11 @@ export class BatchLease {
     this.renewing = true;
     const { pool, operator, logger, metrics } = this.options;
     const startedAt = Date.now();
+    this.options.jobs
+      ?.touch()
+      .catch((err: unknown) => logger.warn({ err, operator }, "dispatch jobs not touched"));
     try {
+      if (messageIds.length === 0) return;
       const kept = await extendLease(pool, messageIds, { owner: this.owner, lockSeconds: this.lockSeconds });
       this.heldUntil = startedAt + this.lockMs;
       // Once the settle runs, its own moves end the lease: nothing is judged from them.

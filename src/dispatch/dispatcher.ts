@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { isDatabaseUnavailable, type Pool, type Transact, withTransaction } from "../db/pool.ts";
-import { type ClaimedMessage, claimMessages, type Delivery } from "../lifecycle/index.ts";
+import { type ClaimedMessage, claimMessages, type Delivery, releaseLease } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import {
@@ -10,6 +10,7 @@ import {
   failDispatchJobs,
   fetchDispatchJobs,
   type Queue,
+  touchDispatchJobs,
 } from "../queue/boss.ts";
 import { HeldReceipts } from "../receipts/held-receipts.ts";
 import type { ReceiptStage } from "../receipts/receipt-stage.ts";
@@ -64,6 +65,8 @@ export interface DispatcherOptions {
   maxJobsPerFetch: number;
   pollMs: number;
   lockSeconds: number;
+  /** pg-boss's heartbeat on dispatch jobs: the batch touches its jobs well within it. */
+  jobHeartbeatSeconds: number;
   validityHours: number;
   /** This link's receipts stage: told which segments a batch holds and when they are recorded. */
   receipts: ReceiptStage;
@@ -167,12 +170,17 @@ export class Dispatcher {
     this.messagesInFlight += messageIds.length;
     // The batch's lease on its messages: its own, kept alive for as long as it runs, and asked
     // before each submit goes on the wire (batch-lease.ts).
+    const fetchedJobs = jobs.map((j) => j.job);
     const lease = new BatchLease({
       pool: this.options.pool,
       operator,
       logger,
       metrics: this.options.metrics,
       lockSeconds: this.options.lockSeconds,
+      jobs: {
+        touch: () => touchDispatchJobs(this.options.boss, this.options.pool, operator, fetchedJobs),
+        heartbeatSeconds: this.options.jobHeartbeatSeconds,
+      },
     });
     try {
       let claim: Awaited<ReturnType<typeof claimMessages>>;
@@ -185,14 +193,10 @@ export class Dispatcher {
           }),
         );
       } catch (err) {
-        // Nothing was submitted: the jobs run again later (pg-boss retry).
+        // Nothing was submitted: the jobs run again (pg-boss retry), and whatever the claim may
+        // have taken is given back as soon as the database answers again.
         logger.error({ err, operator, jobs: jobs.length }, "dispatch claim failed");
-        await failDispatchJobs(
-          this.options.boss,
-          operator,
-          jobs.map((j) => j.job),
-          String(err),
-        ).catch(() => {});
+        await this.giveBack(messageIds, lease, fetchedJobs, String(err));
         return;
       }
       lease.keep(claim.claimed.map((m) => m.id));
@@ -252,6 +256,37 @@ export class Dispatcher {
   }
 
   /**
+   * After a claim whose outcome is unknown (its connection died with it): the batch's holds are
+   * released and its jobs failed (run again after pg-boss's retry delay) once the database answers,
+   * tried for as long as the holds would last anyway. Whatever is not done then, the short lease
+   * and the jobs' heartbeat undo by themselves.
+   */
+  private async giveBack(
+    messageIds: readonly string[],
+    lease: BatchLease,
+    jobs: readonly FetchedJob[],
+    error: string,
+  ): Promise<void> {
+    const { pool, boss, operator, logger } = this.options;
+    const until = Date.now() + this.options.lockSeconds * 1_000;
+    for (;;) {
+      try {
+        const released = await releaseLease(pool, messageIds, lease.owner);
+        await failDispatchJobs(boss, operator, jobs, error);
+        if (released > 0)
+          logger.info({ operator, messages: released }, "claims given back after a failed claim");
+        return;
+      } catch (err) {
+        if (!isDatabaseUnavailable(err) || Date.now() >= until) {
+          logger.warn({ err, operator }, "claims not given back: they are free once their lease runs out");
+          return;
+        }
+        await sleep(SETTLE_OUTAGE_RETRY_MS);
+      }
+    }
+  }
+
+  /**
    * A segment whose submit timed out was accepted after all: recorded now, so the message's retry
    * (held back until the late-answer window has passed) finds it accepted and does not send it again.
    */
@@ -301,7 +336,11 @@ export class Dispatcher {
         this.observeDelivered(delivered);
         // The batch took these receipts by their segments' exact ids (held-receipts.ts).
         if (receipts.length > 0)
-          this.options.receipts.observe({ delivered: [], duplicates: 0, relations: { exact: receipts.length } });
+          this.options.receipts.observe({
+            delivered: [],
+            duplicates: 0,
+            relations: { exact: receipts.length },
+          });
         return new Set(deliveredAtAcceptance);
       } catch (err) {
         // Settling job by job only helps when one job is at fault, never while the database is

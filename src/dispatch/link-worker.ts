@@ -112,7 +112,8 @@ export class LinkWorker {
       if (taken === null || taken === undefined) {
         this.slot = taken === null ? "standby" : "failed";
         if (taken === null) this.upElsewhere = await slot.boundElsewhere().catch(() => this.upElsewhere);
-        await this.idle(leaseMs / 2);
+        // Often enough that a dead holder's slot is taken within a few seconds of its lease's end.
+        await this.idle(leaseMs / 5);
         continue;
       }
       this.slot = "held";
@@ -176,6 +177,7 @@ export class LinkWorker {
           receipts,
           pollMs: config.DISPATCH_POLL_MS,
           lockSeconds: config.DISPATCH_LOCK_SECONDS,
+          jobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
           validityHours: config.MESSAGE_VALIDITY_HOURS,
         }),
     );

@@ -87,3 +87,21 @@ export async function extendLease(
   });
   return new Set(rows.map((r) => r.id));
 }
+
+/**
+ * Gives back every message the owner (one batch) holds, for a batch that cannot know whether its
+ * claim committed (the connection died with it): the messages are free for the jobs' next run
+ * at once rather than when the unrenewed lease runs out. Only the owner's holds move.
+ */
+export async function releaseLease(
+  db: Queryable,
+  messageIds: readonly string[],
+  owner: string,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE messages SET locked_until = NULL, locked_by = NULL
+      WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND status = 'processing'`,
+    [messageIds, owner],
+  );
+  return rowCount ?? 0;
+}

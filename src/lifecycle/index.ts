@@ -65,7 +65,7 @@ export const TRANSITIONS = [
 ] as const;
 
 export { CANCELLED, type CancelledMessage, cancelMessages } from "./cancel.ts";
-export { type ClaimedMessage, claimMessages, extendLease } from "./claim.ts";
+export { type ClaimedMessage, claimMessages, extendLease, releaseLease } from "./claim.ts";
 export { type Delivery, refreshDelivery } from "./deliver.ts";
 export { expireMessages, sweepExpired, VALIDITY_EXPIRED } from "./expire.ts";
 export { giveUpLease, markAccepted, markRefused } from "./outcomes.ts";

@@ -26,29 +26,45 @@ export async function openMark(db: Queryable): Promise<Date> {
 }
 
 /*
- * One scan from the mark: the held charges by currency, and the mark moved to the oldest open
- * message seen (or MARGIN ago) in the same statement, so `now()` is no later than the snapshot.
- * Unnamed on purpose: planned with the mark's value, it reads the index for a recent mark.
+ * One scan from the mark: the held charges by currency, the age of the oldest open message that
+ * is due by operator, and the mark moved to the oldest open message seen (or MARGIN ago) in the
+ * same statement, so `now()` is no later than the snapshot. Unnamed on purpose: planned with the
+ * mark's value, it reads the index for a recent mark.
  */
 const SAMPLE_OPEN = `
   WITH open AS (
-    SELECT charge_currency, charge, billing, COALESCE(send_at, received_at) AS due_at FROM messages
+    SELECT operator, charge_currency, charge, billing, COALESCE(send_at, received_at) AS due_at FROM messages
      WHERE COALESCE(send_at, received_at) >= $1 AND status NOT IN ('success', 'failed')
   ), moved AS (
     INSERT INTO upkeep_marks (name, at)
     VALUES ($3, LEAST((SELECT min(due_at) FROM open), now() - make_interval(secs => $2)))
     ON CONFLICT (name) DO UPDATE SET at = EXCLUDED.at
   )
-  SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM open
-   WHERE billing = 'held' GROUP BY charge_currency`;
+  SELECT 'held' AS kind, charge_currency AS key, sum(charge)::float8 AS value FROM open
+   WHERE billing = 'held' GROUP BY charge_currency
+  UNION ALL
+  SELECT 'oldest', operator, extract(epoch FROM now() - min(due_at))::float8 FROM open
+   WHERE due_at <= now() GROUP BY operator`;
 
-/** The charges held by open messages, per currency; moves the watermark forward as it reads. */
-export async function sampleOpenMessages(db: Queryable): Promise<{ currency: string; held: number }[]> {
+export interface OpenMessages {
+  /** The charges open messages hold, per currency. */
+  held: { currency: string; held: number }[];
+  /** Seconds since the oldest open message of each operator was due (operators with none absent). */
+  oldestSeconds: { operator: string; seconds: number }[];
+}
+
+/** What open messages hold and how long the oldest has waited; moves the watermark forward as it reads. */
+export async function sampleOpenMessages(db: Queryable): Promise<OpenMessages> {
   const since = await openMark(db);
-  const { rows } = await db.query<{ currency: string; held: number }>(SAMPLE_OPEN, [
+  const { rows } = await db.query<{ kind: "held" | "oldest"; key: string; value: number }>(SAMPLE_OPEN, [
     since,
     MARGIN_SECONDS,
     MARK,
   ]);
-  return rows;
+  return {
+    held: rows.filter((r) => r.kind === "held").map((r) => ({ currency: r.key, held: r.value })),
+    oldestSeconds: rows
+      .filter((r) => r.kind === "oldest")
+      .map((r) => ({ operator: r.key, seconds: r.value })),
+  };
 }

@@ -108,6 +108,12 @@ export function createMetrics() {
       labelNames: ["operator"] as const,
       registers: r,
     }),
+    oldestOpenMessageAge: new Gauge({
+      name: "shiri_oldest_unfinished_message_age_seconds",
+      help: "Seconds since the oldest accepted message not yet final (success or failed) was due, by operator (0: none). Scheduled messages count from their send_at.",
+      labelNames: ["operator"] as const,
+      registers: r,
+    }),
     submits: new Counter({
       name: "shiri_smpp_submits_total",
       help: "submit_sm outcomes, by operator and SMPP command status (or not_sent / unknown).",

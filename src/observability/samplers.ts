@@ -34,10 +34,15 @@ export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { s
       metrics.queueNotYetDue.set({ operator: op }, row?.later ?? 0);
     }
     // Only messages not yet final hold money: read from the open-messages watermark, not the table.
-    const holds = await sampleOpenMessages(pool);
+    const open = await sampleOpenMessages(pool);
     metrics.holdsOutstanding.reset();
     metrics.holdsOutstanding.set({ currency: "USD" }, 0);
-    for (const h of holds) metrics.holdsOutstanding.set({ currency: h.currency }, h.held);
+    for (const h of open.held) metrics.holdsOutstanding.set({ currency: h.currency }, h.held);
+    for (const op of OPERATORS)
+      metrics.oldestOpenMessageAge.set(
+        { operator: op },
+        open.oldestSeconds.find((o) => o.operator === op)?.seconds ?? 0,
+      );
     metrics.webhookBacklog.set(await countPendingEvents(pool));
   };
   let running = false;

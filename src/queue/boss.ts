@@ -18,8 +18,10 @@ export interface QueueOptions {
   max?: number;
   /** How often pg-boss's supervisor expires and retries jobs whose worker died. */
   superviseIntervalSeconds?: number;
-  /** A dispatch job still active after this long is taken to have lost its worker. */
+  /** A dispatch job still active after this long is failed and run again, however it is touched. */
   dispatchJobExpireSeconds?: number;
+  /** A dispatch job not touched for this long lost its worker: failed and run again (at least 10). */
+  dispatchJobHeartbeatSeconds?: number;
   /** The same per-connection limits as the service's own pool. */
   timeouts?: DatabaseTimeouts;
 }
@@ -48,7 +50,10 @@ export async function startQueue(
     retryDelay: 1,
     retryBackoff: true,
     retryDelayMax: 60,
-    expireInSeconds: opts.dispatchJobExpireSeconds ?? 300,
+    expireInSeconds: opts.dispatchJobExpireSeconds ?? 3_600,
+    // A worker's death shows as its batches no longer touching their jobs (touchDispatchJobs),
+    // found within the supervision interval after this, not after the long expiry.
+    heartbeatSeconds: opts.dispatchJobHeartbeatSeconds ?? 10,
     // A completed dispatch job says nothing the messages table does not: kept an hour, not
     // pg-boss's default week, so the queue's table stays the size of the work in flight.
     deleteAfterSeconds: 3_600,
@@ -151,6 +156,16 @@ export async function completeDispatchJobs(
 ): Promise<void> {
   if (jobs.length > 0)
     await queue.complete(dispatchQueue(operator), fence(jobs), null, { db: statementsOn(tx) });
+}
+
+/** Tells pg-boss the batch running these jobs is alive (their heartbeat), in one statement. */
+export async function touchDispatchJobs(
+  queue: Queue,
+  db: Queryable,
+  operator: Operator,
+  jobs: readonly FetchedJob[],
+): Promise<void> {
+  if (jobs.length > 0) await queue.touch(dispatchQueue(operator), fence(jobs), { db: statementsOn(db) });
 }
 
 /** Fails the jobs: pg-boss runs them again after its retry delay. */

@@ -203,15 +203,22 @@ describe("retention", () => {
     // message (the one waiting for telecel 91 days), and no further however often it runs.
     await h.pool.query("UPDATE upkeep_marks SET at = '-infinity' WHERE name = 'open_messages'");
     const held = await h.pool.query<{ currency: string; held: number }>(
-      `SELECT charge_currency AS currency, sum(charge)::bigint AS held FROM messages
+      `SELECT charge_currency AS currency, sum(charge)::float8 AS held FROM messages
         WHERE billing = 'held' GROUP BY charge_currency`,
     );
     expect(held.rows.length).toBe(1);
-    for (let i = 0; i < 3; i++) expect(await sampleOpenMessages(h.pool)).toEqual(held.rows);
-    const oldest = await h.pool.query<{ at: Date }>(
-      "SELECT min(COALESCE(send_at, received_at)) AS at FROM messages WHERE status NOT IN ('success', 'failed')",
+    for (let i = 0; i < 3; i++) expect((await sampleOpenMessages(h.pool)).held).toEqual(held.rows);
+    const oldest = await h.pool.query<{ at: Date; operator: string }>(
+      `SELECT COALESCE(send_at, received_at) AS at, operator FROM messages
+        WHERE status NOT IN ('success', 'failed') ORDER BY 1 LIMIT 1`,
     );
-    expect((await openMark(h.pool)).getTime()).toBe(oldest.rows[0]?.at.getTime());
+    const at = oldest.rows[0]?.at as Date;
+    expect((await openMark(h.pool)).getTime()).toBe(at.getTime());
+    // The oldest open message's age, for its operator: the stalled-message gauge.
+    const age = (await sampleOpenMessages(h.pool)).oldestSeconds.find(
+      (o) => o.operator === oldest.rows[0]?.operator,
+    );
+    expect(age?.seconds).toBeGreaterThanOrEqual((Date.now() - at.getTime()) / 1000 - 5);
   });
 });
 
@@ -229,11 +236,15 @@ describe("the open-messages watermark and scheduled sends", () => {
       // Accepted 25 days before it is due: by received_at it would hold the mark back 25 days.
       await t.service.pool.query("UPDATE messages SET received_at = now() - interval '25 days'");
       await t.service.pool.query("UPDATE upkeep_marks SET at = '-infinity' WHERE name = 'open_messages'");
-      expect(await sampleOpenMessages(t.service.pool)).toEqual([{ currency: "USD", held: 450 }]);
+      // Not due for five days: held, but no operator has a stalled message.
+      expect(await sampleOpenMessages(t.service.pool)).toEqual({
+        held: [{ currency: "USD", held: 450 }],
+        oldestSeconds: [],
+      });
       const mark = await openMark(t.service.pool);
       expect(Date.now() - mark.getTime()).toBeLessThan(5 * 60_000);
       // Sampled again from the moved mark, the scheduled message's charge is still there.
-      expect(await sampleOpenMessages(t.service.pool)).toEqual([{ currency: "USD", held: 450 }]);
+      expect((await sampleOpenMessages(t.service.pool)).held).toEqual([{ currency: "USD", held: 450 }]);
     } finally {
       await t.stop();
     }

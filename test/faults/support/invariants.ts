@@ -19,6 +19,8 @@ export interface InvariantOptions {
   ids: readonly string[];
   /** How long after the fault every message must be final. */
   finalWithinMs: number;
+  /** When the fault came (Date.now()); by default when the check starts. */
+  faultAt?: number;
   /**
    * Most segments the SMSC may have taken twice (the in-flight window of this fault); a function
    * is asked once every message is final (a fault that goes on while they are dispatched).
@@ -45,6 +47,8 @@ export interface InvariantReport {
   failed: number;
   /** Segments the SMSC accepted more than once, counted once per extra copy. */
   resends: number;
+  /** From the fault to every message final, as polled every 200 ms. */
+  finalAfterMs: number;
   /** What the live worker counted: submits of unknown outcome, late answers recorded, throttles. */
   counted: { unknown: number; lateRecorded: number; throttled: number };
   statuses: Record<string, number>;
@@ -52,6 +56,7 @@ export interface InvariantReport {
 
 export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Promise<InvariantReport> {
   const ids = [...o.ids];
+  const faultAt = o.faultAt ?? Date.now();
   // 1. Every accepted message final within the bound.
   const finalCount = async () =>
     (
@@ -61,7 +66,7 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
       )
     ).rows[0]?.n ?? 0;
   await waitFor(async () => (await finalCount()) === ids.length, {
-    timeoutMs: o.finalWithinMs,
+    timeoutMs: Math.max(0, faultAt + o.finalWithinMs - Date.now()),
     intervalMs: 200,
     what: `${o.scenario}: all ${ids.length} accepted messages final`,
   }).catch(async (err: unknown) => {
@@ -72,6 +77,7 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
     );
     throw new Error(`${String(err)}\nnot final: ${JSON.stringify(rows)}\n${outputs(h)}`);
   });
+  const finalAfterMs = Date.now() - faultAt;
   const { rows: messages } = await h.sql.query<{ to: string; status: string }>(
     `SELECT "to", status FROM messages WHERE id = ANY($1)`,
     [ids],
@@ -97,6 +103,7 @@ export async function checkInvariants(h: FaultHarness, o: InvariantOptions): Pro
   const report: InvariantReport = {
     scenario: o.scenario,
     messages: ids.length,
+    finalAfterMs,
     success: messages.filter((m) => m.status === "success").length,
     failed: messages.filter((m) => m.status === "failed").length,
     resends,
