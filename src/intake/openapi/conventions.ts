@@ -32,32 +32,53 @@ export const fieldErrorSchema = z
   })
   .meta({ id: "FieldError" });
 
-export const legacyErrorSchema = z
-  .object({
-    status: z.literal("").meta({ description: "always the empty string" }),
-    message: z.string(),
-    error: z.object({
-      type: z.string().meta({ description: "the machine-readable code" }),
-      description: z.string(),
-      validation_errors: z.array(fieldErrorSchema).optional(),
-    }),
-  })
-  .meta({
-    id: "LegacyError",
-    description: "The legacy error shape: POST /api/v1/sms and GET /api/v1/sms/{id} (but 401, always Kit).",
+/** The machine code: any string, or, for one response, the codes it can carry. */
+const codeOf = (codes?: readonly string[]): z.ZodType<string> =>
+  (codes && codes.length > 0 ? z.enum(codes as [string, ...string[]]) : z.string()).meta({
+    description: "the machine-readable code",
   });
 
-export const kitErrorSchema = z
-  .object({
-    status: z.literal("error"),
-    message: z.string(),
-    error: z.object({
-      code: z.string().meta({ description: "the machine-readable code" }),
-      description: z.string(),
-      validation_errors: z.array(fieldErrorSchema).optional(),
-    }),
-  })
-  .meta({ id: "KitError", description: "The Kit error shape: every other endpoint, and every 401." });
+/**
+ * A component id per shape and set of codes (`LegacyError_ERR_BAD_REQUEST`,
+ * `KitError_BAD_REQUEST_VALIDATION_ERROR`): the responses that can carry the same codes share one
+ * schema, and a generated client one type.
+ */
+const errorId = (shape: string, codes?: readonly string[]) =>
+  codes && codes.length > 0 ? `${shape}_${codes.join("_")}` : shape;
+
+/**
+ * The legacy error shape: POST /api/v1/sms and GET /api/v1/sms/{id} (but 401, always Kit). Given
+ * codes, the shape of a response that can carry only those. Each response's schema is the whole
+ * shape, never a base schema and a refinement combined with allOf: a validator that treats
+ * undeclared fields as errors (unevaluatedProperties: false, as Redocly's linter does and a strict
+ * gateway may) judges each allOf branch alone and would refuse `description` in every real error.
+ */
+export const legacyErrorSchema = (codes?: readonly string[]) =>
+  z
+    .object({
+      status: z.literal("").meta({ description: "always the empty string" }),
+      message: z.string(),
+      error: z.object({
+        type: codeOf(codes),
+        description: z.string(),
+        validation_errors: z.array(fieldErrorSchema).optional(),
+      }),
+    })
+    .meta({ id: errorId("LegacyError", codes), description: "The legacy error shape (`error.type`)." });
+
+/** The Kit error shape: every other endpoint, and every 401; narrowed to codes as above. */
+export const kitErrorSchema = (codes?: readonly string[]) =>
+  z
+    .object({
+      status: z.literal("error"),
+      message: z.string(),
+      error: z.object({
+        code: codeOf(codes),
+        description: z.string(),
+        validation_errors: z.array(fieldErrorSchema).optional(),
+      }),
+    })
+    .meta({ id: errorId("KitError", codes), description: "The Kit error shape (`error.code`)." });
 
 /** An RFC 3339 timestamp as the API writes it (UTC, milliseconds, `Z`). */
 export const timestamp = () => z.iso.datetime();

@@ -66,8 +66,6 @@ class Components {
 const relink = (json: JsonSchema): JsonSchema =>
   JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/'));
 
-const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
-
 /** A zod object's fields as OpenAPI parameters of one location. */
 function parameters(
   components: Components,
@@ -138,14 +136,11 @@ function errorResponses(entry: Endpoint, components: Components): Record<string,
         ),
       ),
     ];
+    // One whole schema per convention the status is answered in (see conventions.ts for why).
     const variants = [
-      { id: "LegacyError", field: "type", codes: codes("legacy") },
-      { id: "KitError", field: "code", codes: codes("kit") },
-    ]
-      .filter((v) => v.codes.length > 0)
-      .map((v) => ({
-        allOf: [ref(v.id), { properties: { error: { properties: { [v.field]: { enum: v.codes } } } } }],
-      }));
+      ...(codes("legacy").length > 0 ? [components.convert(legacyErrorSchema(codes("legacy")))] : []),
+      ...(codes("kit").length > 0 ? [components.convert(kitErrorSchema(codes("kit")))] : []),
+    ];
     out[String(status)] = {
       description: [...new Set(bodies.map(({ body }) => body.message))].join("; "),
       ...(ERROR_HEADERS[status] ? { headers: ERROR_HEADERS[status] } : {}),
@@ -219,8 +214,6 @@ function operation(entry: Endpoint, config: Config, components: Components): Jso
 /** The whole document. Throws on two entries for one operation or one operationId. */
 export function openApiDocument(endpoints: readonly Endpoint[], config: Config): Json {
   const components = new Components();
-  // The error shapes are components whether or not an entry's schema names them.
-  components.convert(z.object({ legacy: legacyErrorSchema, kit: kitErrorSchema }));
   const paths: Record<string, Record<string, Json>> = {};
   const operationIds = new Set<string>();
   for (const entry of endpoints) {
@@ -240,6 +233,9 @@ export function openApiDocument(endpoints: readonly Endpoint[], config: Config):
         "SMS for high-volume senders reaching Zimbabwe's operators. The reference in words, with the " +
         "conventions, every error and examples, is docs/api.md in the repository.",
     },
+    // Relative: the address this document was fetched from (each deployment has its own; the
+    // development one is http://localhost:3000). Every path below starts with /api/v1.
+    servers: [{ url: "/", description: "The Shiri service that serves this document." }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     security: [{ apiKey: [] }],
     paths,
@@ -277,12 +273,15 @@ export function openApiDocument(endpoints: readonly Endpoint[], config: Config):
         },
       },
       headers: {
+        // Every 503 and every 429 carries it (src/intake/errors.ts, rate-limit.ts).
         "Retry-After": {
           description: `Seconds to wait before retrying (${RETRY_AFTER_SECONDS}).`,
+          required: true,
           schema: { type: "integer" },
         },
         "Retry-After-Limit": {
           description: "Seconds until the limit that refused the request lets it through (at least 1).",
+          required: true,
           schema: { type: "integer", minimum: 1 },
         },
         "RateLimit-Limit": {
