@@ -203,7 +203,7 @@ describe("CarrierSimulator", () => {
       netone: { resp: /^\d+$/, receipt: /^\d+$/, bases: [10, 10] },
       telecel: { resp: /^[0-9A-F]+$/, receipt: /^[0-9A-F]{16}$/, bases: [16, 16] },
     };
-    const valueOf = (id: string, base: 16 | 10) => BigInt(base === 16 ? `0x${id}` : id);
+    const numberOf = (id: string, base: 16 | 10) => BigInt(base === 16 ? `0x${id}` : id);
 
     for (const operator of OPERATORS) {
       const receipts: DeliverSm[] = [];
@@ -225,7 +225,7 @@ describe("CarrierSimulator", () => {
       expect(receiptedId).toBe(outcome.message_id);
       expect(textId).toMatch(idPatterns[operator].receipt);
       const [respBase, receiptBase] = idPatterns[operator].bases;
-      expect(valueOf(textId, receiptBase)).toBe(valueOf(outcome.message_id, respBase));
+      expect(numberOf(textId, receiptBase)).toBe(numberOf(outcome.message_id, respBase));
       expect(running.get(operator).accepted).toHaveLength(1);
     }
   });
