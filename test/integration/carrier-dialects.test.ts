@@ -4,9 +4,7 @@
  * Each message must end `success` with `delivered_at` (or the failed state in operator_response),
  * over real SMPP on loopback and a real database, with the ledger balanced.
  */
-import { randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
-import smpp, { type PDU, type Session } from "smpp";
+import type { PDU } from "smpp";
 import { afterAll, describe, expect, it } from "vitest";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import {
@@ -17,6 +15,7 @@ import {
 } from "../../carriers/simulator/index.ts";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import { smppEnv } from "../support/dispatch.ts";
+import { startForeignSmsc } from "../support/foreign-smsc.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -202,74 +201,38 @@ describe("simulator presets", () => {
 });
 
 /**
- * A minimal SMSC that owes nothing to carriers/simulator: UUID message ids, receipts with only
- * receipted_message_id and a text layout of its own ("MSGID=… STATUS=…" is unreadable as a text,
- * so the TLVs must carry it), and requests of its own: an enquire_link and an MO message.
+ * An SMSC that owes nothing to carriers/simulator (test/support/foreign-smsc.ts): UUID message
+ * ids, receipts with only receipted_message_id and a text layout of its own ("MSGID=… STATUS=…"
+ * is unreadable as a text, so the TLVs must carry it), and requests of its own right after the
+ * bind: an enquire_link and an MO message.
  */
-function startForeignSmsc() {
-  const accepted: { id: string; destination: string }[] = [];
+function startOwnDialectSmsc() {
   const mo: number[] = [];
-  const server = smpp.createServer({}, (session: Session) => {
-    session.on("error", () => session.destroy());
-    session.on("pdu", (pdu: PDU) => {
-      switch (pdu.command) {
-        case "bind_transceiver":
-          session.send(pdu.response({ system_id: "foreign" }));
-          // Its own requests right after the bind: a keep-alive and a message from a handset.
-          session.enquire_link({});
-          session.deliver_sm(
-            {
-              source_addr: "263771999999",
-              destination_addr: "SHIRI",
-              esm_class: 0,
-              data_coding: 0,
-              short_message: "STOP",
-            },
-            (resp: PDU) => void mo.push(resp.command_status),
-          );
-          return;
-        case "submit_sm": {
-          const id = randomUUID();
-          accepted.push({ id, destination: String(pdu.destination_addr) });
-          session.send(pdu.response({ message_id: id }));
-          setTimeout(() => {
-            session.deliver_sm({
-              source_addr: String(pdu.destination_addr),
-              destination_addr: String(pdu.source_addr),
-              esm_class: 0x04,
-              data_coding: 0,
-              short_message: `MSGID=${id};STATUS=0;DONE=${Date.now()}`,
-              receipted_message_id: id,
-              message_state: 2,
-            });
-          }, 10);
-          return;
-        }
-        case "enquire_link":
-          session.send(pdu.response());
-          return;
-        case "unbind":
-          session.send(pdu.response(), () => session.close());
-          return;
-        default:
-          if (!pdu.isResponse()) session.send(pdu.response({ command_status: 0x03 }));
-      }
-    });
-  });
-  return {
-    accepted,
-    mo,
-    async start(): Promise<number> {
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-      return (server.address() as AddressInfo).port;
+  const smsc = startForeignSmsc({
+    ids: { answer: "uuid", receipt: "uuid" },
+    receiptIdIn: "tlv",
+    tlvOnlyText: "own",
+    receiptDelayMs: 10,
+    afterBind(session) {
+      session.enquire_link({});
+      session.deliver_sm(
+        {
+          source_addr: "263771999999",
+          destination_addr: "SHIRI",
+          esm_class: 0,
+          data_coding: 0,
+          short_message: "STOP",
+        },
+        (resp: PDU) => void mo.push(resp.command_status),
+      );
     },
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  });
+  return { smsc, mo };
 }
 
 describe("an SMSC that is not carriers/simulator", () => {
   it("gets every message delivered from its UUID ids, its MO message stored and acknowledged", async () => {
-    const smsc = startForeignSmsc();
+    const { smsc, mo } = startOwnDialectSmsc();
     const port = await smsc.start();
     stops.push(() => smsc.stop());
     const t = await startTestService(smppEnv({ netone: port }), "all");
@@ -280,11 +243,13 @@ describe("an SMSC that is not carriers/simulator", () => {
       timeoutMs: 20_000,
       what: "delivery through the foreign SMSC",
     });
-    expect(smsc.accepted.every((a) => /^[0-9a-f-]{36}$/.test(a.id))).toBe(true);
-    await waitFor(() => smsc.mo.length > 0, { what: "the MO message's deliver_sm_resp" });
-    expect(smsc.mo[0]).toBe(0);
+    expect(smsc.submits.every((s) => /^[0-9a-f-]{36}$/.test(s.answeredId))).toBe(true);
+    await waitFor(() => mo.length > 0, { what: "the MO message's deliver_sm_resp" });
+    expect(mo[0]).toBe(0);
     // Stored with the link it came over and the operator of the number that sent it.
-    const stored = await t.service.pool.query("SELECT link, operator, source_addr, body FROM mobile_originated");
+    const stored = await t.service.pool.query(
+      "SELECT link, operator, source_addr, body FROM mobile_originated",
+    );
     expect(stored.rows).toContainEqual({
       link: "netone",
       operator: "econet",

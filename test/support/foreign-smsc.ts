@@ -99,8 +99,8 @@ export interface ForeignSmsc {
   submittedMoreThanOnce(): string[];
   /** Binds answered ESME_ROK, and refused. */
   readonly binds: { accepted: number; refused: number };
-  /** Sessions bound now. */
-  boundSessions(): number;
+  /** Sessions bound now, of one system_id or of any. */
+  boundSessions(systemId?: string): number;
   setRefuseBinds(refuse: boolean): void;
   /** Cut every connection, as a network blip or an SMSC restart would. */
   dropConnections(): void;
@@ -333,7 +333,8 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
     },
     submitsPerDestination: perDestination,
     submittedMoreThanOnce: () => [...perDestination()].filter(([, n]) => n > 1).map(([key]) => key),
-    boundSessions: () => [...sessions].filter((s) => s.bound).length,
+    boundSessions: (systemId) =>
+      [...sessions].filter((s) => s.bound && (systemId === undefined || s.systemId === systemId)).length,
     setRefuseBinds(refuse) {
       refuseBinds = refuse;
     },
