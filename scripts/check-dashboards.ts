@@ -3,10 +3,11 @@
  * folder), drives real traffic through the carrier simulators, runs a real Prometheus scraping
  * it with the real rule file, then evaluates every dashboard query and every rule against it:
  * each must parse and return data, unless grafana/README.md lists it as empty until a fault
- * happens. Postgres is watched by a real postgres_exporter with the compose stack's queries.
- * Also runs promtool on the rule file and the compose Prometheus config, amtool on the
- * Alertmanager config and its routes, and checks that every alert has its runbook. Then one alert,
- * end to end: a rule fires on the faults the check provokes, a real Alertmanager running
+ * happens, and its series must carry every label its legend ({{link}}) or its alert's annotations
+ * ({{ $labels.link }}) name. Postgres is watched by a real postgres_exporter with the compose
+ * stack's queries. Also runs promtool on the rule file and the compose Prometheus config, amtool
+ * on the Alertmanager config and its routes, and checks that every alert has its runbook. Then
+ * one alert, end to end: a rule fires on the faults the check provokes, a real Alertmanager running
  * grafana/alertmanager/alertmanager.yml posts it to a loopback receiver of the check's, and the
  * alert arrives with its runbook_url a link to its runbook (file:// to this checkout).
  *
@@ -45,7 +46,13 @@ import {
   stopOrphanPostgres,
   waitFor,
 } from "./lib/processes.ts";
-import { hasData, PrometheusApi, type QueryResult, writeCheckConfig } from "./lib/prometheus.ts";
+import {
+  hasData,
+  missingLabels,
+  PrometheusApi,
+  type QueryResult,
+  writeCheckConfig,
+} from "./lib/prometheus.ts";
 import { driveTraffic, startWebhookReceiver, type WebhookReceiver } from "./lib/traffic.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -369,11 +376,25 @@ async function main(): Promise<void> {
   }
   const allowed = new Map(EMPTY_UNTIL.map((e) => [e.key, e]));
   const seen = new Set<string>();
-  const judge = (key: string, expr: string, result: QueryResult, note = "") => {
+  // `named`: the labels a legend or an alert's annotations name series by; every series needs them.
+  const judge = (
+    key: string,
+    expr: string,
+    result: QueryResult,
+    note = "",
+    named: { by: string; labels: string[] } = { by: "", labels: [] },
+  ) => {
     seen.add(key);
     const entry = allowed.get(key);
     if (!result.ok) return report("FAIL", key, `${result.error}\n${"".padEnd(16)}${expr}`);
     const series = result.scalar !== undefined ? "scalar" : `${result.samples.length} series`;
+    const missing = missingLabels(result, named.labels);
+    if (missing.length > 0)
+      return report(
+        "FAIL",
+        key,
+        `${series} without the label ${missing.join(", ")} that ${named.by}\n${"".padEnd(16)}${expr}`,
+      );
     if (hasData(result)) {
       const stale =
         entry && entry.kind !== "provoked" ? ` (listed as empty until ${entry.until}: remove it)` : "";
@@ -386,7 +407,7 @@ async function main(): Promise<void> {
   };
   for (const q of dashboards.queries) {
     const expr = substitute(q.expr, values);
-    judge(q.key, expr, await promApi.query(expr));
+    judge(q.key, expr, await promApi.query(expr), "", { by: "its legend names", labels: q.legendLabels });
   }
 
   // ---- Every rule, as Prometheus loaded it ----
@@ -412,7 +433,14 @@ async function main(): Promise<void> {
       continue;
     }
     const firing = hasData(full) ? `, firing for ${full.samples.length} series` : ", quiet";
-    judge(key, m[1], await promApi.query(m[1]), `${firing} (${rule.state ?? "?"})`);
+    // Its summary and description name labels ({{ $labels.link }}): the signal must keep them.
+    const annotated = Object.values(rule.annotations ?? {}).flatMap((text) =>
+      [...text.matchAll(/\$labels\.(\w+)/g)].map((a) => a[1] ?? ""),
+    );
+    judge(key, m[1], await promApi.query(m[1]), `${firing} (${rule.state ?? "?"})`, {
+      by: "its annotations name",
+      labels: annotated,
+    });
   }
   for (const e of EMPTY_UNTIL)
     if (!seen.has(e.key)) report("FAIL", e.key, "listed as empty until a fault happens, but no such query");

@@ -8,6 +8,7 @@ import path from "node:path";
 interface Target {
   refId?: string;
   expr?: string;
+  legendFormat?: string;
   datasource?: { type?: string; uid?: string };
 }
 interface Panel {
@@ -36,6 +37,8 @@ export interface PanelQuery {
   expr: string;
   /** Variables this query uses, by name. */
   variables: string[];
+  /** Labels the legend names its series by (`{{link}}`): every series must carry them. */
+  legendLabels: string[];
 }
 
 export interface LoadedDashboards {
@@ -111,7 +114,10 @@ export function loadDashboards(dashboardsDir: string, datasourceUid: string): Lo
         const variables = [...t.expr.matchAll(/\$\{?(\w+)/g)]
           .map((m) => m[1] ?? "")
           .filter((n) => !n.startsWith("__"));
-        out.queries.push({ key, expr: t.expr, variables });
+        const legendLabels = [...(t.legendFormat ?? "").matchAll(/\{\{\s*(\w+)\s*\}\}/g)]
+          .map((m) => m[1] ?? "")
+          .filter((n) => n && !n.startsWith("__"));
+        out.queries.push({ key, expr: t.expr, variables, legendLabels });
       }
     }
   }

@@ -31,15 +31,19 @@ export const PROVOKED_FAULTS: Readonly<Record<string, string>> = {
   SIM_NETONE_DROP_AFTER_SUBMITS: "25",
 };
 
-/** Counters that read 0 until a fault; the check provokes each and demands it rose. */
+/**
+ * Counters that read 0 until a fault; the check provokes each and demands it rose. Link metrics
+ * are labelled by link: the default links are named after the operators, so netone's SMSC is
+ * link "netone".
+ */
 export const PROVOKED_COUNTERS: readonly (readonly [string, string])[] = [
   [
     "SMPP disconnects counted (SIM_NETONE_DROP_AFTER_SUBMITS)",
-    'sum(shiri_smpp_link_events_total{operator="netone",event="disconnect",reason="peer_closed"}) > 0',
+    'sum(shiri_smpp_link_events_total{link="netone",event="disconnect",reason="peer_closed"}) > 0',
   ],
   [
     "SMPP rebinds counted after them",
-    'sum(shiri_smpp_link_events_total{operator="netone",event="rebind",reason="peer_closed"}) > 0',
+    'sum(shiri_smpp_link_events_total{link="netone",event="rebind",reason="peer_closed"}) > 0',
   ],
 ];
 
@@ -63,7 +67,7 @@ export const EMPTY_UNTIL: readonly EmptyUntil[] = [
   {
     key: "shiri-carriers / Submit throughput vs TPS limit / C",
     kind: "setting",
-    until: "an operator has a TPS limit (SMPP_<OP>_TPS_LIMIT > 0; the default 0 means none)",
+    until: "a link has a TPS limit (SMPP_<LINK>_TPS_LIMIT > 0; the default 0 means none)",
   },
   {
     key: "shiri-carriers / Submit errors (excluding throttling)",

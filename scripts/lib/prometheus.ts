@@ -123,9 +123,21 @@ export interface LoadedRule {
   name: string;
   query: string;
   type: "alerting" | "recording";
+  /** An alert's annotations as written (templates unexpanded). */
+  annotations?: Record<string, string>;
   health: "ok" | "err" | "unknown";
   lastError?: string;
   state?: string;
+}
+
+/**
+ * The labels some series of a result lacks: a legend's `{{link}}` or an alert's
+ * `{{ $labels.link }}` names a label the query does not keep (grouped by another, or the metric
+ * has no such label), and would show empty.
+ */
+export function missingLabels(result: QueryResult, labels: readonly string[]): string[] {
+  if (!result.ok) return [];
+  return [...new Set(labels)].filter((label) => result.samples.some((s) => s.metric[label] === undefined));
 }
 
 /** True when a query returned at least one sample that is a number (NaN is what an idle histogram gives). */
