@@ -42,8 +42,8 @@ function parseCsv(text: string): string[][] {
 }
 
 const exportCsv = async (query: string, who: TestAccount = acct) => {
-  const res = await fetch(`${t.base}/api/v1/sms/export.csv${query}`, { headers: who.headers });
-  return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
+  const res = await call(t.base, "GET", `/api/v1/sms/export.csv${query}`, { headers: who.headers });
+  return { status: res.status, type: res.headers.get("content-type"), text: res.text };
 };
 
 describe("GET /api/v1/sms/export.csv: happy path", () => {

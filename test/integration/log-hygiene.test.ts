@@ -10,6 +10,7 @@ import { createLogger, numberForLog, receiptForLog } from "../../src/logger.ts";
 import { type RunningService, startService } from "../../src/service.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { smppEnv } from "../support/dispatch.ts";
+import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -81,8 +82,8 @@ afterAll(async () => {
 });
 
 async function post(path: string, body: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(base + path, { method: "POST", headers, body });
-  return { status: res.status, body: await res.json() };
+  const res = await call(base, "POST", path, { headers, rawBody: body });
+  return { status: res.status, body: res.body };
 }
 
 describe("log hygiene", () => {
@@ -124,12 +125,12 @@ describe("log hygiene", () => {
   });
 
   it("one access line per request, with its id, and the id echoed in X-Request-Id", async () => {
-    const traced = await fetch(`${base}/api/v1/balance`, {
+    const traced = await call(base, "GET", "/api/v1/balance", {
       headers: { ...headers, "x-request-id": "trace-4417" },
     });
     expect(traced.status).toBe(200);
     expect(traced.headers.get("x-request-id")).toBe("trace-4417");
-    const made = await fetch(`${base}/api/v1/balance`, {
+    const made = await call(base, "GET", "/api/v1/balance", {
       headers: { ...headers, "x-request-id": "not a token!" },
     });
     const id = made.headers.get("x-request-id") ?? "";

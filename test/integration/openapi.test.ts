@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { z } from "zod";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createIntake } from "../../src/intake/app.ts";
 import { openApiDocument } from "../../src/intake/openapi/document.ts";
@@ -99,10 +98,10 @@ function* walk(value: unknown, path = "#"): Generator<[string, unknown]> {
 
 describe("GET /api/v1/openapi.json", () => {
   it("is served without a key, exactly as built from the entries", async () => {
-    const res = await fetch(`${t.base}/api/v1/openapi.json`);
+    const res = await call(t.base, "GET", "/api/v1/openapi.json");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-    expect(await res.json()).toEqual(JSON.parse(JSON.stringify(doc)));
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(doc)));
   });
 
   it("is OpenAPI 3.1 whose references all resolve, with path parameters declared and no empty schema", () => {
@@ -206,24 +205,19 @@ const withoutFieldErrors = (body: unknown) => {
   return copy;
 };
 
-/** Calls the API and checks the answer is documented: a success by its schema, an error by its example. */
+/**
+ * Calls the API: call() holds the answer to the document (status, media type, schema, headers);
+ * an error must also be one of the examples of its status, texts and all.
+ */
 async function documentedCall(
   method: string,
   url: string,
   opts: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {},
 ) {
   const res = await call(t.base, method, url, { headers: acct.headers, ...opts });
-  const entry = entryFor(method, url);
-  const success = entry.responses[res.status];
-  if (success) {
-    const schema = success.body as z.ZodType;
-    const parsed = schema.safeParse(res.body);
-    expect(parsed.error, `${method} ${url} ${res.status}`).toBeUndefined();
-    // zod drops keys it does not know: equality means no undocumented field either.
-    expect(parsed.data, `${method} ${url} ${res.status}: undocumented fields`).toEqual(res.body);
-  } else {
+  if (res.status >= 400) {
+    const entry = entryFor(method, url);
     const documented = at(doc, "paths", entry.path, entry.method, "responses", String(res.status));
-    expect(documented, `${method} ${url} answered ${res.status}: ${JSON.stringify(res.body)}`).toBeDefined();
     const examples = Object.values(at(documented, "content", "application/json", "examples") as Json).map(
       (e) => at(doc, ...String(at(e, "$ref")).slice(2).split("/"), "value"),
     );

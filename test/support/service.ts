@@ -6,6 +6,7 @@ import { withTransaction } from "../../src/db/pool.ts";
 import { createLogger } from "../../src/logger.ts";
 import { type Role, type RunningService, startService } from "../../src/service.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { expectDocumented } from "./openapi-responses.ts";
 
 export interface TestService {
   base: string;
@@ -84,21 +85,35 @@ export async function startTestService(
   };
 }
 
-/** fetch + JSON, returning the status and parsed body (or the raw text when it is not JSON). */
+/**
+ * fetch + JSON, returning the status, the parsed body (or the raw text when it is not JSON) and
+ * the text itself. Every answer is held to the OpenAPI document (openapi-responses.ts): one the
+ * document does not describe fails the test that received it. A test that probes outside the
+ * document on purpose (a path that is no endpoint) says why in `outsideDocument`.
+ */
 export async function call(
   base: string,
   method: string,
   path: string,
-  opts: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {},
-): Promise<{ status: number; body: unknown; headers: Headers }> {
+  opts: {
+    headers?: Record<string, string>;
+    body?: unknown;
+    rawBody?: string | Uint8Array<ArrayBuffer>;
+    signal?: AbortSignal;
+    outsideDocument?: string;
+  } = {},
+): Promise<{ status: number; body: unknown; text: string; headers: Headers }> {
   const init: RequestInit = { method, headers: opts.headers ?? {} };
   if (opts.rawBody !== undefined) init.body = opts.rawBody;
   else if (opts.body !== undefined) init.body = JSON.stringify(opts.body);
+  if (opts.signal) init.signal = opts.signal;
   const res = await fetch(base + path, init);
   const text = await res.text();
+  if (opts.outsideDocument === undefined)
+    expectDocumented({ method, url: path, status: res.status, headers: res.headers, text });
   let body: unknown = text;
   try {
     body = JSON.parse(text);
   } catch {}
-  return { status: res.status, body, headers: res.headers };
+  return { status: res.status, body, text, headers: res.headers };
 }
