@@ -112,6 +112,15 @@ const envSchema = z.object({
   /** A receipt matching no recorded segment waits this long before it counts as unknown. */
   RECEIPT_GRACE_SECONDS: z.coerce.number().int().positive().default(600),
   RECEIPT_SWEEP_MS: z.coerce.number().int().positive().default(500),
+  /**
+   * Inbound messages (src/inbound): a deliver_sm the same as one stored this recently is the SMSC
+   * sending it again (its answer lost) and is stored once; a concatenated message whose parts are
+   * not all there this long after its first becomes an incomplete message; the worker looks for
+   * those (and for keyword replies left pending) every INBOUND_SWEEP_MS.
+   */
+  INBOUND_REPEAT_WINDOW_SECONDS: z.coerce.number().int().positive().default(600),
+  INBOUND_REASSEMBLY_SECONDS: z.coerce.number().int().positive().default(300),
+  INBOUND_SWEEP_MS: z.coerce.number().int().positive().default(5_000),
   /** Start the carrier simulators in the worker (default: yes, except in production). */
   START_SIMULATORS: flagFromEnv(),
   WEBHOOK_ALLOW_PRIVATE: flagFromEnv(),
