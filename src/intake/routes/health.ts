@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { BindState } from "../../observability/health.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 
 /*
@@ -25,6 +26,20 @@ const migrationsCheck = z.object({
   missing: z.array(z.string()),
 });
 
+// Every state a bind can report (a Record over BindState, so a new state fails the type check here).
+const BIND_STATES = Object.keys({
+  starting: true,
+  bound: true,
+  unbound: true,
+  standby: true,
+  stopped: true,
+} satisfies Record<BindState, true>) as [BindState, ...BindState[]];
+
+const operatorsCheck = z.record(z.string(), z.object({ ok: z.boolean(), state: z.enum(BIND_STATES) })).meta({
+  description:
+    "A worker's metrics port only: each operator's bind, ok when bound or standby. Absent on the API port.",
+});
+
 export const readinessReportSchema = z
   .object({
     status: z.enum(["ready", "not ready"]),
@@ -32,6 +47,7 @@ export const readinessReportSchema = z
       database: databaseCheck,
       // Absent when the database could not be asked.
       migrations: migrationsCheck.optional(),
+      operators: operatorsCheck.optional(),
     }),
   })
   .meta({ id: "ReadinessReport", description: "What /readyz checked (the API port leaves operators out)." });
