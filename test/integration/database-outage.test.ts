@@ -8,6 +8,8 @@ import { addSenderId } from "../../src/accounts/sender-ids.ts";
 import { createPool, withTransaction } from "../../src/db/pool.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { smppEnv } from "../support/dispatch.ts";
+import { UndocumentedAnswer } from "../support/openapi-responses.ts";
+import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -79,25 +81,25 @@ async function cut(): Promise<number> {
   return rows.filter((r) => r.ended).length;
 }
 
-/** Concurrent senders that keep posting until stopped, recording every answer (0 = no answer). */
+/**
+ * Concurrent senders that keep posting until stopped, recording every answer (0 = no answer). An
+ * answer the OpenAPI document does not describe stops the traffic and fails the wait or the stop.
+ */
 function traffic(base: string, concurrency: number) {
   const answers: Answer[] = [];
   const ids: string[] = [];
   let phase = "before";
   let running = true;
+  let undocumented: UndocumentedAnswer | undefined;
   const loop = async () => {
     while (running) {
       try {
-        const res = await fetch(`${base}/api/v1/sms`, {
-          method: "POST",
+        const res = await call(base, "POST", "/api/v1/sms", {
           headers,
-          body: JSON.stringify({ to: "+263771234567", from: "SHIRI", message: "outage" }),
+          body: { to: "+263771234567", from: "SHIRI", message: "outage" },
           signal: AbortSignal.timeout(15_000),
         });
-        const body = (await res.json().catch(() => null)) as {
-          id?: string;
-          error?: { type?: string };
-        } | null;
+        const body = res.body as { id?: string; error?: { type?: string } } | null;
         if (res.status === 202 && body?.id) ids.push(body.id);
         answers.push({
           status: res.status,
@@ -105,8 +107,11 @@ function traffic(base: string, concurrency: number) {
           code: body?.error?.type ?? null,
           phase,
         });
-      } catch {
-        answers.push({ status: 0, retryAfter: null, code: null, phase });
+      } catch (err) {
+        if (err instanceof UndocumentedAnswer) {
+          undocumented ??= err;
+          running = false;
+        } else answers.push({ status: 0, retryAfter: null, code: null, phase });
       }
     }
   };
@@ -121,15 +126,22 @@ function traffic(base: string, concurrency: number) {
     async more(n: number, status?: number, timeoutMs = 20_000) {
       const count = () => answers.filter((a) => status === undefined || a.status === status).length;
       const target = count() + n;
-      await waitFor(() => count() >= target, {
-        timeoutMs,
-        intervalMs: 20,
-        what: `${n} more answers of ${status ?? "any status"} (so far ${JSON.stringify(summary(answers))})`,
-      });
+      await waitFor(
+        () => {
+          if (undocumented) throw undocumented;
+          return count() >= target;
+        },
+        {
+          timeoutMs,
+          intervalMs: 20,
+          what: `${n} more answers of ${status ?? "any status"} (so far ${JSON.stringify(summary(answers))})`,
+        },
+      );
     },
     async stop() {
       running = false;
       await Promise.all(loops);
+      if (undocumented) throw undocumented;
     },
   };
 }

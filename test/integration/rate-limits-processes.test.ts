@@ -6,6 +6,7 @@ import { addSenderId } from "../../src/accounts/sender-ids.ts";
 import { createPool, type Pool, withTransaction } from "../../src/db/pool.ts";
 import { shiri as cli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { call } from "../support/service.ts";
 
 /**
  * The limits hold across API processes: two real `shiri start --role api` processes on one
@@ -58,15 +59,11 @@ const shiri = (args: readonly string[]) => cli(db.url, args, { timeoutMs: 60_000
 /** `n` requests at once, alternating between the two processes: their statuses, and how long it took. */
 async function acrossProcesses(
   n: number,
-  request: (base: string, i: number) => Promise<Response>,
+  request: (base: string, i: number) => Promise<{ status: number }>,
 ): Promise<{ statuses: number[]; elapsedMs: number }> {
   const started = performance.now();
   const answers = await Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      const res = await request((apis[i % 2] as ShiriProcess).base, i);
-      await res.arrayBuffer();
-      return res.status;
-    }),
+    Array.from({ length: n }, async (_, i) => (await request((apis[i % 2] as ShiriProcess).base, i)).status),
   );
   return { statuses: answers, elapsedMs: performance.now() - started };
 }
@@ -96,10 +93,9 @@ describe("rate limits across two API processes on one database", () => {
     expect(typeof printed.updated_at).toBe("string");
 
     const { statuses, elapsedMs } = await acrossProcesses(30, (base, i) =>
-      fetch(`${base}/api/v1/sms`, {
-        method: "POST",
+      call(base, "POST", "/api/v1/sms", {
         headers: acct.headers,
-        body: JSON.stringify({ to: `+26377${String(4_000_000 + i)}`, from: "SHIRI", message: "shared" }),
+        body: { to: `+26377${String(4_000_000 + i)}`, from: "SHIRI", message: "shared" },
       }),
     );
     expect(statuses.filter((s) => s !== 202 && s !== 429)).toEqual([]);
@@ -121,7 +117,7 @@ describe("rate limits across two API processes on one database", () => {
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ requests_per_second: 2, recipients_per_minute: null });
 
-    const balance = (base: string) => fetch(`${base}/api/v1/balance`, { headers: acct.headers });
+    const balance = (base: string) => call(base, "GET", "/api/v1/balance", { headers: acct.headers });
     const limited = await acrossProcesses(20, balance);
     expect(limited.statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
     const passed = limited.statuses.filter((s) => s === 200).length;

@@ -11,6 +11,7 @@ import { createPool, withTransaction } from "../../src/db/pool.ts";
 import { shiriAudit } from "../faults/support/invariants.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { smppEnv } from "../support/dispatch.ts";
+import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -125,15 +126,14 @@ async function sendAll(to: readonly string[], concurrency: number): Promise<Map<
     while (next < to.length) {
       const i = next++;
       const api = apis[i % apis.length] as ShiriProcess;
-      const res = await fetch(`${api.base}/api/v1/sms`, {
-        method: "POST",
+      const res = await call(api.base, "POST", "/api/v1/sms", {
         headers,
-        body: JSON.stringify({ to: to[i], from: "SHIRI", message: "scale-out" }),
+        body: { to: to[i], from: "SHIRI", message: "scale-out" },
         signal: AbortSignal.timeout(20_000),
       });
       expect(res.status).toBe(202);
       acceptedBy.set(api.pid, (acceptedBy.get(api.pid) ?? 0) + 1);
-      ids.set((await res.json()).id as string, to[i] as string);
+      ids.set((res.body as { id: string }).id, to[i] as string);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
@@ -150,19 +150,18 @@ describe("two APIs and two workers on one database", () => {
 
   it("sees a key revoked through one API refused by the other at once", async () => {
     const [a, b] = apis as [ShiriProcess, ShiriProcess];
-    const created = await fetch(`${a.base}/api/v1/api-tokens`, {
-      method: "POST",
+    const created = await call(a.base, "POST", "/api/v1/api-tokens", {
       headers,
-      body: JSON.stringify({ name: "scale-out" }),
+      body: { name: "scale-out" },
     });
     expect(created.status).toBe(201);
-    const key = ((await created.json()) as { data: { id: string; token: string } }).data;
+    const key = (created.body as { data: { id: string; token: string } }).data;
     const withKey = { authorization: `Bearer ${key.token}` };
-    expect((await fetch(`${b.base}/api/v1/balance`, { headers: withKey })).status).toBe(200);
-    const revoked = await fetch(`${a.base}/api/v1/api-tokens/${key.id}`, { method: "DELETE", headers });
+    expect((await call(b.base, "GET", "/api/v1/balance", { headers: withKey })).status).toBe(200);
+    const revoked = await call(a.base, "DELETE", `/api/v1/api-tokens/${key.id}`, { headers });
     expect(revoked.status).toBe(200);
-    expect((await fetch(`${b.base}/api/v1/balance`, { headers: withKey })).status).toBe(401);
-    expect((await fetch(`${a.base}/api/v1/balance`, { headers: withKey })).status).toBe(401);
+    expect((await call(b.base, "GET", "/api/v1/balance", { headers: withKey })).status).toBe(401);
+    expect((await call(a.base, "GET", "/api/v1/balance", { headers: withKey })).status).toBe(401);
   });
 
   it("spreads the work, holds the TPS limit across workers, and survives a worker killed mid-run", async () => {
