@@ -183,7 +183,9 @@ function serviceEnv(ports: Record<string, number>, dataDir: string): NodeJS.Proc
   return {
     ...env,
     NO_COLOR: "1",
-    // Embedded defaults, moved off the default ports and folder, and on loopback only.
+    // Embedded defaults, moved off the default ports and folder, and on loopback only: the
+    // development environment, as `npm start` runs it.
+    SHIRI_ENV: "development",
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     PORT: String(ports.api),

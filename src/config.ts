@@ -20,7 +20,8 @@ const intFromEnv = (fallback: number) => z.coerce.number().int().nonnegative().d
 const flagFromEnv = () => z.enum(["true", "false", "1", "0"]).optional();
 
 const envSchema = z.object({
-  SHIRI_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** Production unless development is asked for (`npm start` and `npm run shiri` ask for it). */
+  SHIRI_ENV: z.enum(["development", "production", "test"]).default("production"),
   HOST: z.string().min(1).default("0.0.0.0"),
   PORT: intFromEnv(3000),
   METRICS_PORT: intFromEnv(9464),
@@ -251,6 +252,32 @@ function routeSettings(
 
 export class ConfigError extends Error {}
 
+/** The passwords the carrier simulators expect: never a real carrier's. */
+const SIMULATOR_PASSWORDS: ReadonlySet<string> = new Set(OPERATORS.map((op) => CARRIERS[op].smpp.password));
+
+/** The embedded Postgres is a development convenience: production never falls back to it. */
+export const EMBEDDED_IN_PRODUCTION =
+  "DATABASE_URL is unset and SHIRI_ENV is production (the default): production never starts an embedded Postgres; SHIRI_ENV=development does (npm start and npm run shiri set it)";
+
+/**
+ * What production refuses to start a worker with, in one line naming the setting: the carrier
+ * simulators, or a link whose password is empty or the simulator's (an empty setting counts as
+ * unset, which used to fall back to the simulator's). Null when nothing is wrong, and outside
+ * production.
+ */
+export function productionRefusal(config: Config): string | null {
+  if (config.SHIRI_ENV !== "production") return null;
+  if (config.START_SIMULATORS)
+    return "START_SIMULATORS is on: production never starts the carrier simulators (set SHIRI_ENV=development for them)";
+  for (const [link, settings] of Object.entries(config.links)) {
+    const setting = `SMPP_${link.toUpperCase()}_PASSWORD`;
+    if (settings.password === "") return `${setting} is empty: production needs the link's real password`;
+    if (SIMULATOR_PASSWORDS.has(settings.password))
+      return `${setting} is the carrier simulator's password: production needs the link's real password`;
+  }
+  return null;
+}
+
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const env = presentEnv(given);
   const parsed = envSchema.safeParse(env);
@@ -262,11 +289,6 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const flag = (v: string | undefined, fallback: boolean) =>
     v === undefined ? fallback : v === "true" || v === "1";
   const production = rest.SHIRI_ENV === "production";
-  // The embedded Postgres and the simulators are development conveniences: never a fallback here.
-  if (production && !rest.DATABASE_URL)
-    throw new ConfigError(
-      "SHIRI_ENV=production needs DATABASE_URL (production never starts an embedded Postgres)",
-    );
   const links = linkSettings(env);
   return {
     ...rest,

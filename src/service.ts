@@ -4,12 +4,13 @@ import { type RunningSimulators, startSimulators } from "../carriers/simulator/i
 import { overridesFromEnv } from "../carriers/simulator/main.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/audit-pass.ts";
-import type { Config } from "./config.ts";
+import { type Config, ConfigError, productionRefusal } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
+import { startInboundUpkeep } from "./inbound/inbound-stage.ts";
 import { createIntake, type Intake } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
 import { type BindState, createReadiness } from "./observability/health.ts";
@@ -19,6 +20,7 @@ import { type Queue, startQueue } from "./queue/boss.ts";
 import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/retention.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
+import { transactionsWithEventJobs } from "./webhooks/event-jobs.ts";
 
 export type Role = "api" | "worker" | "all";
 
@@ -49,6 +51,9 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       await stop().catch((err) => logger.error({ err }, "shutdown step failed"));
   };
   try {
+    // A worker in production never binds with the simulators' credentials nor starts them.
+    const refusal = role === "api" ? null : productionRefusal(config);
+    if (refusal) throw new ConfigError(refusal);
     // 1. Postgres: the only stateful dependency (embedded when no DATABASE_URL is given).
     const database = await openDatabase(config, (line) =>
       logger.debug({ postgres: line.trim() }, "postgres"),
@@ -126,6 +131,20 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       const started = startDispatch({ config, pool, boss, logger, metrics });
       dispatch = started;
       stops.push(() => started.stop());
+      // Inbound: the links store what handsets send; this makes whole what never completed and
+      // sends keyword replies a process left pending.
+      const inbound = startInboundUpkeep({
+        pool,
+        boss,
+        transact: transactionsWithEventJobs(pool, boss, config.WEBHOOK_BATCH_SIZE),
+        logger,
+        metrics,
+        repeatWindowSeconds: config.INBOUND_REPEAT_WINDOW_SECONDS,
+        dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
+        reassemblySeconds: config.INBOUND_REASSEMBLY_SECONDS,
+        intervalMs: config.INBOUND_SWEEP_MS,
+      });
+      stops.push(() => inbound.stop());
     }
 
     // 5. Webhooks: the events outbox → signed callbacks, never on the send or dispatch path.

@@ -136,6 +136,8 @@ export async function startShiriProcess(opts: {
         METRICS_PORT: String(metricsPort),
         LOG_LEVEL: "warn",
         START_SIMULATORS: "false",
+        // Against the carrier simulators, with their passwords: production would refuse them.
+        SHIRI_ENV: "test",
         ...opts.env,
       },
       stdio: ["ignore", "pipe", "pipe"],

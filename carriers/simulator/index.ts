@@ -38,6 +38,8 @@ export interface OperatorSimulatorOverrides {
   seed?: number;
   /** A named dialect (carriers/simulator/presets.ts); default the operator's own. */
   preset?: PresetName;
+  /** The password it accepts; default the adapter's (which production refuses to bind with). */
+  password?: string;
 }
 
 /** A simulator that accepts exactly what the operator's adapter will bind and send with. */
@@ -53,7 +55,7 @@ export function simulatorOptionsFor(
     host: extra.host ?? adapter.smpp.host,
     port: overrides.port ?? adapter.smpp.port,
     system_id: adapter.smpp.system_id,
-    password: adapter.smpp.password,
+    password: overrides.password ?? adapter.smpp.password,
     ids: preset.ids ?? OPERATOR_IDS[operator],
     receipts: preset.receipts,
     accepts: preset.accepts,

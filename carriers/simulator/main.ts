@@ -68,12 +68,14 @@ export function overridesFromEnv(operator: Operator, given: NodeJS.ProcessEnv): 
   const outcomes = env[`${prefix}OUTCOMES`];
   if (outcomes !== undefined) behaviour.outcomes = parseOutcomes(`${prefix}OUTCOMES`, outcomes);
   const port = env[`${prefix}PORT`];
+  const password = env[`${prefix}PASSWORD`];
   const preset = env[`${prefix}PRESET`];
   if (preset !== undefined && !isPresetName(preset))
     throw new Error(`${prefix}PRESET: unknown preset "${preset}" (expected ${PRESET_NAMES.join(", ")})`);
   return {
     behaviour,
     ...(port !== undefined ? { port: parseNumber(`${prefix}PORT`, port) } : {}),
+    ...(password !== undefined ? { password } : {}),
     ...(preset !== undefined ? { preset } : {}),
   };
 }

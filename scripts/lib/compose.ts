@@ -203,7 +203,12 @@ export function checkCompose(root: string): string[] {
       const op = OPERATORS.find((o) => key.startsWith(`SIM_${o.toUpperCase()}_`));
       try {
         const read = op ? overridesFromEnv(op, { [key]: value }) : null;
-        if (!read || (Object.keys(read.behaviour ?? {}).length === 0 && read.port === undefined))
+        if (
+          !read ||
+          (Object.keys(read.behaviour ?? {}).length === 0 &&
+            read.port === undefined &&
+            read.password === undefined)
+        )
           problems.push(`${simulator[0]}: ${key} is not a variable the simulator reads`);
       } catch (err) {
         problems.push(

@@ -36,6 +36,8 @@ function start(bin: string, env: Record<string, string>): Promise<Run> {
           PORT: "0",
           METRICS_PORT: "0",
           START_SIMULATORS: "false",
+          // The embedded Postgres is development's: production refuses it before trying.
+          SHIRI_ENV: "development",
           ...env,
         },
       },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OPERATORS } from "../../carriers/index.ts";
-import { ConfigError, loadConfig } from "../../src/config.ts";
+import { ConfigError, loadConfig, productionRefusal } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/database.ts";
 
 /** Every variable loadConfig reads: the top-level settings, each link's SMPP_<LINK>_<FIELD> and the routes. */
 function everyVariable(): string[] {
@@ -46,10 +47,41 @@ describe("configuration from the environment", () => {
       expect(() => loadConfig({ WORKER_NICE: bad }), bad).toThrow(ConfigError);
   });
 
-  it("refuses production without a database rather than fall back to the embedded one", () => {
-    expect(() => loadConfig({ SHIRI_ENV: "production" })).toThrow(/SHIRI_ENV=production needs DATABASE_URL/);
-    expect(() => loadConfig({ SHIRI_ENV: "production", DATABASE_URL: "" })).toThrow(ConfigError);
+  it("refuses production without a database rather than fall back to the embedded one", async () => {
+    for (const env of [{}, { SHIRI_ENV: "production" }, { SHIRI_ENV: "production", DATABASE_URL: "" }])
+      await expect(openDatabase(loadConfig(env))).rejects.toThrow(
+        /DATABASE_URL is unset and SHIRI_ENV is production \(the default\)/,
+      );
     const url = "postgres://shiri@db:5432/shiri";
-    expect(loadConfig({ SHIRI_ENV: "production", DATABASE_URL: url }).DATABASE_URL).toBe(url);
+    expect((await openDatabase(loadConfig({ DATABASE_URL: url }))).url).toBe(url);
+  });
+});
+
+describe("production is the default, and safe", () => {
+  const real = { SMPP_ECONET_PASSWORD: "e-real", SMPP_NETONE_PASSWORD: "n-real", SMPP_TELECEL_PASSWORD: "t-real" };
+
+  it("is production unless development is asked for: private callbacks refused, no simulators", () => {
+    const config = loadConfig({});
+    expect(config.SHIRI_ENV).toBe("production");
+    expect([config.WEBHOOK_ALLOW_PRIVATE, config.START_SIMULATORS]).toEqual([false, false]);
+    const development = loadConfig({ SHIRI_ENV: "development" });
+    expect([development.WEBHOOK_ALLOW_PRIVATE, development.START_SIMULATORS]).toEqual([true, true]);
+    expect(productionRefusal(development)).toBeNull();
+  });
+
+  it("refuses, in one line naming the setting, the simulators' passwords, an empty one and the simulators", () => {
+    expect(productionRefusal(loadConfig({}))).toMatch(/^SMPP_ECONET_PASSWORD is the carrier simulator's password/);
+    // An empty setting counts as unset: it falls back to the simulator's password, refused too.
+    expect(productionRefusal(loadConfig({ ...real, SMPP_NETONE_PASSWORD: "" }))).toMatch(
+      /^SMPP_NETONE_PASSWORD is the carrier simulator's password/,
+    );
+    expect(
+      productionRefusal(
+        loadConfig({ SMPP_LINKS: "agg", ROUTE_ECONET: "agg", ROUTE_NETONE: "agg", ROUTE_TELECEL: "agg" }),
+      ),
+    ).toMatch(/^SMPP_AGG_PASSWORD is empty/);
+    expect(productionRefusal(loadConfig({ ...real, START_SIMULATORS: "true" }))).toMatch(/^START_SIMULATORS is on/);
+    expect(productionRefusal(loadConfig(real))).toBeNull();
+    for (const line of [productionRefusal(loadConfig({})) ?? ""]) expect(line).not.toContain("\n");
   });
 });
