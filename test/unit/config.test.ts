@@ -58,7 +58,11 @@ describe("configuration from the environment", () => {
 });
 
 describe("production is the default, and safe", () => {
-  const real = { SMPP_ECONET_PASSWORD: "e-real", SMPP_NETONE_PASSWORD: "n-real", SMPP_TELECEL_PASSWORD: "t-real" };
+  const real = {
+    SMPP_ECONET_PASSWORD: "e-real",
+    SMPP_NETONE_PASSWORD: "n-real",
+    SMPP_TELECEL_PASSWORD: "t-real",
+  };
 
   it("is production unless development is asked for: private callbacks refused, no simulators", () => {
     const config = loadConfig({});
@@ -70,7 +74,9 @@ describe("production is the default, and safe", () => {
   });
 
   it("refuses, in one line naming the setting, the simulators' passwords, an empty one and the simulators", () => {
-    expect(productionRefusal(loadConfig({}))).toMatch(/^SMPP_ECONET_PASSWORD is the carrier simulator's password/);
+    expect(productionRefusal(loadConfig({}))).toMatch(
+      /^SMPP_ECONET_PASSWORD is the carrier simulator's password/,
+    );
     // An empty setting counts as unset: it falls back to the simulator's password, refused too.
     expect(productionRefusal(loadConfig({ ...real, SMPP_NETONE_PASSWORD: "" }))).toMatch(
       /^SMPP_NETONE_PASSWORD is the carrier simulator's password/,
@@ -80,7 +86,9 @@ describe("production is the default, and safe", () => {
         loadConfig({ SMPP_LINKS: "agg", ROUTE_ECONET: "agg", ROUTE_NETONE: "agg", ROUTE_TELECEL: "agg" }),
       ),
     ).toMatch(/^SMPP_AGG_PASSWORD is empty/);
-    expect(productionRefusal(loadConfig({ ...real, START_SIMULATORS: "true" }))).toMatch(/^START_SIMULATORS is on/);
+    expect(productionRefusal(loadConfig({ ...real, START_SIMULATORS: "true" }))).toMatch(
+      /^START_SIMULATORS is on/,
+    );
     expect(productionRefusal(loadConfig(real))).toBeNull();
     for (const line of [productionRefusal(loadConfig({})) ?? ""]) expect(line).not.toContain("\n");
   });
