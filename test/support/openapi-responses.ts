@@ -10,7 +10,7 @@ import { ENDPOINTS } from "../../src/intake/openapi/endpoints.ts";
  * status is one the operation declares, its media type is the one declared for that status, its
  * body validates against the declared schema (ajv, JSON Schema 2020-12, OpenAPI 3.1's dialect,
  * formats checked), and its headers against the declared headers (present when required, valid
- * when present). call() (service.ts) runs this on every answer; docs/decisions/0001 says why ajv.
+ * when present). call() (service.ts) runs this on every answer; docs/decisions/0002 says why ajv.
  *
  * The document leaves objects open, as a promise to clients that extensions may add fields. The
  * tests do not: here every object is closed (`unevaluatedProperties: false` wherever the document
