@@ -46,6 +46,37 @@ export function numberForLog(msisdn: string | undefined): string {
   return msisdn.length > 6 ? `${msisdn.slice(0, 6)}…(${msisdn.length})` : "…";
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DIGIT_RUN = /\d{5,}/;
+
+/**
+ * A request's URL for logs: the path without its query (a search's `to`, an export's filters), and
+ * any path segment but a UUID that holds a run of digits (a number in `/opt-outs/{number}`) shown
+ * only by its length. The query's parameter names stay: they say what was asked, not of whom.
+ */
+export function urlForLog(url: string): string {
+  const [path = "", query] = url.split("?", 2);
+  const segments = path
+    .split("/")
+    .map((segment) =>
+      UUID.test(segment) || !DIGIT_RUN.test(decodeSafely(segment)) ? segment : `…(${segment.length})`,
+    );
+  const names = query
+    ? [...new URLSearchParams(query).keys()].filter((name) => /^[a-z_]{1,32}$/.test(name))
+    : [];
+  return (
+    segments.join("/") + (names.length > 0 ? `?${[...new Set(names)].map((n) => `${n}=…`).join("&")}` : "")
+  );
+}
+
+function decodeSafely(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /**
  * A delivery receipt's text for logs: its fields up to `text:`, which quotes the start of the
  * message. Without that field nothing says where the message text is, so only its length shows.

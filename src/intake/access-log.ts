@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { Logger } from "../logger.ts";
+import { type Logger, urlForLog } from "../logger.ts";
 import type { Handler } from "./handler.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
  * The request id (the client's X-Request-Id when it is a plain token, else a new one, echoed in
- * the answer) and one log line per request once it is answered: method, path, status, account,
- * time taken — nothing that could hold a key, a number or a text. A few lines by hand instead of
+ * the answer) and one log line per request once it is answered: method, path (without the query's
+ * values or a number in it, see urlForLog), status, account, time taken — nothing that could hold
+ * a key, a number or a text. A few lines by hand instead of
  * pino-http, which builds a child logger for every request that nothing here uses.
  */
 export function accessLog(logger: Logger): Handler {
@@ -20,7 +21,7 @@ export function accessLog(logger: Logger): Handler {
     res.once("finish", () => {
       logger.info(
         {
-          req: { id, method: req.method, url: req.originalUrl ?? req.url },
+          req: { id, method: req.method, url: urlForLog(req.originalUrl ?? req.url ?? "") },
           res: { statusCode: res.statusCode },
           account_id: res.locals.accountId,
           responseTime: Number(process.hrtime.bigint() - started) / 1e6,
