@@ -19,7 +19,7 @@ describe("the look-alike table", () => {
 
   it("is the table docs/smart-encoding.md shows, row for row", () => {
     const doc = readFileSync(new URL("../../docs/smart-encoding.md", import.meta.url), "utf8");
-    const rows = [...doc.matchAll(/^\| U\+([0-9A-F]{4}) \|[^|]*\|([^|]*)\|/gm)].map((m) => ({
+    const rows = [...doc.matchAll(/^\|\s*U\+([0-9A-F]{4})\s*\|[^|]*\|([^|]*)\|/gm)].map((m) => ({
       code: m[1],
       replacement: (m[2] ?? "").trim(),
     }));
