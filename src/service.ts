@@ -1,12 +1,12 @@
 import { createServer, type Server } from "node:http";
 import { CARRIERS, OPERATORS } from "../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../carriers/simulator/index.ts";
-import { overridesFromEnv } from "../carriers/simulator/main.ts";
+import { overridesFromEnv, simulatorSettings } from "../carriers/simulator/main.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/audit-pass.ts";
 import { type Config, ConfigError, productionRefusal } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
-import { migrate } from "./db/migrate.ts";
+import { migrate, migrationOptions } from "./db/migrate.ts";
 import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
@@ -62,7 +62,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     const timeouts = databaseTimeouts(config);
     const pool = createPool(database.url, config.PG_POOL_MAX, timeouts);
     stops.push(() => pool.end());
-    const migrated = await migrate(pool);
+    const migrated = await migrate(pool, migrationOptions(config, logger));
     if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
     const devAccount = database.embedded ? await createDevAccountIfEmpty(pool) : null;
 
@@ -243,7 +243,12 @@ function startCarrierSimulators(config: Config, logger: Logger): Promise<Running
       return [op, { ...fromEnv, port: config.links[op]?.port ?? CARRIERS[op].smpp.port }];
     }),
   );
-  return startSimulators({ perOperator, logger: logger.child({ component: "simulator" }) });
+  return startSimulators({
+    perOperator,
+    logger: logger.child({ component: "simulator" }),
+    // `shiri simulate-mo` reaches the embedded simulators here.
+    control: { host: "127.0.0.1", port: simulatorSettings(process.env).controlPort },
+  });
 }
 
 /** The per-connection database limits from the configuration (see src/db/pool.ts). */

@@ -4,6 +4,7 @@
  */
 import { CARRIERS } from "../index.ts";
 import { OPERATORS, type Operator } from "../types.ts";
+import { startControl } from "./control.ts";
 import { PRESETS, type PresetName, type SimulatorPreset } from "./presets.ts";
 import type { IdStyle } from "./receipt.ts";
 import {
@@ -73,12 +74,19 @@ export interface StartSimulatorsOptions {
   perOperator?: Partial<Record<Operator, OperatorSimulatorOverrides>>;
   /** Each simulator names its operator in every log line. */
   logger?: SimLogger;
+  /**
+   * Where the control port listens (control.ts: mobile-originated messages on request); none
+   * when not given. A port that cannot be had is logged, not fatal: the SMSCs still run.
+   */
+  control?: { host: string; port: number };
 }
 
 export interface RunningSimulators {
   simulators: Partial<Record<Operator, CarrierSimulator>>;
   /** The ports actually bound (ephemeral ones resolved). */
   ports: Partial<Record<Operator, number>>;
+  /** The control port bound, if one was asked for and could be had. */
+  controlPort: number | null;
   /** The simulator of a started operator; throws for one not started. */
   get(operator: Operator): CarrierSimulator;
   stop(): Promise<void>;
@@ -87,7 +95,9 @@ export interface RunningSimulators {
 export async function startSimulators(options: StartSimulatorsOptions = {}): Promise<RunningSimulators> {
   const simulators: Partial<Record<Operator, CarrierSimulator>> = {};
   const ports: Partial<Record<Operator, number>> = {};
+  let control: Awaited<ReturnType<typeof startControl>> | null = null;
   const stop = async () => {
+    await control?.stop();
     await Promise.all(Object.values(simulators).map((s) => s.stop()));
   };
   try {
@@ -106,9 +116,18 @@ export async function startSimulators(options: StartSimulatorsOptions = {}): Pro
     await stop();
     throw error;
   }
+  if (options.control)
+    control = await startControl(simulators, options.control).catch((err: unknown) => {
+      options.logger?.warn(
+        { err: String(err), port: options.control?.port },
+        "simulator control port not started",
+      );
+      return null;
+    });
   return {
     simulators,
     ports,
+    controlPort: control?.port ?? null,
     stop,
     get(operator) {
       const sim = simulators[operator];

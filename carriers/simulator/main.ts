@@ -7,13 +7,15 @@
  *   SIM_<OP>_OUTCOMES (e.g. "DELIVRD=90,UNDELIV=10"), SIM_<OP>_PRESET (a dialect from presets.ts,
  *   e.g. "hex-decimal"; Shiri matches every preset's ids on its defaults, and the few presets that
  *   need another setting, such as SAR concatenation, have their SMPP_<OP>_* variables logged);
- *   SIM_HOST (listen address), LOG_LEVEL. A variable set to the empty string counts as unset
+ *   SIM_HOST (listen address), SIM_CONTROL_PORT (the control port, 2780 by default: `shiri
+ *   simulate-mo` sends mobile-originated messages through it), LOG_LEVEL. A variable set to the empty string counts as unset
  *   (src/environment.ts), as it does for the service.
  */
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { presentEnv } from "../../src/environment.ts";
 import { OPERATORS, type Operator } from "../types.ts";
+import { DEFAULT_CONTROL_PORT } from "./control.ts";
 import { type OperatorSimulatorOverrides, startSimulators } from "./index.ts";
 import { isPresetName, PRESET_NAMES, PRESETS, shiriEnvFor } from "./presets.ts";
 import { RECEIPT_STATS, type ReceiptStat } from "./receipt.ts";
@@ -80,10 +82,11 @@ export function overridesFromEnv(operator: Operator, given: NodeJS.ProcessEnv): 
   };
 }
 
-/** What `shiri simulator` runs with: its log level, listen address and each operator's overrides. */
+/** What `shiri simulator` runs with: its log level, listen address, control port and each operator's overrides. */
 export function simulatorSettings(given: NodeJS.ProcessEnv): {
   logLevel: string;
   host: string | undefined;
+  controlPort: number;
   perOperator: Record<Operator, OperatorSimulatorOverrides>;
 } {
   const env = presentEnv(given);
@@ -91,15 +94,24 @@ export function simulatorSettings(given: NodeJS.ProcessEnv): {
     Operator,
     OperatorSimulatorOverrides
   >;
-  return { logLevel: env.LOG_LEVEL ?? "info", host: env.SIM_HOST, perOperator };
+  const controlPort =
+    env.SIM_CONTROL_PORT === undefined
+      ? DEFAULT_CONTROL_PORT
+      : parseNumber("SIM_CONTROL_PORT", env.SIM_CONTROL_PORT);
+  return { logLevel: env.LOG_LEVEL ?? "info", host: env.SIM_HOST, controlPort, perOperator };
 }
 
 /** Runs until SIGINT or SIGTERM, then stops every simulator. */
 export async function runSimulators(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const { logLevel, host, perOperator } = simulatorSettings(env);
+  const { logLevel, host, controlPort, perOperator } = simulatorSettings(env);
   const logger = pino({ name: "shiri-simulator", level: logLevel });
-  const running = await startSimulators({ perOperator, logger, host });
-  logger.info({ ports: running.ports }, "carrier simulators running");
+  const running = await startSimulators({
+    perOperator,
+    logger,
+    host,
+    control: { host: "127.0.0.1", port: controlPort },
+  });
+  logger.info({ ports: running.ports, controlPort: running.controlPort }, "carrier simulators running");
   for (const op of OPERATORS) {
     const preset = perOperator[op]?.preset;
     if (preset)

@@ -307,6 +307,11 @@ export class CarrierSimulator {
     return n;
   }
 
+  /** The bound sessions, oldest first: where a mobile-originated message can go (mobile-originated.ts). */
+  boundSessionList(): Session[] {
+    return [...this.conns].filter((c) => c.bound && !c.closed).map((c) => c.session);
+  }
+
   get boundSessions(): number {
     return [...this.conns].filter((c) => c.bound && !c.closed).length;
   }

@@ -1,12 +1,13 @@
 import { type AuditReport, audit } from "../audit/audit.ts";
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
+import { migrate, migrationOptions } from "../db/migrate.ts";
 import { formatAmount } from "../domain/money.ts";
 import { createLogger } from "../logger.ts";
 import type { Role } from "../service.ts";
 import { ADMIN_COMMANDS } from "./admin.ts";
 import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
 import { CARRIER_COMMANDS } from "./carrier.ts";
+import { INBOUND_COMMANDS, SIMULATE_MO } from "./inbound.ts";
 import { lowerWorkerPriority } from "./worker-priority.ts";
 
 /**
@@ -86,7 +87,11 @@ export const COMMANDS: readonly Command[] = [
     summary: "apply the database migrations not yet applied",
     details: "Prints the migrations it applied and the current one. Safe to run twice at once.",
     migrates: true,
-    run: () => migrate,
+    run: () => {
+      const config = loadConfig();
+      return (pool) =>
+        migrate(pool, migrationOptions(config, createLogger(config.LOG_LEVEL, { stderr: true })));
+    },
   },
   {
     kind: "process",
@@ -97,7 +102,9 @@ export const COMMANDS: readonly Command[] = [
       return runSimulators();
     },
   },
+  SIMULATE_MO,
   ...ADMIN_COMMANDS,
+  ...INBOUND_COMMANDS,
   ...CARRIER_COMMANDS,
   {
     kind: "data",

@@ -1,7 +1,7 @@
 import type { Operator, SmppSettings } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool, Transact } from "../db/pool.ts";
-import { storeMobileOriginated } from "../inbound/mobile-originated.ts";
+import { InboundStage } from "../inbound/inbound-stage.ts";
 import type { Logger } from "../logger.ts";
 import type { BindState } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -135,6 +135,15 @@ export class LinkWorker {
       metrics,
       tally,
     });
+    const inbound = new InboundStage(name, {
+      pool,
+      boss,
+      transact,
+      logger,
+      metrics,
+      repeatWindowSeconds: config.INBOUND_REPEAT_WINDOW_SECONDS,
+      dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
+    });
     const link = new CarrierLink(name, settings, {
       logger,
       rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
@@ -144,11 +153,7 @@ export class LinkWorker {
         resetTimeoutMs: config.BREAKER_RESET_MS,
         rollingCountTimeoutMs: config.BREAKER_WINDOW_MS,
       },
-      onDeliverSm: async (pdu: DeliverSm) => {
-        if (pdu.isReceipt) return receipts.take(pdu);
-        await storeMobileOriginated(pool, name, pdu);
-        logger.info({ link: name, source: pdu.source_addr.slice(0, 4) }, "mobile-originated message stored");
-      },
+      onDeliverSm: (pdu: DeliverSm) => (pdu.isReceipt ? receipts.take(pdu) : inbound.take(pdu)),
       onStateChange: (state) => metrics.sessionBound.set({ link: name }, state === "bound" ? 1 : 0),
       onLinkEvent: (event, reason) => metrics.smppLinkEvents.inc({ link: name, event, reason }),
       onBreakerChange: (state) =>

@@ -53,3 +53,26 @@ export function toWireMsisdn(to: string): string | null {
   const msisdn = wellFormed(to);
   return msisdn !== null && operatorOf(msisdn) !== null ? msisdn : null;
 }
+
+/** A national number with its trunk 0: 0 and the 9 national digits. */
+const NATIONAL_WITH_TRUNK = new RegExp(`^0([0-9]{${NATIONAL_DIGITS}})$`);
+const NATIONAL_WITHOUT_TRUNK = new RegExp(`^[1-9][0-9]{${NATIONAL_DIGITS - 1}}$`);
+/** SMPP type of number "national" (SMPP 3.4 5.2.5). */
+const TON_NATIONAL = 2;
+
+/**
+ * A number in the form opt-out lists, inbound numbers and inbound messages compare it in:
+ * digits only, with the country code. "+263771234567", "263771234567", "00263771234567" and
+ * "0771234567" are one number; so is "771234567" when the SMSC marks it national (TON 2).
+ * Anything else (a short code, a foreign number) is kept as its digits. That Zimbabwean SMSCs
+ * write MO addresses in one of these forms is an assumption, not observed on a live link.
+ */
+export function internationalForm(raw: string, typeOfNumber?: number): string {
+  const written = raw.trim();
+  if (written.startsWith("+")) return written.slice(1);
+  if (written.startsWith("00")) return written.slice(2);
+  const national = NATIONAL_WITH_TRUNK.exec(written);
+  if (national) return COUNTRY_CODE + national[1];
+  if (typeOfNumber === TON_NATIONAL && NATIONAL_WITHOUT_TRUNK.test(written)) return COUNTRY_CODE + written;
+  return written;
+}

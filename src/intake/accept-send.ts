@@ -1,11 +1,11 @@
 import { withTransaction } from "../db/pool.ts";
 import { InsufficientBalanceError } from "../ledger/ledger.ts";
-import { type PreparedSend, prepareSend } from "../sending/prepare-send.ts";
+import { OPTED_OUT, type PreparedSend, prepareSend, withOptOuts } from "../sending/prepare-send.ts";
 import { recordSends, UnapprovedSenderError } from "../sending/record-send.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
-import { claimIdempotencyKey, requestHash } from "./idempotency.ts";
+import { claimIdempotencyKey, requestHash, storeClaimedResponse } from "./idempotency.ts";
 import { segmentLimitError, sendAtError } from "./send-limits.ts";
 
 function countAccepted(deps: IntakeDeps, send: PreparedSend): void {
@@ -18,6 +18,8 @@ function countAccepted(deps: IntakeDeps, send: PreparedSend): void {
     metrics.segmentsBilled.inc({ operator }, count * send.segments);
   }
   metrics.amountHeld.inc({ currency: send.currency }, send.total);
+  const optedOut = send.messages.filter((m) => m.operator_response === OPTED_OUT).length;
+  if (optedOut > 0) metrics.messagesOptedOut.inc(optedOut);
 }
 
 export interface SendResponse {
@@ -28,7 +30,8 @@ export interface SendResponse {
 /**
  * Shared by both send endpoints, once their body is valid: checks the segment limit, prices the
  * send, claims the Idempotency-Key (if any), records the send in one transaction and answers the
- * rendered response — or the stored one on a replay.
+ * rendered response — or the stored one on a replay. The answer is rendered once the send is
+ * written, as only then is it known which recipients are on the account's opt-out list.
  */
 export async function accept(
   deps: IntakeDeps,
@@ -70,16 +73,20 @@ export async function accept(
     bulk: input.send.bulk,
     sendAt,
   });
-  const body = input.render(prepared);
   const toRecord = { send: prepared, accountWebhookEvents: input.locals.webhookEvents };
   const { idempotencyKey } = input;
+  let written = prepared;
   try {
     // Without a key, the send joins the account's next group commit; with one, the key's row is
     // claimed in the send's own transaction, so a replay never writes twice.
     if (!idempotencyKey) checkSendAt();
     const response: SendResponse & { replay: boolean } = !idempotencyKey
-      ? await deps.sends.commit(toRecord).then(() => ({ statusCode: 202, body, replay: false }))
+      ? await deps.sends.commit(toRecord).then((optedOut) => {
+          written = withOptOuts(prepared, optedOut);
+          return { statusCode: 202, body: input.render(written), replay: false };
+        })
       : await withTransaction(deps.pool, async (tx) => {
+          let body = input.render(prepared);
           const claim = await claimIdempotencyKey(tx, {
             accountId: prepared.accountId,
             endpoint: input.endpoint,
@@ -95,13 +102,21 @@ export async function accept(
           // After the replay check: a retry that comes once send_at has passed gets the original
           // answer. Thrown here, the key's claim is rolled back with the rest.
           checkSendAt();
+          const key = { accountId: prepared.accountId, endpoint: input.endpoint, key: idempotencyKey };
           const { refused } = await recordSends(tx, deps.boss, prepared.accountId, [toRecord], {
             dispatchBatchSize: deps.config.DISPATCH_BATCH_SIZE,
+            // Only a send that met an opted-out number stores its answer again (a statement more).
+            beforeCommit: async (optedOut) => {
+              written = withOptOuts(prepared, optedOut);
+              if (written === prepared) return;
+              body = input.render(written);
+              await storeClaimedResponse(tx, key, body);
+            },
           });
           if (refused.size > 0) throw new UnapprovedSenderError();
           return { statusCode: 202, body, replay: false };
         });
-    if (!response.replay) countAccepted(deps, prepared);
+    if (!response.replay) countAccepted(deps, written);
     return { statusCode: response.statusCode, body: response.body };
   } catch (err) {
     if (err instanceof UnapprovedSenderError) throw input.unapprovedSender();

@@ -88,6 +88,18 @@ export async function claimIdempotencyKey(
   return { kind: "replay", statusCode: found.status_code, response: found.response };
 }
 
+/** Replaces the answer a key claimed in this transaction replays (its send's final answer). */
+export async function storeClaimedResponse(
+  tx: Tx,
+  key: { accountId: string; endpoint: string; key: string },
+  response: unknown,
+): Promise<void> {
+  await tx.query(
+    "UPDATE idempotency_keys SET response = $4 WHERE account_id = $1 AND endpoint = $2 AND key = $3",
+    [key.accountId, key.endpoint, key.key, JSON.stringify(response)],
+  );
+}
+
 /**
  * Keys past their retention answer nothing any more (a replay after it is a new send): deleted a
  * bounded chunk at a time, oldest first, by the retention pass (src/retention), so the table stays

@@ -60,33 +60,34 @@ export const sendAtField = () =>
     })
     .transform((s) => new Date(s));
 
-const EVENT_TYPES: ReadonlySet<string> = new Set(MESSAGE_EVENT_TYPES);
-
 /** Why a value is not a list of callback event types, or null when it is one. */
-function eventTypesProblem(value: unknown): string | null {
+function eventTypesProblem(value: unknown, types: readonly string[]): string | null {
   if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
     return "must be an array of event types";
   if (value.length === 0) return "must name at least one event type";
-  if (value.some((v) => !EVENT_TYPES.has(v))) return `must contain only ${MESSAGE_EVENT_TYPES.join(", ")}`;
+  if (value.some((v) => !types.includes(v))) return `must contain only ${types.join(", ")}`;
   if (new Set(value).size !== value.length) return "must not repeat an event type";
   return null;
 }
 
 /**
- * The event types a webhook wants: a non-empty list of distinct known types. Every problem is
- * reported on the field itself (not on an element), with one description.
+ * The event types a webhook wants: a non-empty list of distinct known types (a send's webhook
+ * takes its messages' types; the account webhook every type). Every problem is reported on the
+ * field itself (not on an element), with one description.
  */
-export const eventTypesField = () =>
+export const eventTypesField = <T extends string = MessageEventType>(
+  types: readonly T[] = MESSAGE_EVENT_TYPES as readonly string[] as readonly T[],
+) =>
   z
-    .custom<MessageEventType[]>()
+    .custom<T[]>()
     .check((ctx) => {
-      const problem = eventTypesProblem(ctx.value);
+      const problem = eventTypesProblem(ctx.value, types);
       if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value });
     })
     // A custom check has no JSON Schema of its own: this is what it accepts.
     .meta({
       type: "array",
-      items: { type: "string", enum: [...MESSAGE_EVENT_TYPES] },
+      items: { type: "string", enum: [...types] },
       minItems: 1,
       uniqueItems: true,
     });

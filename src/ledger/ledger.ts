@@ -38,13 +38,17 @@ const HOLD = `
  * is what serialises one account's sends, so the debit — one for all the holds — is the last
  * statement and travels with the COMMIT: the lock is held for one round trip. A balance that does
  * not cover them trips the CHECK constraint: nothing is written and InsufficientBalanceError is
- * thrown.
+ * thrown. Holds of 0 (a send whose recipients all opted out) are left out.
  */
 export async function holdAndCommit(
   tx: Tx,
   accountId: string,
-  holds: readonly { amount: number; messageId: string | null; bulkId: string | null }[],
+  given: readonly { amount: number; messageId: string | null; bulkId: string | null }[],
 ): Promise<void> {
+  // A send whose every recipient opted out holds nothing: no ledger row (amounts are positive),
+  // no debit, and the caller's withTransaction commits as usual.
+  const holds = given.filter((h) => h.amount > 0);
+  if (holds.length === 0) return;
   try {
     const { rowCount } = await commitWith(tx, {
       name: "shiri_hold",

@@ -237,6 +237,42 @@ export function createMetrics() {
       labelNames: ["link"] as const,
       registers: r,
     }),
+    // Inbound (src/inbound): what handsets send, and the opt-out lists
+    inboundParts: new Counter({
+      name: "shiri_inbound_parts_total",
+      help: "Mobile-originated deliver_sm taken, by link and outcome (stored; repeat: the same PDU sent again by the SMSC within the repeat window, acknowledged and not stored twice).",
+      labelNames: ["link", "outcome"] as const,
+      registers: r,
+    }),
+    inboundMessages: new Counter({
+      name: "shiri_inbound_messages_total",
+      help: "Inbound messages made whole from their parts, by link, routing (routed to the account owning the address written to, or unrouted) and completeness (incomplete: parts still missing after INBOUND_REASSEMBLY_SECONDS).",
+      labelNames: ["link", "routing", "completeness"] as const,
+      registers: r,
+    }),
+    inboundDataCodings: new Counter({
+      name: "shiri_inbound_unknown_data_codings_total",
+      help: "Inbound messages in a data_coding other than GSM 03.38, IA5, Latin-1 and UCS-2, read as Latin-1, by link.",
+      labelNames: ["link"] as const,
+      registers: r,
+    }),
+    optOutChanges: new Counter({
+      name: "shiri_opt_out_changes_total",
+      help: "Numbers put on (opted_out) or taken off (opted_in) an account's opt-out list, by reason (keyword, api).",
+      labelNames: ["change", "reason"] as const,
+      registers: r,
+    }),
+    keywordReplies: new Counter({
+      name: "shiri_keyword_replies_total",
+      help: "Configured keyword replies, by outcome (sent: accepted as a send; not_sent: refused, e.g. balance or sender gone).",
+      labelNames: ["outcome"] as const,
+      registers: r,
+    }),
+    messagesOptedOut: new Counter({
+      name: "shiri_messages_opted_out_total",
+      help: "Messages of accepted sends created failed (OPTED_OUT, charge 0) because their number is on the account's opt-out list.",
+      registers: r,
+    }),
     // Audit (src/audit/audit-pass.ts)
     auditProblems: new Gauge({
       name: "shiri_audit_problems",
@@ -296,7 +332,16 @@ export function initialiseSeries(
     metrics.sessionBound.set({ link }, 0);
     for (const event of LINK_EVENTS)
       for (const reason of LINK_LOSS_REASONS) metrics.smppLinkEvents.inc({ link, event, reason }, 0);
+    for (const outcome of ["stored", "repeat"]) metrics.inboundParts.inc({ link, outcome }, 0);
+    for (const routing of ["routed", "unrouted"])
+      for (const completeness of ["complete", "incomplete"])
+        metrics.inboundMessages.inc({ link, routing, completeness }, 0);
+    metrics.inboundDataCodings.inc({ link }, 0);
   }
+  for (const change of ["opted_out", "opted_in"])
+    for (const reason of ["keyword", "api"]) metrics.optOutChanges.inc({ change, reason }, 0);
+  for (const outcome of ["sent", "not_sent"]) metrics.keywordReplies.inc({ outcome }, 0);
+  metrics.messagesOptedOut.inc(0);
   for (const operator of operators) {
     metrics.throttled.inc({ operator }, 0);
     for (const outcome of ["recorded", "refused"]) metrics.lateAnswers.inc({ operator, outcome }, 0);

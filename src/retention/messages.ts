@@ -57,3 +57,17 @@ export async function deleteOldMobileOriginated(db: Queryable, days: number, lim
   );
   return rowCount ?? 0;
 }
+
+/** Inbound messages are kept as long as messages are (a keyword's opt-out stays on its list). */
+export async function deleteOldInboundMessages(db: Queryable, days: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM inbound_messages i USING (
+       SELECT id FROM inbound_messages
+        WHERE received_at < now() - make_interval(days => $1)
+        ORDER BY received_at LIMIT $2
+        FOR UPDATE SKIP LOCKED) old
+      WHERE i.id = old.id`,
+    [days, limit],
+  );
+  return rowCount ?? 0;
+}

@@ -2,13 +2,18 @@ import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 import { deleteExpiredKeys } from "../intake/idempotency.ts";
 import { every } from "../periodic.ts";
 import { deleteSettledEvents } from "../webhooks/retention.ts";
-import { deleteEmptyBulkSends, deleteOldMessages, deleteOldMobileOriginated } from "./messages.ts";
+import {
+  deleteEmptyBulkSends,
+  deleteOldInboundMessages,
+  deleteOldMessages,
+  deleteOldMobileOriginated,
+} from "./messages.ts";
 
 /** Any constant works; it only has to be the same in every process. */
 const RETENTION_LOCK = 7_426_004;
 
 export interface RetentionPolicy {
-  /** Final messages, their parts, emptied bulk sends and mobile-originated messages. */
+  /** Final messages, their parts, emptied bulk sends, mobile-originated PDUs and inbound messages. */
   messageDays: number;
   /** Delivered and failed callback events. */
   webhookEventDays: number;
@@ -27,6 +32,7 @@ export type RetentionTable =
   | "messages"
   | "bulk_sends"
   | "mobile_originated"
+  | "inbound_messages"
   | "webhook_events"
   | "idempotency_keys";
 
@@ -38,6 +44,7 @@ function deleters(p: RetentionPolicy): [RetentionTable, (db: Queryable) => Promi
     ["messages", (db) => deleteOldMessages(db, p.messageDays, p.chunk)],
     ["bulk_sends", (db) => deleteEmptyBulkSends(db, p.messageDays, p.chunk)],
     ["mobile_originated", (db) => deleteOldMobileOriginated(db, p.messageDays, p.chunk)],
+    ["inbound_messages", (db) => deleteOldInboundMessages(db, p.messageDays, p.chunk)],
     ["webhook_events", (db) => deleteSettledEvents(db, p.webhookEventDays, p.chunk)],
     ["idempotency_keys", (db) => deleteExpiredKeys(db, p.idempotencyHours, p.chunk)],
   ];
@@ -60,6 +67,7 @@ export async function runRetention(
     messages: 0,
     bulk_sends: 0,
     mobile_originated: 0,
+    inbound_messages: 0,
     webhook_events: 0,
     idempotency_keys: 0,
   };

@@ -27,8 +27,16 @@ export function signCursor(key: Buffer, scope: string, position: Position): stri
   return `${payload}.${mac(key, scope, payload).toString("base64url")}`;
 }
 
-/** The position a cursor holds, or null when it was not issued for this scope by this key. */
-export function readCursor(key: Buffer, scope: string, cursor: string): Position | null {
+/**
+ * The position a cursor holds, or null when it was not issued for this scope by this key. A
+ * position's id is a UUID unless the list is keyed by something else (idPattern).
+ */
+export function readCursor(
+  key: Buffer,
+  scope: string,
+  cursor: string,
+  idPattern: RegExp = ID,
+): Position | null {
   const [payload, signature, ...rest] = cursor.split(".");
   if (!payload || !signature || rest.length > 0 || cursor.length > 200) return null;
   const given = Buffer.from(signature, "base64url");
@@ -42,7 +50,7 @@ export function readCursor(key: Buffer, scope: string, cursor: string): Position
   }
   if (!Array.isArray(parsed) || parsed.length !== 2) return null;
   const [at, id] = parsed as unknown[];
-  if (typeof at !== "string" || typeof id !== "string" || !AT.test(at) || !ID.test(id)) return null;
+  if (typeof at !== "string" || typeof id !== "string" || !AT.test(at) || !idPattern.test(id)) return null;
   return { at, id };
 }
 

@@ -9,6 +9,9 @@ import type { MessageEventType } from "../webhooks/events.ts";
 /** The reason a message that no operator serves is failed at once, billed, never sent. */
 export const UNROUTABLE = "UNROUTABLE";
 
+/** The reason a message to a number on the account's opt-out list is failed at once, unbilled, never sent. */
+export const OPTED_OUT = "OPTED_OUT";
+
 export interface PreparedMessage {
   id: string;
   to: string;
@@ -85,4 +88,21 @@ export function prepareSend(input: {
     messages,
     total,
   };
+}
+
+/**
+ * The send as written, once the messages to numbers on the account's opt-out list are known:
+ * those are failed with OPTED_OUT and a charge of 0, and the send's total is what the rest hold.
+ */
+export function withOptOuts(send: PreparedSend, optedOut: ReadonlySet<string>): PreparedSend {
+  if (optedOut.size === 0 || !send.messages.some((m) => optedOut.has(m.id))) return send;
+  let total = 0;
+  const messages = send.messages.map((m): PreparedMessage => {
+    if (!optedOut.has(m.id)) {
+      total += m.charge;
+      return m;
+    }
+    return { ...m, charge: 0, status: "failed", operator_response: OPTED_OUT };
+  });
+  return { ...send, messages, total };
 }

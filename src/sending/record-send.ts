@@ -1,52 +1,82 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
+import { internationalForm } from "../domain/numbers.ts";
 import { capture, holdAndCommit } from "../ledger/ledger.ts";
 import { enqueueDispatch, type Queue } from "../queue/boss.ts";
-import { eventTypesWanted, type MessageEventType, recordMessageEvents } from "../webhooks/events.ts";
-import type { PreparedSend } from "./prepare-send.ts";
+import { type EventType, eventTypesWanted, recordMessageEvents } from "../webhooks/events.ts";
+import { type PreparedSend, withOptOuts } from "./prepare-send.ts";
 
 export class UnapprovedSenderError extends Error {}
 
 /** A prepared send with where its callbacks go when it names no webhook of its own. */
 export interface SendToRecord {
   send: PreparedSend;
-  accountWebhookEvents: readonly MessageEventType[];
+  accountWebhookEvents: readonly EventType[];
+  /**
+   * Sent even to a number on the account's opt-out list: only the reply that confirms an opt-out
+   * (src/inbound/replies.ts), which the number asked for by opting out.
+   */
+  ignoresOptOuts?: boolean;
+}
+
+/** What recording sends found: sends refused (by position), and messages to opted-out numbers. */
+export interface RecordedSends {
+  refused: ReadonlySet<number>;
+  optedOut: ReadonlySet<string>;
 }
 
 /*
  * One statement for the sends' bulk rows and all their messages, each send's sender id checked
- * in it: a send whose sender is not approved for its account writes nothing. Returns the sends
- * that were written, by their position.
+ * in it (an approved sender id, or an inbound number of the account): a send whose sender is not
+ * approved writes nothing. The account's opt-out list is read here too, so the check costs the
+ * send path no statement of its own: a message to a listed number is written failed with
+ * OPTED_OUT, a charge of 0 and nothing held (billing captured: there is nothing to move), and its
+ * bulk row's charge is what the others hold. Returns the sends that were written, by their
+ * position, and the opted-out messages' ids.
  */
 const INSERT_SENDS = `
   WITH s AS (
     SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
-                         $8::text[], $9::text[], $10::timestamptz[], $11::int[], $12::bigint[], $21::timestamptz[])
+                         $8::text[], $9::text[], $10::timestamptz[], $11::int[], $12::bigint[], $21::timestamptz[],
+                         $22::boolean[])
              AS s(send_no, bulk_id, sender, body, encoding, segments, currency, webhook_url, webhook_events,
-                  received_at, total, charge, send_at)
+                  received_at, total, charge, send_at, honours_opt_outs)
   ), approved AS (
     SELECT s.* FROM s
      WHERE EXISTS (SELECT 1 FROM sender_ids si
                     WHERE si.account_id = $13 AND si.address = s.sender AND si.verification_status = 'verified')
+        OR EXISTS (SELECT 1 FROM inbound_numbers n WHERE n.number = s.sender AND n.account_id = $13)
+  ), m AS (
+    SELECT m.*, a.honours_opt_outs
+                AND EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = $13 AND o.number = m.number) AS opted_out
+      FROM unnest($14::int[], $15::uuid[], $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[],
+                  $23::text[])
+           AS m(send_no, id, "to", operator, charge, status, response, number)
+      JOIN approved a ON a.send_no = m.send_no
   ), bulk AS (
     INSERT INTO bulk_sends (id, account_id, sender_id, total, charge, currency, webhook_url, created_at)
-    SELECT a.bulk_id, $13, a.sender, a.total, a.charge, a.currency, a.webhook_url, a.received_at
+    SELECT a.bulk_id, $13, a.sender, a.total,
+           a.charge - COALESCE((SELECT sum(m.charge) FROM m WHERE m.send_no = a.send_no AND m.opted_out), 0),
+           a.currency, a.webhook_url, a.received_at
       FROM approved a WHERE a.bulk_id IS NOT NULL
   ), messages AS (
     INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
                           charge, charge_currency, operator_response, status, billing, webhook_url,
                           webhook_events, received_at, created_at, send_at)
-    SELECT m.id, $13, a.bulk_id, m.to, a.body, a.sender, m.operator, a.encoding, a.segments, m.charge, a.currency,
-           m.response, m.status, 'held', a.webhook_url,
+    SELECT m.id, $13, a.bulk_id, m.to, a.body, a.sender, m.operator, a.encoding, a.segments,
+           CASE WHEN m.opted_out THEN 0 ELSE m.charge END, a.currency,
+           CASE WHEN m.opted_out THEN 'OPTED_OUT' ELSE m.response END, -- OPTED_OUT (prepare-send.ts)
+           CASE WHEN m.opted_out THEN 'failed' ELSE m.status END,
+           CASE WHEN m.opted_out THEN 'captured' ELSE 'held' END, a.webhook_url,
            CASE WHEN a.webhook_events IS NULL THEN NULL
                 ELSE ARRAY(SELECT json_array_elements_text(a.webhook_events::json)) END,
            a.received_at, a.received_at, a.send_at
-      FROM unnest($14::int[], $15::uuid[], $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[])
-           AS m(send_no, id, "to", operator, charge, status, response)
-      JOIN approved a ON a.send_no = m.send_no
+      FROM m JOIN approved a ON a.send_no = m.send_no
     RETURNING 1
   )
-  SELECT send_no FROM approved`;
+  SELECT send_no, NULL::uuid AS opted_out FROM approved
+  UNION ALL
+  SELECT NULL, id FROM m WHERE opted_out`;
 
 /**
  * Writes the sends of one account and commits them, in a fixed number of set-based statements
@@ -61,8 +91,12 @@ export async function recordSends(
   boss: Queue,
   accountId: string,
   sends: readonly SendToRecord[],
-  options: { dispatchBatchSize: number },
-): Promise<{ refused: ReadonlySet<number> }> {
+  options: {
+    dispatchBatchSize: number;
+    /** Runs before the COMMIT, told the opted-out messages (the idempotent send stores its answer then). */
+    beforeCommit?: (optedOut: ReadonlySet<string>) => Promise<void>;
+  },
+): Promise<RecordedSends> {
   const perSend = {
     no: [] as number[],
     bulkId: [] as (string | null)[],
@@ -77,6 +111,7 @@ export async function recordSends(
     sendAt: [] as (Date | null)[],
     total: [] as number[],
     charge: [] as number[],
+    honoursOptOuts: [] as boolean[],
   };
   const perMessage = {
     no: [] as number[],
@@ -86,8 +121,9 @@ export async function recordSends(
     charge: [] as number[],
     status: [] as string[],
     response: [] as string[],
+    number: [] as string[],
   };
-  sends.forEach(({ send }, no) => {
+  sends.forEach(({ send, ignoresOptOuts }, no) => {
     if (send.accountId !== accountId) throw new Error("recordSends takes the sends of one account");
     perSend.no.push(no);
     perSend.bulkId.push(send.bulkId);
@@ -102,6 +138,7 @@ export async function recordSends(
     perSend.sendAt.push(send.sendAt);
     perSend.total.push(send.messages.length);
     perSend.charge.push(send.total);
+    perSend.honoursOptOuts.push(ignoresOptOuts !== true);
     for (const m of send.messages) {
       perMessage.no.push(no);
       perMessage.id.push(m.id);
@@ -110,9 +147,10 @@ export async function recordSends(
       perMessage.charge.push(m.charge);
       perMessage.status.push(m.status);
       perMessage.response.push(m.operator_response);
+      perMessage.number.push(internationalForm(m.to));
     }
   });
-  const { rows } = await tx.query<{ send_no: number }>({
+  const { rows } = await tx.query<{ send_no: number | null; opted_out: string | null }>({
     // Named: prepared once per connection, since every send runs it.
     name: "shiri_insert_sends",
     text: INSERT_SENDS,
@@ -138,12 +176,20 @@ export async function recordSends(
       perMessage.status,
       perMessage.response,
       perSend.sendAt,
+      perSend.honoursOptOuts,
+      perMessage.number,
     ],
   });
-  const written = new Set(rows.map((r) => r.send_no));
+  const written = new Set<number>();
+  const optedOut = new Set<string>();
+  for (const r of rows)
+    if (r.send_no !== null) written.add(r.send_no);
+    else if (r.opted_out !== null) optedOut.add(r.opted_out);
   const refused = new Set(perSend.no.filter((no) => !written.has(no)));
-  const accepted = sends.filter((_, no) => written.has(no));
-  if (accepted.length === 0) return { refused };
+  const accepted = sends
+    .filter((_, no) => written.has(no))
+    .map((item) => (optedOut.size > 0 ? { ...item, send: withOptOuts(item.send, optedOut) } : item));
+  if (accepted.length === 0) return { refused, optedOut };
 
   // A scheduled send's jobs start at its send_at: no worker fetches them before they are due.
   const routable = new Map<number, { id: string; operator: Operator }[]>();
@@ -155,7 +201,9 @@ export async function recordSends(
     const wanted = eventTypesWanted(send, accountWebhookEvents);
     const due = send.sendAt?.getTime() ?? 0;
     for (const m of send.messages) {
-      if (m.operator) {
+      if (optedOut.has(m.id)) {
+        if (wanted.has("message.failed")) events.failed.push(m.id);
+      } else if (m.operator) {
         const list = routable.get(due);
         if (list) list.push({ id: m.id, operator: m.operator });
         else routable.set(due, [{ id: m.id, operator: m.operator }]);
@@ -172,6 +220,7 @@ export async function recordSends(
   await recordMessageEvents(tx, events.failed, "message.failed");
   // An unroutable number is billed as it is accepted: its share of the hold is a charge at once.
   if (unroutable.length > 0) await capture(tx, unroutable);
+  await options.beforeCommit?.(optedOut);
   // Last, with the COMMIT: the debit takes the balance row lock, which the account's sends share.
   await holdAndCommit(
     tx,
@@ -182,5 +231,5 @@ export async function recordSends(
       bulkId: send.bulkId,
     })),
   );
-  return { refused };
+  return { refused, optedOut };
 }

@@ -14,7 +14,8 @@ export interface SendCommitterOptions {
 
 interface Waiting {
   item: SendToRecord;
-  resolve: () => void;
+  /** Told the messages of the batch that went to opted-out numbers. */
+  resolve: (optedOut: ReadonlySet<string>) => void;
   reject: (err: unknown) => void;
 }
 
@@ -38,8 +39,12 @@ export class SendCommitter {
     private readonly options: SendCommitterOptions,
   ) {}
 
-  /** Resolves once the send is committed; rejects with UnapprovedSenderError, InsufficientBalanceError or the database's error. */
-  commit(item: SendToRecord): Promise<void> {
+  /**
+   * Resolves once the send is committed, with the ids of its messages (among others of the batch)
+   * that were to opted-out numbers; rejects with UnapprovedSenderError, InsufficientBalanceError or
+   * the database's error.
+   */
+  commit(item: SendToRecord): Promise<ReadonlySet<string>> {
     return new Promise((resolve, reject) => {
       const account = item.send.accountId;
       const queue = this.waiting.get(account);
@@ -89,7 +94,7 @@ export class SendCommitter {
   }
 
   private async record(account: string, batch: Waiting[]): Promise<void> {
-    const { refused } = await withTransaction(this.pool, (tx) =>
+    const { refused, optedOut } = await withTransaction(this.pool, (tx) =>
       recordSends(
         tx,
         this.boss,
@@ -100,7 +105,7 @@ export class SendCommitter {
     );
     batch.forEach((waiting, no) => {
       if (refused.has(no)) waiting.reject(new UnapprovedSenderError());
-      else waiting.resolve();
+      else waiting.resolve(optedOut);
     });
   }
 }

@@ -52,12 +52,61 @@ function pduWithHeader(bytes: Buffer, commandId: number, command: string): PDU {
   return pdu;
 }
 
-/** One whole PDU (command_length included) as node-smpp would make it. */
+/**
+ * One whole PDU (command_length included) as node-smpp would make it. A deliver_sm that is not a
+ * receipt also carries its user data's octets as they came (`user_data`): node-smpp decodes IA5 as
+ * if it were GSM 03.38, and a character may straddle two parts of a concatenated message, so the
+ * inbound stage decodes the joined octets itself.
+ */
 export function decodePdu(bytes: Buffer): PDU {
   const commandId = bytes.readUInt32BE(4);
   if (commandId === SUBMIT_SM_RESP) return decodeSubmitSmResp(bytes);
-  if (commandId === DELIVER_SM) return decodeDeliverSm(bytes) ?? new smpp.PDU(bytes);
+  if (commandId === DELIVER_SM) {
+    const pdu = decodeDeliverSm(bytes) ?? new smpp.PDU(bytes);
+    if (typeof pdu.esm_class === "number" && !isReceiptType(pdu.esm_class)) pdu.user_data = userDataOf(bytes);
+    return pdu;
+  }
   return new smpp.PDU(bytes);
+}
+
+/** esm_class bits 2–5: the message type (SMPP 3.4 5.2.12). */
+const ESM_CLASS_TYPE_MASK = 0x3c;
+/** SMSC delivery receipt (0x04), and the intermediate notifications: 0x20, and 0x08 (SME delivery acknowledgement) that some SMSCs use for it. */
+const RECEIPT_TYPES: ReadonlySet<number> = new Set([0x04, 0x08, 0x20]);
+
+/** Whether a deliver_sm's esm_class says it is a delivery receipt or notification, not a message. */
+export function isReceiptType(esmClass: number): boolean {
+  return RECEIPT_TYPES.has(esmClass & ESM_CLASS_TYPE_MASK);
+}
+
+const MESSAGE_PAYLOAD = 0x0424;
+
+/**
+ * A deliver_sm's user data as octets, its UDH included: short_message, or message_payload's
+ * value when short_message is empty (SMPP 3.4 5.3.2.32). Empty when the PDU is cut short.
+ */
+export function userDataOf(bytes: Buffer): Buffer {
+  const body = new BodyReader(bytes);
+  body.cstring(); // service_type
+  body.at += 2;
+  body.cstring(); // source_addr
+  body.at += 2;
+  body.cstring(); // destination_addr
+  body.at += 3; // esm_class, protocol_id, priority_flag
+  body.cstring(); // schedule_delivery_time
+  body.cstring(); // validity_period
+  body.at += 4; // registered_delivery, replace_if_present_flag, data_coding, sm_default_msg_id
+  const smLength = body.octet();
+  if (smLength === null || body.at + smLength > bytes.length) return Buffer.alloc(0);
+  if (smLength > 0) return Buffer.from(bytes.subarray(body.at, body.at + smLength));
+  for (let at = body.at + smLength; at + 4 <= bytes.length; ) {
+    const tag = bytes.readUInt16BE(at);
+    const length = bytes.readUInt16BE(at + 2);
+    if (at + 4 + length > bytes.length) break;
+    if (tag === MESSAGE_PAYLOAD) return Buffer.from(bytes.subarray(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  return Buffer.alloc(0);
 }
 
 function decodeSubmitSmResp(bytes: Buffer): PDU {

@@ -9,7 +9,7 @@ import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
 import type { LinkEvent, LinkLossReason } from "./link-events.ts";
-import { type SmppAddresses, type SubmitSmFields, validityPeriod } from "./pdu-codec.ts";
+import { isReceiptType, type SmppAddresses, type SubmitSmFields, validityPeriod } from "./pdu-codec.ts";
 import { type Outgoing, OutgoingSubmit, SmppWire } from "./wire.ts";
 
 export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
@@ -81,6 +81,10 @@ export interface DeliverSmTlvs {
   message_state?: number;
   network_error_code?: Buffer;
   user_message_reference?: number;
+  /** Concatenation by TLVs (SMPP 3.4 5.3.2.22–24): the message's reference, its parts, this part. */
+  sar_msg_ref_num?: number;
+  sar_total_segments?: number;
+  sar_segment_seqnum?: number;
 }
 
 export interface DeliverSm extends SmppAddresses {
@@ -91,6 +95,11 @@ export interface DeliverSm extends SmppAddresses {
   short_message: string;
   /** UDH information elements ([IEI, length, ...data]) when esm_class has UDHI. */
   udh: Buffer[];
+  /**
+   * Not a receipt: the user data's octets as they came, after the UDH (short_message's, else
+   * message_payload's), for the inbound stage to decode itself (see pdu-codec.ts decodePdu).
+   */
+  user_data?: Buffer;
   /** esm_class message type is a delivery receipt: final (0x04) or intermediate (see isIntermediate). */
   isReceipt: boolean;
   /**
@@ -158,10 +167,11 @@ function write(conn: Connection, pdu: Outgoing, sent?: () => void): boolean {
 }
 
 const INTERFACE_VERSION_3_4 = 0x34;
-/** esm_class bits 2–5: message type; 0x04 = SMSC delivery receipt (SMPP 3.4 5.2.12). */
+/** esm_class bits 2–5: message type (SMPP 3.4 5.2.12). */
 const ESM_CLASS_TYPE_MASK = 0x3c;
-const ESM_CLASS_DELIVERY_RECEIPT = 0x04;
 const ESM_CLASS_INTERMEDIATE = new Set([0x08, 0x20]);
+/** esm_class's UDH indicator. */
+const ESM_CLASS_UDHI = 0x40;
 /** Requests SMPP 3.4 defines without a response PDU. */
 const NO_RESPONSE = new Set(["alert_notification", "outbind"]);
 const TLV_KINDS = {
@@ -169,6 +179,9 @@ const TLV_KINDS = {
   message_state: "number",
   network_error_code: "buffer",
   user_message_reference: "number",
+  sar_msg_ref_num: "number",
+  sar_total_segments: "number",
+  sar_segment_seqnum: "number",
 } as const;
 
 function str(v: unknown): string {
@@ -212,8 +225,14 @@ export function toDeliverSm(pdu: PDU): DeliverSm {
       tlvs[name] = v;
   }
   const esm_class = num(pdu.esm_class);
-  const type = esm_class & ESM_CLASS_TYPE_MASK;
-  const isIntermediate = ESM_CLASS_INTERMEDIATE.has(type);
+  const isIntermediate = ESM_CLASS_INTERMEDIATE.has(esm_class & ESM_CLASS_TYPE_MASK);
+  const raw = pdu.user_data;
+  // The UDH's first octet is its length: the text starts after it.
+  const user_data = !Buffer.isBuffer(raw)
+    ? undefined
+    : (esm_class & ESM_CLASS_UDHI) !== 0 && raw.length > 0
+      ? raw.subarray(Math.min(raw.length, 1 + (raw[0] as number)))
+      : raw;
   return {
     service_type: str(pdu.service_type),
     source_addr_ton: num(pdu.source_addr_ton),
@@ -226,7 +245,8 @@ export function toDeliverSm(pdu: PDU): DeliverSm {
     data_coding: num(pdu.data_coding),
     short_message: text,
     udh,
-    isReceipt: type === ESM_CLASS_DELIVERY_RECEIPT || isIntermediate,
+    ...(user_data ? { user_data } : {}),
+    isReceipt: isReceiptType(esm_class),
     isIntermediate,
     tlvs: tlvs as DeliverSmTlvs,
   };

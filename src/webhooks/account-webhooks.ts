@@ -1,5 +1,5 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
-import { MESSAGE_EVENT_TYPES, type MessageEventType } from "./events.ts";
+import { EVENT_TYPES, type EventType } from "./events.ts";
 import { newSigningSecret } from "./signing.ts";
 
 /** Events one callback request to an account webhook may carry, at most (migration 014 holds it too). */
@@ -13,7 +13,7 @@ export const MAX_WEBHOOK_BATCH_SIZE = 100;
 export interface AccountWebhook {
   url: string | null;
   /** The event types the webhook receives: all of them unless a PUT named some. */
-  events: MessageEventType[];
+  events: EventType[];
   /** Events one request carries at most: 1 sends each alone, more sends them as a JSON array. */
   batch_size: number;
   signing_secret_set: boolean;
@@ -23,7 +23,7 @@ export interface AccountWebhook {
 
 interface Row {
   url: string | null;
-  events: MessageEventType[] | null;
+  events: EventType[] | null;
   batch_size: number;
   signing_secret: string;
   secret_created_at: Date;
@@ -33,7 +33,7 @@ interface Row {
 
 const view = (row: Row | undefined): AccountWebhook => ({
   url: row?.url ?? null,
-  events: row?.events ?? [...MESSAGE_EVENT_TYPES],
+  events: row?.events ?? [...EVENT_TYPES],
   batch_size: row?.batch_size ?? 1,
   signing_secret_set: row !== undefined,
   secret_created_at: row ? row.secret_created_at.toISOString() : null,
@@ -58,7 +58,7 @@ export async function getAccountWebhook(db: Queryable, accountId: string): Promi
 export async function putAccountWebhook(
   pool: Pool,
   accountId: string,
-  webhook: { url: string; events: readonly MessageEventType[] | null; batchSize: number },
+  webhook: { url: string; events: readonly EventType[] | null; batchSize: number },
 ): Promise<AccountWebhook & { signing_secret?: string }> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<Row>(

@@ -4,7 +4,7 @@ import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 export interface Delivery {
   id: string;
   type: string;
-  message_id: string;
+  message_id: string | null;
   url: string;
   state: "pending" | "delivered" | "failed";
   attempts: number;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 
 /**
@@ -21,14 +22,30 @@ export const MESSAGE_EVENT_TYPES: readonly MessageEventType[] = [
 ];
 
 /**
+ * Events about the account rather than one of its sends: a message a handset sent to one of its
+ * inbound numbers, and a number put on or taken off its opt-out list. They go to the account
+ * webhook only (a send's webhook_url is about that send's messages).
+ */
+export type AccountEventType = "message.received" | "contact.opted_out" | "contact.opted_in";
+export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
+  "message.received",
+  "contact.opted_out",
+  "contact.opted_in",
+];
+
+/** Every event type, as the account webhook's filter takes them (all when it names none). */
+export type EventType = MessageEventType | AccountEventType;
+export const EVENT_TYPES: readonly EventType[] = [...MESSAGE_EVENT_TYPES, ...ACCOUNT_EVENT_TYPES];
+
+/**
  * The event types a send's messages announce at all: those its own webhook_url asks for (all
  * when it names none), else those of the account webhook (`accountWebhookEvents`, empty when
  * the account has none). Lets the send path skip events nobody wants without a query.
  */
 export function eventTypesWanted(
   send: { webhookUrl: string | null; webhookEvents: readonly MessageEventType[] | null },
-  accountWebhookEvents: readonly MessageEventType[],
-): ReadonlySet<MessageEventType> {
+  accountWebhookEvents: readonly EventType[],
+): ReadonlySet<EventType> {
   if (send.webhookUrl) return new Set(send.webhookEvents ?? MESSAGE_EVENT_TYPES);
   return new Set(accountWebhookEvents);
 }
@@ -130,5 +147,54 @@ export async function recordMessageEvents(
     return;
   }
   const { rows } = await tx.query<RecordedEvent>(RECORD_EVENTS_IN_JOBS, [messageIds, type]);
+  takenUp.push(...rows);
+}
+
+/*
+ * Events about the account, for its webhook if it has one that wants the type: the data is the
+ * event's snapshot, made by the caller; the envelope is the message events' ({id, type,
+ * created_at, data}).
+ */
+const recordAccountEventsSql = (enqueuedAt: "NULL" | "now()", returning: string) => `
+  INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, created_at, enqueued_at)
+  SELECT e.id, e.account_id, e.subject_id, e.type, w.url,
+         json_build_object('id', e.id, 'type', e.type, 'created_at', ${iso("now()")}, 'data', e.data::json),
+         now(), ${enqueuedAt}
+    FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[])
+         AS e(id, account_id, subject_id, type, data)
+    JOIN account_webhooks w ON w.account_id = e.account_id
+   WHERE w.url IS NOT NULL AND (w.events IS NULL OR e.type = ANY (w.events))
+  ${returning}`;
+const RECORD_ACCOUNT_EVENTS = recordAccountEventsSql("NULL", "");
+const RECORD_ACCOUNT_EVENTS_IN_JOBS = recordAccountEventsSql("now()", "RETURNING id, url");
+
+export interface AccountEvent {
+  accountId: string;
+  type: AccountEventType;
+  /** The inbound message it is about (message_id of the outbox), if any. */
+  subjectId: string | null;
+  /** The event's data, as the callback carries it. */
+  data: object;
+}
+
+/**
+ * Records account events for the accounts whose webhook wants them; a no-op for the others. One
+ * statement whatever the count; delivery as recordMessageEvents's.
+ */
+export async function recordAccountEvents(tx: Queryable, events: readonly AccountEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const values = [
+    events.map(() => randomUUID()),
+    events.map((e) => e.accountId),
+    events.map((e) => e.subjectId),
+    events.map((e) => e.type),
+    events.map((e) => JSON.stringify(e.data)),
+  ];
+  const takenUp = takenUpIn.get(tx);
+  if (!takenUp) {
+    await tx.query(RECORD_ACCOUNT_EVENTS, values);
+    return;
+  }
+  const { rows } = await tx.query<RecordedEvent>(RECORD_ACCOUNT_EVENTS_IN_JOBS, values);
   takenUp.push(...rows);
 }

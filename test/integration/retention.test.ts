@@ -130,6 +130,13 @@ describe("retention", () => {
        VALUES ('econet', '263770000001', 1, 1, 'SHIRI', 0, 0, 'old', now() - interval '91 days'),
               ('econet', '263770000002', 1, 1, 'SHIRI', 0, 0, 'new', now())`,
     );
+    // Inbound messages: the same window.
+    await h.pool.query(
+      `INSERT INTO inbound_messages (id, link, operator, "from", "to", body, encoding, parts, complete, received_at)
+       VALUES (gen_random_uuid(), 'econet', 'econet', '263770000001', '33000', 'old', 'gsm7', 1, true,
+               now() - interval '91 days'),
+              (gen_random_uuid(), 'econet', 'econet', '263770000002', '33000', 'new', 'gsm7', 1, true, now())`,
+    );
     await age([...oldFinal, oldHeld], 91);
 
     expect(
@@ -148,6 +155,7 @@ describe("retention", () => {
       messages: oldFinal.length,
       bulk_sends: 1,
       mobile_originated: 1,
+      inbound_messages: 1,
       webhook_events: eventsOfOld,
       idempotency_keys: 1,
     });
@@ -176,6 +184,7 @@ describe("retention", () => {
     expect(await count("SELECT count(*)::int AS n FROM bulk_sends", [])).toBe(0);
     expect(await count("SELECT count(*)::int AS n FROM mobile_originated WHERE body = 'new'", [])).toBe(1);
     expect(await count("SELECT count(*)::int AS n FROM mobile_originated", [])).toBe(1);
+    expect((await h.pool.query("SELECT body FROM inbound_messages")).rows).toEqual([{ body: "new" }]);
     expect(
       (await h.pool.query("SELECT key FROM idempotency_keys WHERE key LIKE 'retention-%'")).rows.map(
         (r) => r.key,
@@ -193,6 +202,7 @@ describe("retention", () => {
       messages: 0,
       bulk_sends: 0,
       mobile_originated: 0,
+      inbound_messages: 0,
       webhook_events: 0,
       idempotency_keys: 0,
     });

@@ -86,6 +86,12 @@ function readBoth(bytes: Buffer): { ours: PDU; theirs: PDU } {
   return { ours: decodePdu(bytes), theirs: new smpp.PDU(bytes) };
 }
 
+/** A deliver_sm as Shiri reads it, but for the raw user data node-smpp does not keep. */
+function readWithoutUserData(pdu: PDU) {
+  const { user_data: _, ...rest } = toDeliverSm(pdu);
+  return rest;
+}
+
 describe("decodePdu: deliver_sm", () => {
   const cases: Array<[string, PduOptions]> = [
     [
@@ -127,7 +133,7 @@ describe("decodePdu: deliver_sm", () => {
       expect(ours.command).toBe("deliver_sm");
       expect(ours.sequence_number).toBe(77);
       expect(ours.isResponse()).toBe(false);
-      expect(toDeliverSm(ours)).toEqual(toDeliverSm(theirs));
+      expect(readWithoutUserData(ours)).toEqual(readWithoutUserData(theirs));
       for (const status of [0, 0x64]) {
         const answer = ours.response({ command_status: status });
         expect(encodePdu(answer).toString("hex")).toBe(
@@ -142,7 +148,46 @@ describe("decodePdu: deliver_sm", () => {
     const cut = Buffer.from(whole.subarray(0, 40));
     cut.writeUInt32BE(cut.length, 0);
     const { ours, theirs } = readBoth(cut);
-    expect(toDeliverSm(ours)).toEqual(toDeliverSm(theirs));
+    expect(readWithoutUserData(ours)).toEqual(readWithoutUserData(theirs));
+  });
+
+  it("keeps a message's user data as octets, after its UDH, and none for a receipt", () => {
+    const text = Buffer.from([0x00, 0x53, 0xd8, 0x3d]);
+    const udh = toDeliverSm(
+      decodePdu(
+        deliverSmBytes({ esm_class: 0x40, data_coding: 8, short_message: { udh: UDH, message: text } }),
+      ),
+    );
+    expect(udh.user_data?.toString("hex")).toBe(text.toString("hex"));
+    expect(udh.udh).toEqual([UDH.subarray(1)]);
+    expect(udh.isReceipt).toBe(false);
+    const ia5 = toDeliverSm(
+      decodePdu(deliverSmBytes({ esm_class: 0, data_coding: 1, short_message: Buffer.from("a@_$") })),
+    );
+    expect(ia5.user_data?.toString("latin1")).toBe("a@_$");
+    const payload = toDeliverSm(
+      decodePdu(
+        deliverSmBytes({
+          esm_class: 0,
+          short_message: Buffer.alloc(0),
+          message_payload: Buffer.from("long"),
+        }),
+      ),
+    );
+    expect(payload.user_data?.toString("latin1")).toBe("long");
+    const sar = toDeliverSm(
+      decodePdu(
+        deliverSmBytes({
+          esm_class: 0,
+          short_message: Buffer.from("p2"),
+          sar_msg_ref_num: 0x1234,
+          sar_total_segments: 3,
+          sar_segment_seqnum: 2,
+        }),
+      ),
+    );
+    expect(sar.tlvs).toMatchObject({ sar_msg_ref_num: 0x1234, sar_total_segments: 3, sar_segment_seqnum: 2 });
+    expect(toDeliverSm(decodePdu(deliverSmBytes({ short_message: RECEIPT_TEXT }))).user_data).toBeUndefined();
   });
 });
 

@@ -6,7 +6,7 @@ import {
   redeliverEvent,
   redeliverRange,
 } from "../../webhooks/deliveries.ts";
-import { MESSAGE_EVENT_TYPES } from "../../webhooks/events.ts";
+import { EVENT_TYPES } from "../../webhooks/events.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { kitEnvelope, timestamp } from "../openapi/conventions.ts";
@@ -107,8 +107,15 @@ export function redeliverMany(deps: IntakeDeps): RequestHandler {
 export const deliverySchema = z
   .object({
     id: z.uuid().meta({ description: "The event id (as in the callback)." }),
-    type: z.enum(MESSAGE_EVENT_TYPES as [string, ...string[]]),
-    message_id: z.uuid(),
+    type: z.enum(EVENT_TYPES as [string, ...string[]]),
+    message_id: z
+      .uuid()
+      .nullable()
+      .meta({
+        description:
+          "The message the event is about: a sent one, or for message.received and a keyword's contact " +
+          "event the inbound one; null for a contact event made through the API.",
+      }),
     url: z.string().meta({ description: "Where it goes: fixed when the event was recorded." }),
     state: z.enum(["pending", "delivered", "failed"]),
     attempts: z.int().nonnegative(),

@@ -7,7 +7,7 @@ import {
   putAccountWebhook,
   rotateSigningSecret,
 } from "../../webhooks/account-webhooks.ts";
-import { MESSAGE_EVENT_TYPES } from "../../webhooks/events.ts";
+import { EVENT_TYPES } from "../../webhooks/events.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
@@ -26,7 +26,7 @@ export const putWebhookBody = z
       .string({ error: (i) => (i.input === undefined ? "is required" : "must be a valid URL") })
       .pipe(webhookUrlField())
       .meta({ format: "uri", maxLength: 2048, description: "an http or https URL" }),
-    events: eventTypesField().optional(),
+    events: eventTypesField(EVENT_TYPES).optional(),
     batch_size: z
       .number({ error: BATCH_SIZE_RULE })
       .int({ error: BATCH_SIZE_RULE })
@@ -84,13 +84,15 @@ export function rotateWebhookSecret(deps: IntakeDeps): RequestHandler {
   };
 }
 
-const eventTypes = () => z.array(z.enum(MESSAGE_EVENT_TYPES as [string, ...string[]]));
+const eventTypes = () => z.array(z.enum(EVENT_TYPES as [string, ...string[]]));
 
 export const webhookSchema = z
   .object({
     url: z.string().nullable().meta({ description: "The account webhook; null when none is registered." }),
     events: eventTypes().meta({
-      description: "The event types it receives: all five unless a PUT named some.",
+      description:
+        "The event types it receives: all of them (the message events, message.received and the contact " +
+        "events) unless a PUT named some.",
     }),
     batch_size: z
       .number()

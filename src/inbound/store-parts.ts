@@ -1,0 +1,476 @@
+import { createHash } from "node:crypto";
+import type { Queryable } from "../db/pool.ts";
+import { newMessageId } from "../domain/message-id.ts";
+import { internationalForm, resolveOperator } from "../domain/numbers.ts";
+import type { DeliverSm } from "../smpp/session.ts";
+import { recordAccountEvents } from "../webhooks/events.ts";
+import { type InboundMessage, toInboundView } from "./inbound-message.ts";
+import { type KeywordRow, keywordOf, settingsOf } from "./keywords.ts";
+import { addOptOuts, type OptOutChange, removeOptOuts } from "./opt-outs.ts";
+import {
+  type Concatenation,
+  concatenationOf,
+  decodeText,
+  encodingOf,
+  isKnownDataCoding,
+} from "./user-data.ts";
+
+/**
+ * Mobile-originated messages from their deliver_sm to their account, in one transaction per
+ * batch: each PDU is kept as it came (mobile_originated), a PDU the SMSC sends again is kept
+ * once, the parts of a concatenated message are joined once all are there (on any bind, in any
+ * order, by any process), the message is routed to the account owning the address written to,
+ * and a keyword in it changes the account's opt-out list. A part still waiting after the
+ * reassembly timeout makes an incomplete message (assembleOverdue), never nothing.
+ */
+
+/** One deliver_sm that is not a receipt, as stored. */
+export interface InboundPart {
+  link: string;
+  /** The sender's number's operator; "" when it is none of them. */
+  operator: string;
+  sourceAddr: string;
+  sourceTon: number;
+  sourceNpi: number;
+  destinationAddr: string;
+  esmClass: number;
+  dataCoding: number;
+  /** This part's text alone (what mobile_originated.body shows). */
+  body: string;
+  /** The UDH's information elements, concatenated, when there was a UDH. */
+  udh: Buffer | null;
+  /** The user data's octets after the UDH. */
+  userData: Buffer;
+  concat: Concatenation | null;
+  /** What makes a PDU the same PDU again: every field the SMSC repeats, nothing it renumbers. */
+  fingerprint: Buffer;
+}
+
+// Postgres text cannot hold NUL; an IA5, Latin-1 or UCS-2 text may (the octets keep it).
+const withoutNul = (text: string) => (text.includes("\u0000") ? text.replaceAll("\u0000", "") : text);
+
+export function partOf(link: string, pdu: DeliverSm): InboundPart {
+  const userData = pdu.user_data ?? Buffer.alloc(0);
+  const udh = pdu.udh.length > 0 ? Buffer.concat(pdu.udh) : null;
+  const concat = concatenationOf(pdu.udh, pdu.tlvs);
+  const fingerprint = createHash("sha256");
+  for (const field of [
+    link,
+    pdu.source_addr,
+    pdu.destination_addr,
+    String(pdu.esm_class),
+    String(pdu.data_coding),
+  ])
+    fingerprint.update(`${field.length}:${field};`);
+  fingerprint.update(`${udh?.length ?? -1}:`).update(udh ?? Buffer.alloc(0));
+  const { sar_msg_ref_num, sar_total_segments, sar_segment_seqnum } = pdu.tlvs;
+  fingerprint.update(`;${sar_msg_ref_num ?? ""},${sar_total_segments ?? ""},${sar_segment_seqnum ?? ""};`);
+  fingerprint.update(userData);
+  return {
+    link,
+    operator: resolveOperator(pdu.source_addr) ?? "",
+    sourceAddr: pdu.source_addr,
+    sourceTon: pdu.source_addr_ton,
+    sourceNpi: pdu.source_addr_npi,
+    destinationAddr: pdu.destination_addr,
+    esmClass: pdu.esm_class,
+    dataCoding: pdu.data_coding,
+    body: withoutNul(decodeText(userData, encodingOf(pdu.data_coding))),
+    udh,
+    userData,
+    concat,
+    fingerprint: fingerprint.digest(),
+  };
+}
+
+/** The parts of one concatenated message: same link, sender, address written to, reference and count. */
+interface GroupKey {
+  link: string;
+  sourceAddr: string;
+  destinationAddr: string;
+  ref: number;
+  total: number;
+}
+
+const groupId = (g: GroupKey) =>
+  `${g.link}\u0000${g.sourceAddr}\u0000${g.destinationAddr}\u0000${g.ref}\u0000${g.total}`;
+
+/** The advisory lock class of inbound work; any constant, the same in every process. */
+const INBOUND_LOCK_CLASS = 7_426_026;
+
+/** A 32-bit lock key: two processes that could join or repeat the same parts take the same one. */
+function lockKey(of: string | Buffer): number {
+  return createHash("sha256").update(of).digest().readInt32BE(0);
+}
+
+/**
+ * Serialises the work of every process on these parts' messages: without it, two parts of one
+ * message stored at once by two processes would each not see the other and both wait until the
+ * timeout, and a PDU repeated on another bind could be stored twice. Keys in one order, so two
+ * batches never wait for each other crosswise.
+ */
+async function lock(tx: Queryable, keys: Iterable<number>): Promise<void> {
+  const sorted = [...new Set(keys)].sort((a, b) => a - b);
+  if (sorted.length === 0) return;
+  await tx.query("SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int[]) AS k", [
+    INBOUND_LOCK_CLASS,
+    sorted,
+  ]);
+}
+
+/** A message made whole: from one part, or from the parts of a concatenated one. */
+interface Whole {
+  id: string;
+  link: string;
+  operator: string;
+  sourceAddr: string;
+  sourceTon: number;
+  destinationAddr: string;
+  dataCoding: number;
+  octets: Buffer;
+  parts: number;
+  complete: boolean;
+  receivedAt: Date;
+  /** Waiting parts (mobile_originated ids) that this message takes. */
+  partIds: string[];
+}
+
+export interface StoredBatch {
+  stored: number;
+  /** PDUs the SMSC sent again, not stored twice. */
+  repeats: number;
+  messages: InboundMessage[];
+  /** Messages in a data_coding Shiri does not know (read as Latin-1). */
+  unknownCodings: number;
+  optOutChanges: OptOutChange[];
+  /** Inbound messages whose keyword reply is to be sent. */
+  replies: string[];
+}
+
+/**
+ * Stores a batch of parts in `tx`. A part the same as one stored within `repeatWindowSeconds`
+ * is the SMSC sending it again (its answer lost) and is not stored a second time.
+ */
+export async function storeParts(
+  tx: Queryable,
+  parts: readonly InboundPart[],
+  options: { repeatWindowSeconds: number },
+): Promise<StoredBatch> {
+  if (parts.some((p) => p.link !== parts[0]?.link)) throw new Error("storeParts takes the parts of one link");
+  const groupOf = (p: InboundPart): GroupKey | null =>
+    p.concat && { link: p.link, sourceAddr: p.sourceAddr, destinationAddr: p.destinationAddr, ...p.concat };
+  await lock(
+    tx,
+    parts.map((p) => {
+      const group = groupOf(p);
+      return lockKey(group ? groupId(group) : p.fingerprint);
+    }),
+  );
+  // A single part's message id is known before it is stored: its row names it at once.
+  const now = Date.now();
+  const singleIds = parts.map((p) => (p.concat ? null : newMessageId(now)));
+  const { rows: inserted } = await tx.query<{ id: string; fingerprint: Buffer; received_at: Date }>(
+    `WITH p AS (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], $8::int[],
+                            $9::text[], $10::bytea[], $11::bytea[], $12::int[], $13::int[], $14::int[],
+                            $15::bytea[], $16::uuid[]) WITH ORDINALITY
+         AS p(operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class,
+              data_coding, body, udh, user_data, concat_ref, concat_total, concat_seq, fingerprint,
+              inbound_message_id, ord)
+     ), fresh AS (
+       SELECT DISTINCT ON (p.fingerprint) p.* FROM p
+        WHERE NOT EXISTS (SELECT 1 FROM mobile_originated mo
+                           WHERE mo.fingerprint = p.fingerprint
+                             AND mo.received_at > now() - make_interval(secs => $17))
+        ORDER BY p.fingerprint, p.ord
+     )
+     INSERT INTO mobile_originated (link, operator, source_addr, source_addr_ton, source_addr_npi,
+                                    destination_addr, esm_class, data_coding, body, udh, user_data,
+                                    concat_ref, concat_total, concat_seq, fingerprint, inbound_message_id)
+     SELECT $1, operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class,
+            data_coding, body, udh, user_data, concat_ref, concat_total, concat_seq, fingerprint,
+            inbound_message_id
+       FROM fresh ORDER BY ord
+     RETURNING id::text, fingerprint, received_at`,
+    [
+      parts[0]?.link ?? "",
+      parts.map((p) => p.operator),
+      parts.map((p) => p.sourceAddr),
+      parts.map((p) => p.sourceTon),
+      parts.map((p) => p.sourceNpi),
+      parts.map((p) => p.destinationAddr),
+      parts.map((p) => p.esmClass),
+      parts.map((p) => p.dataCoding),
+      parts.map((p) => p.body),
+      parts.map((p) => p.udh),
+      parts.map((p) => p.userData),
+      parts.map((p) => p.concat?.ref ?? null),
+      parts.map((p) => p.concat?.total ?? null),
+      parts.map((p) => p.concat?.seq ?? null),
+      parts.map((p) => p.fingerprint),
+      singleIds,
+      options.repeatWindowSeconds,
+    ],
+  );
+  const storedAt = new Map(inserted.map((r) => [r.fingerprint.toString("hex"), r.received_at]));
+  const wholes: Whole[] = [];
+  const groups = new Map<string, GroupKey>();
+  parts.forEach((p, i) => {
+    const receivedAt = storedAt.get(p.fingerprint.toString("hex"));
+    if (!receivedAt) return;
+    storedAt.delete(p.fingerprint.toString("hex")); // the same PDU twice in one batch: once
+    const group = groupOf(p);
+    if (group) groups.set(groupId(group), group);
+    else
+      wholes.push({
+        ...p,
+        id: singleIds[i] as string,
+        octets: p.userData,
+        parts: 1,
+        complete: true,
+        receivedAt,
+        partIds: [],
+      });
+  });
+  for (const whole of await joinWaiting(tx, [...groups.values()], { evenIfIncomplete: false }))
+    wholes.push(whole);
+  const made = await finish(tx, wholes);
+  return { ...made, stored: inserted.length, repeats: parts.length - inserted.length };
+}
+
+interface WaitingRow {
+  id: string;
+  link: string;
+  operator: string;
+  source_addr: string;
+  source_addr_ton: number;
+  destination_addr: string;
+  concat_ref: number;
+  concat_total: number;
+  concat_seq: number;
+  data_coding: number;
+  user_data: Buffer | null;
+  received_at: Date;
+}
+
+/**
+ * The messages that the waiting parts of these groups make: those with every part (or, with
+ * evenIfIncomplete, whatever parts came), in part order. A part number that came twice with
+ * different octets (not a repeat: the same PDU is not stored twice) counts once, its first.
+ */
+async function joinWaiting(
+  tx: Queryable,
+  groups: readonly GroupKey[],
+  options: { evenIfIncomplete: boolean },
+): Promise<Whole[]> {
+  if (groups.length === 0) return [];
+  const { rows } = await tx.query<WaitingRow>(
+    `SELECT mo.id::text, mo.link, mo.operator, mo.source_addr, mo.source_addr_ton, mo.destination_addr,
+            mo.concat_ref, mo.concat_total, mo.concat_seq, mo.data_coding, mo.user_data, mo.received_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[])
+            AS g(link, source_addr, destination_addr, ref, total)
+       JOIN mobile_originated mo
+         ON mo.link = g.link AND mo.source_addr = g.source_addr AND mo.destination_addr = g.destination_addr
+        AND mo.concat_ref = g.ref AND mo.concat_total = g.total
+      WHERE mo.inbound_message_id IS NULL AND mo.concat_total IS NOT NULL
+      ORDER BY mo.id`,
+    [
+      groups.map((g) => g.link),
+      groups.map((g) => g.sourceAddr),
+      groups.map((g) => g.destinationAddr),
+      groups.map((g) => g.ref),
+      groups.map((g) => g.total),
+    ],
+  );
+  const byGroup = new Map<string, WaitingRow[]>();
+  for (const row of rows) {
+    const id = groupId({
+      link: row.link,
+      sourceAddr: row.source_addr,
+      destinationAddr: row.destination_addr,
+      ref: row.concat_ref,
+      total: row.concat_total,
+    });
+    const list = byGroup.get(id) ?? [];
+    list.push(row);
+    byGroup.set(id, list);
+  }
+  const wholes: Whole[] = [];
+  for (const list of byGroup.values()) {
+    const bySeq = new Map<number, WaitingRow>();
+    for (const row of list) if (!bySeq.has(row.concat_seq)) bySeq.set(row.concat_seq, row);
+    const first = list[0] as WaitingRow;
+    const complete = bySeq.size === first.concat_total;
+    if (!complete && !options.evenIfIncomplete) continue;
+    const ordered = [...bySeq.entries()].sort(([a], [b]) => a - b).map(([, row]) => row);
+    wholes.push({
+      id: newMessageId(Date.now()),
+      link: first.link,
+      operator: first.operator,
+      sourceAddr: first.source_addr,
+      sourceTon: first.source_addr_ton,
+      destinationAddr: first.destination_addr,
+      dataCoding: (ordered[0] as WaitingRow).data_coding,
+      octets: Buffer.concat(ordered.map((row) => row.user_data ?? Buffer.alloc(0))),
+      parts: ordered.length,
+      complete,
+      receivedAt: new Date(Math.min(...list.map((row) => row.received_at.getTime()))),
+      partIds: list.map((row) => row.id),
+    });
+  }
+  return wholes;
+}
+
+/**
+ * Makes the wholes inbound messages: routed to the account owning the address written to (or
+ * none), keywords read against that account's lists, the parts pointed at their message, the
+ * opt-out changes made, the message.received and contact events recorded.
+ */
+async function finish(
+  tx: Queryable,
+  wholes: readonly Whole[],
+): Promise<Omit<StoredBatch, "stored" | "repeats">> {
+  const empty = { messages: [], unknownCodings: 0, optOutChanges: [], replies: [] };
+  if (wholes.length === 0) return empty;
+  const destinations = [...new Set(wholes.map((w) => internationalForm(w.destinationAddr)))];
+  const { rows: owners } = await tx.query<KeywordRow & { number: string; account_id: string }>(
+    `SELECT n.number, n.account_id, k.opt_out, k.opt_in, k.help, k.opt_out_reply, k.opt_in_reply, k.help_reply
+       FROM inbound_numbers n LEFT JOIN inbound_keywords k ON k.account_id = n.account_id
+      WHERE n.number = ANY ($1::text[])`,
+    [destinations],
+  );
+  const ownerOf = new Map(
+    owners.map((o) => [o.number, { accountId: o.account_id, settings: settingsOf(o) }]),
+  );
+  let unknownCodings = 0;
+  const messages = wholes.map((w): InboundMessage => {
+    const to = internationalForm(w.destinationAddr);
+    const owner = ownerOf.get(to);
+    const encoding = encodingOf(w.dataCoding);
+    if (!isKnownDataCoding(w.dataCoding)) unknownCodings++;
+    const body = withoutNul(decodeText(w.octets, encoding));
+    const keyword = owner && w.complete ? keywordOf(body, owner.settings.lists) : null;
+    return {
+      id: w.id,
+      accountId: owner?.accountId ?? null,
+      link: w.link,
+      operator: w.operator,
+      from: internationalForm(w.sourceAddr, w.sourceTon),
+      to,
+      body,
+      encoding,
+      parts: w.parts,
+      complete: w.complete,
+      keyword: keyword?.keyword ?? null,
+      keywordKind: keyword?.kind ?? null,
+      reply: keyword && owner?.settings.replies[keyword.kind] ? "pending" : null,
+      receivedAt: w.receivedAt,
+    };
+  });
+  await tx.query(
+    `INSERT INTO inbound_messages (id, account_id, link, operator, "from", "to", body, encoding, parts, complete,
+                                   keyword, keyword_kind, reply, received_at)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                          $8::text[], $9::int[], $10::boolean[], $11::text[], $12::text[], $13::text[],
+                          $14::timestamptz[])`,
+    [
+      messages.map((m) => m.id),
+      messages.map((m) => m.accountId),
+      messages.map((m) => m.link),
+      messages.map((m) => m.operator),
+      messages.map((m) => m.from),
+      messages.map((m) => m.to),
+      messages.map((m) => m.body),
+      messages.map((m) => m.encoding),
+      messages.map((m) => m.parts),
+      messages.map((m) => m.complete),
+      messages.map((m) => m.keyword),
+      messages.map((m) => m.keywordKind),
+      messages.map((m) => m.reply),
+      messages.map((m) => m.receivedAt),
+    ],
+  );
+  const taken = wholes.flatMap((w) => w.partIds.map((partId) => ({ partId, messageId: w.id })));
+  if (taken.length > 0)
+    await tx.query(
+      `UPDATE mobile_originated mo SET inbound_message_id = x.message_id
+         FROM unnest($1::bigint[], $2::uuid[]) AS x(id, message_id) WHERE mo.id = x.id`,
+      [taken.map((t) => t.partId), taken.map((t) => t.messageId)],
+    );
+  const routed = messages.filter((m) => m.accountId !== null);
+  await recordAccountEvents(
+    tx,
+    routed.map((m) => ({
+      accountId: m.accountId as string,
+      type: "message.received" as const,
+      subjectId: m.id,
+      data: toInboundView(m),
+    })),
+  );
+  return {
+    messages,
+    unknownCodings,
+    optOutChanges: await applyKeywords(tx, routed),
+    replies: messages.filter((m) => m.reply === "pending").map((m) => m.id),
+  };
+}
+
+/**
+ * The opt-out list changes the messages' keywords ask for, the last one of a number winning
+ * when it sent several: STOP then START in one batch leaves it off the list.
+ */
+async function applyKeywords(tx: Queryable, messages: readonly InboundMessage[]): Promise<OptOutChange[]> {
+  const last = new Map<string, InboundMessage>();
+  for (const m of messages)
+    if (m.keywordKind === "opt_out" || m.keywordKind === "opt_in") last.set(`${m.accountId}|${m.from}`, m);
+  if (last.size === 0) return [];
+  const request = (m: InboundMessage) => ({
+    accountId: m.accountId as string,
+    number: m.from,
+    reason: "keyword" as const,
+    keyword: m.keyword,
+    inboundMessageId: m.id,
+  });
+  const outs = [...last.values()].filter((m) => m.keywordKind === "opt_out").map(request);
+  const ins = [...last.values()].filter((m) => m.keywordKind === "opt_in").map(request);
+  return [...(await addOptOuts(tx, outs)), ...(await removeOptOuts(tx, ins))];
+}
+
+/**
+ * Messages whose parts have waited longer than `olderThanSeconds` for the rest: each made an
+ * incomplete message of the parts that came. At most `limit` messages a pass; safe from several
+ * processes at once (the same locks as storeParts).
+ */
+export async function assembleOverdue(
+  tx: Queryable,
+  options: { olderThanSeconds: number; limit: number },
+): Promise<Omit<StoredBatch, "stored" | "repeats">> {
+  const { rows } = await tx.query<{
+    link: string;
+    source_addr: string;
+    destination_addr: string;
+    concat_ref: number;
+    concat_total: number;
+  }>(
+    `SELECT DISTINCT link, source_addr, destination_addr, concat_ref, concat_total FROM (
+       SELECT link, source_addr, destination_addr, concat_ref, concat_total FROM mobile_originated
+        WHERE inbound_message_id IS NULL AND concat_total IS NOT NULL
+          AND received_at < now() - make_interval(secs => $1)
+        ORDER BY received_at LIMIT $2) overdue`,
+    [options.olderThanSeconds, options.limit],
+  );
+  const groups = rows.map((r) => ({
+    link: r.link,
+    sourceAddr: r.source_addr,
+    destinationAddr: r.destination_addr,
+    ref: r.concat_ref,
+    total: r.concat_total,
+  }));
+  if (groups.length === 0) return { messages: [], unknownCodings: 0, optOutChanges: [], replies: [] };
+  await lock(
+    tx,
+    groups.map((g) => lockKey(groupId(g))),
+  );
+  // Read again under the locks: a part stored meanwhile may have completed a group.
+  return finish(tx, await joinWaiting(tx, groups, { evenIfIncomplete: true }));
+}
