@@ -145,6 +145,15 @@ const envSchema = z.object({
   WEBHOOK_SECRET_GRACE_HOURS: z.coerce.number().nonnegative().default(24),
   /** How often a worker looks for pending events whose delivery job was lost or used up its retries. */
   WEBHOOK_STRANDED_SWEEP_MS: z.coerce.number().int().positive().default(60_000),
+  // --- Callbacks that cannot be turned on a stranger; upgrades that do not stop sending (issue 28).
+  /** Events one account may redeliver per hour, all processes together (0: no limit). */
+  WEBHOOK_REDELIVERIES_PER_HOUR: intFromEnv(10_000),
+  /** DNS servers (host or host:port, comma-separated) for callbacks' names; the system's resolver when unset. */
+  WEBHOOK_DNS_SERVERS: z.string().optional(),
+  /** Longest a migration waits for a lock that holds off traffic while it waits, per try. */
+  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  /** Tries per migration (or per statement of one run outside a transaction) before start-up fails. */
+  MIGRATION_LOCK_ATTEMPTS: z.coerce.number().int().positive().default(10),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { type Config, ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
-import { migrate } from "../db/migrate.ts";
+import { migrate, migrationOptions } from "../db/migrate.ts";
 import { createPool, type DatabaseTimeouts } from "../db/pool.ts";
+import { createLogger } from "../logger.ts";
 import {
   asksForHelp,
   type Command,
@@ -82,7 +83,8 @@ async function runData(command: DataCommand, args: ParsedArgs): Promise<void> {
   const pool = createPool(database.url, 2, databaseTimeouts(config));
   try {
     // Every command but migrate itself works on a fresh checkout: it migrates first.
-    if (!command.migrates) await migrate(pool);
+    if (!command.migrates)
+      await migrate(pool, migrationOptions(config, createLogger(config.LOG_LEVEL, { stderr: true })));
     const result = await action(pool);
     process.stdout.write(render(result, formatOf(args), command.columns));
   } finally {

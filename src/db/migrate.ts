@@ -1,6 +1,17 @@
 import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
+import type { Config } from "../config.ts";
+import type { Logger } from "../logger.ts";
+import { isLockRefusal, lockRetryDelayMs, reportingLockWaits } from "./lock-waits.ts";
+import {
+  concurrentIndexName,
+  type MigrationFile,
+  parseMigration,
+  takesOnlyWeakLocks,
+} from "./migration-file.ts";
 import type { Queryable } from "./pool.ts";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
@@ -12,13 +23,38 @@ export interface MigrationResult {
   current: string | null;
 }
 
-/**
- * Applies the numbered .sql files in order, each in its own transaction, under an advisory
- * lock so that several processes starting at once migrate exactly once.
- */
+export interface MigrateOptions {
+  /** Where lock waits, retries and dropped invalid indexes are told (nothing is logged without one). */
+  logger?: Logger | undefined;
+  /** Longest a statement waits for a lock that holds off traffic while it waits (MIGRATION_LOCK_TIMEOUT_MS). */
+  lockTimeoutMs?: number | undefined;
+  /** Tries per migration (or per statement of a file run outside a transaction) (MIGRATION_LOCK_ATTEMPTS). */
+  attempts?: number | undefined;
+  /** The wait before try n (2, 3, …); doubling from 1 s by default. */
+  retryDelayMs?: ((attempt: number) => number) | undefined;
+  /** The last file to apply: the database is left at that version (tests and benchmarks). */
+  until?: string | undefined;
+  /** Where the files are (tests); the shipped migrations by default. */
+  directory?: string | undefined;
+}
+
+export const MIGRATION_DEFAULTS = { lockTimeoutMs: 2_000, attempts: 10 } as const;
+
+/** The migration settings of the configuration, told to `logger`. */
+export function migrationOptions(
+  config: Pick<Config, "MIGRATION_LOCK_TIMEOUT_MS" | "MIGRATION_LOCK_ATTEMPTS">,
+  logger: Logger,
+): MigrateOptions {
+  return {
+    logger: logger.child({ stage: "migrate" }),
+    lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS,
+    attempts: config.MIGRATION_LOCK_ATTEMPTS,
+  };
+}
+
 /** The migration files this code ships, in order. */
-async function migrationFiles(): Promise<string[]> {
-  return (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+async function migrationFiles(directory = MIGRATIONS_DIR): Promise<string[]> {
+  return (await readdir(directory)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
 }
 
 export interface MigrationStatus {
@@ -47,8 +83,17 @@ export async function migrationStatus(db: Queryable): Promise<MigrationStatus> {
   };
 }
 
-export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
-  const files = await migrationFiles();
+/**
+ * Applies the numbered .sql files in order, under an advisory lock so that several processes
+ * starting at once migrate exactly once. Each file runs in its own transaction, or statement by
+ * statement when it starts with the no-transaction marker (src/db/migration-file.ts). A statement
+ * waits at most `lockTimeoutMs` for a lock that holds off traffic while it waits, says what it
+ * waits for, and is tried again (`attempts` in all) when the lock is not granted.
+ */
+export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Promise<MigrationResult> {
+  const directory = options.directory ?? MIGRATIONS_DIR;
+  const all = await migrationFiles(directory);
+  const files = options.until === undefined ? all : all.filter((f) => f <= (options.until as string));
   const client = await pool.connect();
   // Checked out, the client has no listener of the pool's: a lost connection must reject, not crash.
   let broken: Error | undefined;
@@ -56,11 +101,12 @@ export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
     broken ??= err;
   };
   client.on("error", onError);
+  let locked = false;
   try {
-    // A migration may outlast the service's statement timeout, and waiting for another process's
-    // migration is a lock wait: neither limit applies on this session (discarded after).
+    // A migration may outlast the service's statement timeout; lock waits are set per statement.
     await client.query("SET statement_timeout = 0; SET lock_timeout = 0");
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    await takeMigrationLock(client, options.logger);
+    locked = true;
     await client.query(
       `CREATE TABLE IF NOT EXISTS schema_migrations (
          version text PRIMARY KEY,
@@ -72,26 +118,146 @@ export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
         (r) => r.version,
       ),
     );
+    const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? 0;
+    const run = new Runner(client, pool, pid, options);
     const applied: string[] = [];
     for (const file of files) {
       if (done.has(file)) continue;
-      const sql = await readFile(MIGRATIONS_DIR + file, "utf8");
-      await client.query("BEGIN");
-      try {
-        await client.query(sql);
-        await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [file]);
-        await client.query("COMMIT");
-      } catch (err) {
-        await client.query("ROLLBACK");
-        throw new Error(`migration ${file} failed: ${(err as Error).message}`);
-      }
+      const migration = parseMigration(file, await readFile(path.join(directory, file), "utf8"));
+      if (migration.transactional) await run.inTransaction(migration);
+      else await run.statementByStatement(migration);
       applied.push(file);
     }
     return { applied, current: files.at(-1) ?? null };
   } finally {
-    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
+    if (locked) await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
     client.removeListener("error", onError);
     // Discarded rather than pooled: its session has the timeouts switched off.
     client.release(broken ?? true);
+  }
+}
+
+/**
+ * Waits for another process's migration by asking again every half second, never by a blocking
+ * pg_advisory_lock: a session blocked in that call holds a snapshot, which a concurrent index
+ * build in the migrating process would wait for, while it waits for the build's process: a
+ * deadlock that Postgres would break by failing one of them.
+ */
+async function takeMigrationLock(client: pg.PoolClient, logger: Logger | undefined): Promise<void> {
+  let told = false;
+  for (;;) {
+    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [
+      MIGRATION_LOCK,
+    ]);
+    if (rows[0]?.locked) return;
+    if (!told) logger?.info("another process is migrating the database; waiting for it");
+    told = true;
+    await sleep(500);
+  }
+}
+
+class Runner {
+  private readonly lockTimeoutMs: number;
+  private readonly attempts: number;
+  private readonly delay: (attempt: number) => number;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly observer: Queryable,
+    private readonly pid: number,
+    private readonly options: MigrateOptions,
+  ) {
+    this.lockTimeoutMs = options.lockTimeoutMs ?? MIGRATION_DEFAULTS.lockTimeoutMs;
+    this.attempts = Math.max(1, options.attempts ?? MIGRATION_DEFAULTS.attempts);
+    this.delay = options.retryDelayMs ?? ((attempt) => lockRetryDelayMs(attempt));
+  }
+
+  /** The whole file and its version row in one transaction, tried again as a whole. */
+  async inTransaction(m: MigrationFile): Promise<void> {
+    await this.tried(m, null, async () => {
+      await this.client.query("BEGIN");
+      try {
+        await this.client.query(`SET LOCAL lock_timeout = ${this.lockTimeoutMs}`);
+        await this.watched(m, null, () => this.client.query(m.sql));
+        await this.client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [m.name]);
+        await this.client.query("COMMIT");
+      } catch (err) {
+        await this.client.query("ROLLBACK").catch(() => {});
+        throw err;
+      }
+    });
+  }
+
+  /** Each statement committed on its own, the failing one tried again; the version row last. */
+  async statementByStatement(m: MigrationFile): Promise<void> {
+    for (const [index, statement] of m.statements.entries()) {
+      const weak = takesOnlyWeakLocks(statement);
+      await this.tried(m, index, async () => {
+        const indexName = concurrentIndexName(statement);
+        if (indexName) await this.dropInvalidIndex(m, indexName);
+        // A concurrent build or drop holds off no reads or writes while it waits: it may wait.
+        await this.client.query(`SET lock_timeout = ${weak ? 0 : this.lockTimeoutMs}`);
+        await this.watched(m, index, () => this.client.query(statement));
+      });
+    }
+    await this.client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [m.name]);
+  }
+
+  /** An index left invalid by a concurrent build that did not finish: dropped, to be built again. */
+  private async dropInvalidIndex(m: MigrationFile, name: string): Promise<void> {
+    const { rows } = await this.client.query<{ valid: boolean }>(
+      `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+      [name],
+    );
+    if (!rows[0] || rows[0].valid) return;
+    this.options.logger?.warn(
+      { migration: m.name, index: name },
+      "an earlier concurrent build of this index did not finish; dropping it to build it again",
+    );
+    await this.client.query("SET lock_timeout = 0");
+    await this.client.query(`DROP INDEX CONCURRENTLY IF EXISTS "${name}"`);
+  }
+
+  private watched<T>(m: MigrationFile, index: number | null, work: () => Promise<T>): Promise<T> {
+    const context = { migration: m.name, ...(index === null ? {} : { statement: index + 1 }) };
+    const everyMs = Math.max(50, Math.min(1_000, Math.floor(this.lockTimeoutMs / 2)));
+    return reportingLockWaits(
+      this.pid,
+      this.observer,
+      { everyMs, logger: this.options.logger, context },
+      work,
+    );
+  }
+
+  /** Runs `attempt` until it succeeds, a lock refusal has happened `attempts` times, or it fails otherwise. */
+  private async tried(m: MigrationFile, index: number | null, attempt: () => Promise<void>): Promise<void> {
+    const where = index === null ? m.name : `${m.name}, statement ${index + 1}`;
+    for (let n = 1; ; n++) {
+      try {
+        await attempt();
+        return;
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (!isLockRefusal(err)) throw new Error(`migration ${where} failed: ${message}`);
+        if (n >= this.attempts)
+          throw new Error(
+            `migration ${where} failed: its locks were not granted within ${this.lockTimeoutMs} ms ` +
+              `in ${this.attempts} attempts (${message}); see the log for what held them`,
+          );
+        const waitMs = this.delay(n + 1);
+        this.options.logger?.warn(
+          {
+            migration: m.name,
+            statement: index === null ? undefined : index + 1,
+            attempt: n,
+            wait_ms: waitMs,
+            error: message,
+          },
+          "migration lock not granted in time; trying again",
+        );
+        await sleep(waitMs);
+      }
+    }
   }
 }

@@ -1,3 +1,7 @@
+-- shiri:no-transaction: its index builds are concurrent, so it runs a statement at a time and
+-- every statement is harmless to repeat (src/db/migration-file.ts). It was a single transaction that
+-- built the indexes with writes held off; the schema it leaves is the same (docs/decisions/0004).
+
 -- Message search (GET /api/v1/sms, its CSV export, GET /api/v1/sms/bulk/{bulk_id}).
 --
 -- Pages are read newest first by (created_at, id), a keyset that never changes after insert.
@@ -9,21 +13,22 @@
 
 -- The account's messages in page order; replaces (account_id, created_at), which every query
 -- that used it (balances, audits) still finds as the prefix.
-CREATE INDEX messages_account_page_idx ON messages (account_id, created_at, id);
-DROP INDEX messages_account_idx;
+CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_account_page_idx ON messages (account_id, created_at, id);
+DROP INDEX CONCURRENTLY IF EXISTS messages_account_idx;
 
 -- A bulk send's messages in page order; replaces (bulk_id) with the same prefix.
-CREATE INDEX messages_bulk_page_idx ON messages (bulk_id, created_at, id) WHERE bulk_id IS NOT NULL;
-DROP INDEX messages_bulk_idx;
+CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_bulk_page_idx ON messages (bulk_id, created_at, id) WHERE bulk_id IS NOT NULL;
+DROP INDEX CONCURRENTLY IF EXISTS messages_bulk_idx;
 
 -- One recipient's messages: the only selective filter the two above cannot serve.
-CREATE INDEX messages_account_to_idx ON messages (account_id, "to", created_at, id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_account_to_idx ON messages (account_id, "to", created_at, id);
 
 -- The key that signs search cursors, shared by every API process through the database. Two
 -- random UUIDs: 244 bits from the server's strong random source.
-CREATE TABLE search_cursor_key (
+CREATE TABLE IF NOT EXISTS search_cursor_key (
   only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
   secret text NOT NULL
 );
 INSERT INTO search_cursor_key (secret)
-VALUES (replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''));
+VALUES (replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''))
+ON CONFLICT (only_row) DO NOTHING;
