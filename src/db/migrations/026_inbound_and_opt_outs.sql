@@ -1,4 +1,4 @@
--- Two-way messaging and opt-outs (issue 26; docs/decisions/0002-inbound-and-opt-outs.md).
+-- Two-way messaging and opt-outs (issue 26; docs/decisions/0005-inbound-and-opt-outs.md).
 -- Numbers are kept in the international form they are compared in: digits only, with the
 -- country code (src/domain/numbers.ts internationalForm); short codes as their digits.
 
