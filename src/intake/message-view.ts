@@ -79,7 +79,8 @@ export const messageSchema = z
       }),
     charge_currency: z.string().meta({ description: "Currency code of charge.", examples: ["USD"] }),
     operator_response: z.string().meta({
-      description: "The carrier's answer: empty until dispatched; ESME_ROK, DELIVRD, UNDELIV, UNROUTABLE…",
+      description:
+        "The carrier's answer: empty until dispatched; ESME_ROK, DELIVRD, UNDELIV, UNROUTABLE, OPTED_OUT (the number is on the account's opt-out list: never sent, charge 0)…",
     }),
     received_at: timestamp().meta({ description: "When the service accepted the message." }),
     status: z

@@ -211,6 +211,110 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/inbound-numbers": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's inbound numbers
+     * @description The short codes and numbers whose messages come to the account (the operator adds them). Each may be used as `from` in the account's sends, written as listed.
+     */
+    get: operations["listInboundNumbers"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/inbound": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's inbound messages
+     * @description Newest first (by when the first part arrived), a page at a time: pass next_cursor back as cursor, with the same filters, until it is null. Every filter is optional and given once; since is inclusive, until exclusive; an unknown parameter is a validation error.
+     */
+    get: operations["listInboundMessages"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/inbound/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve an inbound message
+     * @description An id that is not a UUID, or another account's message, is not found.
+     */
+    get: operations["getInboundMessage"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/opt-outs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's opt-out list
+     * @description Newest first, a page at a time (next_cursor, as GET /api/v1/sms). A send to a listed number reaches no carrier: its message is created failed with operator_response OPTED_OUT and a charge of 0.
+     */
+    get: operations["listOptOuts"];
+    put?: never;
+    /**
+     * Put a number on the opt-out list
+     * @description From then on no send of the account reaches it. 201 when this call listed it (a contact.opted_out callback, reason api), 200 when it was already listed (its entry unchanged, no callback).
+     */
+    post: operations["addOptOut"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/opt-outs/{number}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Take a number off the opt-out list
+     * @description Sends reach it again (a contact.opted_in callback, reason api). A number not on the list is not found.
+     */
+    delete: operations["removeOptOut"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/webhook": {
     parameters: {
       query?: never;
@@ -385,8 +489,8 @@ export interface webhooks {
     get?: never;
     put?: never;
     /**
-     * A callback: one event of one message (or a batch of them), signed
-     * @description Posted to a send's webhook_url, else to the account webhook. Verify Shiri-Signature against the raw body (docs/api.md, Verifying a callback); deduplicate on the event id. An account webhook with a batch_size above 1 gets a JSON array of events instead, answered for all of them at once (docs/api.md, Callbacks in batches).
+     * A callback: one event (or a batch of them), signed
+     * @description A message event is posted to its send's webhook_url, else to the account webhook; message.received and the contact events go to the account webhook. Verify Shiri-Signature against the raw body (docs/api.md, Verifying a callback); deduplicate on the event id. An account webhook with a batch_size above 1 gets a JSON array of events instead, answered for all of them at once (docs/api.md, Callbacks in batches).
      */
     post: operations["messageEvent"];
     delete?: never;
@@ -426,7 +530,7 @@ export interface components {
        * @example USD
        */
       charge_currency: string;
-      /** @description The carrier's answer: empty until dispatched; ESME_ROK, DELIVRD, UNDELIV, UNROUTABLE… */
+      /** @description The carrier's answer: empty until dispatched; ESME_ROK, DELIVRD, UNDELIV, UNROUTABLE, OPTED_OUT (the number is on the account's opt-out list: never sent, charge 0)… */
       operator_response: string;
       /**
        * Format: date-time
@@ -883,6 +987,60 @@ export interface components {
        */
       verification_status: "verified" | "pending" | "rejected";
     };
+    InboundNumber: {
+      /** @description As `from` takes it: a short code, or digits with the country code. */
+      number: string;
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** @description A message a handset sent to one of the account's inbound numbers. */
+    InboundMessage: {
+      /** Format: uuid */
+      id: string;
+      /** @description The handset's number, in international form: digits with the country code (+263…, 263… and 0… are one number). */
+      from: string;
+      /** @description The inbound number written to (a short code, or a number in international form). */
+      to: string;
+      /** @description The text, its parts joined. */
+      message: string;
+      /** @description The operator of the sender's number: econet, netone, telecel, or empty for none of them. */
+      operator: string;
+      /**
+       * Format: date-time
+       * @description When its first part arrived.
+       */
+      received_at: string;
+      /** @description The parts joined. */
+      parts: number;
+      /** @description false when parts were still missing after the reassembly timeout: the text is what came. */
+      complete: boolean;
+      /**
+       * @description How the handset encoded it (data_coding 0, 1, 3 or 8).
+       * @enum {string}
+       */
+      encoding: "gsm7" | "ascii" | "latin1" | "ucs2";
+      /** @description The keyword the whole text matched (an opt-out, opt-in or help word of the account, upper case), else null. */
+      keyword: string | null;
+    };
+    /** @description A number on the account's opt-out list. */
+    OptOut: {
+      /** @description Digits with the country code (international form). */
+      number: string;
+      /**
+       * Format: date-time
+       * @description When it went on the list.
+       */
+      created_at: string;
+      /**
+       * @description A keyword the number sent, or this API.
+       * @enum {string}
+       */
+      reason: "keyword" | "api";
+      /** @description The keyword, when a keyword put it there. */
+      keyword: string | null;
+      /** @description The inbound message that carried the keyword (GET /api/v1/inbound/{id}). */
+      inbound_message_id: string | null;
+    };
     Webhook: {
       /** @description The account webhook; null when none is registered. */
       url: string | null;
@@ -991,7 +1149,12 @@ export interface components {
       };
     };
     CallbackBody: components["schemas"]["CallbackEvent"] | components["schemas"]["CallbackEvent"][];
-    CallbackEvent: {
+    CallbackEvent:
+      | components["schemas"]["MessageEvent"]
+      | components["schemas"]["InboundMessageEvent"]
+      | components["schemas"]["ContactEvent"];
+    /** @description A sent message's status or delivery changed. */
+    MessageEvent: {
       /**
        * Format: uuid
        * @description The event id: the same on every retry; deduplicate on it.
@@ -1010,6 +1173,55 @@ export interface components {
        */
       created_at: string;
       data: components["schemas"]["Message"];
+    };
+    /** @description A handset's message to one of the account's inbound numbers. */
+    InboundMessageEvent: {
+      /**
+       * Format: uuid
+       * @description The event id: the same on every retry; deduplicate on it.
+       */
+      id: string;
+      /** @constant */
+      type: "message.received";
+      /**
+       * Format: date-time
+       * @description When the change happened.
+       */
+      created_at: string;
+      data: components["schemas"]["InboundMessage"];
+    };
+    /** @description A number went on or came off the account's opt-out list. */
+    ContactEvent: {
+      /**
+       * Format: uuid
+       * @description The event id: the same on every retry; deduplicate on it.
+       */
+      id: string;
+      /** @enum {string} */
+      type: "contact.opted_out" | "contact.opted_in";
+      /**
+       * Format: date-time
+       * @description When the change happened.
+       */
+      created_at: string;
+      data: {
+        /** @description Digits with the country code (international form). */
+        number: string;
+        /**
+         * Format: date-time
+         * @description When the number went on (or came off) the list.
+         */
+        at: string;
+        /**
+         * @description A keyword the number sent, or this API.
+         * @enum {string}
+         */
+        reason: "keyword" | "api";
+        /** @description The keyword, when a keyword put it there. */
+        keyword: string | null;
+        /** @description The inbound message that carried the keyword (GET /api/v1/inbound/{id}). */
+        inbound_message_id: string | null;
+      };
     };
   };
   responses: never;
@@ -2477,6 +2689,554 @@ export interface operations {
       };
     };
   };
+  listInboundNumbers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The inbound numbers. */
+      200: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "request successful";
+            data: components["schemas"]["InboundNumber"][];
+          };
+        };
+      };
+      /** @description missing authentication */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
+        };
+      };
+      /** @description too many requests */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After-Limit"];
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_TOO_MANY_REQUESTS"];
+        };
+      };
+      /** @description internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_INTERNAL_ERROR"];
+        };
+      };
+      /** @description service unavailable, try again shortly */
+      503: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_SERVICE_UNAVAILABLE"];
+        };
+      };
+    };
+  };
+  listInboundMessages: {
+    parameters: {
+      query?: {
+        /** @description Messages from this number (international form: digits with the country code (+263…, 263… and 0… are one number)). */
+        from?: string;
+        /** @description Messages to this inbound number. */
+        to?: string;
+        /** @description Messages received at or after this instant (RFC 3339). */
+        since?: string;
+        /** @description Messages received before this instant (RFC 3339). */
+        until?: string;
+        /** @description Messages per page, 1 to 100 (default 50). */
+        limit?: string;
+        /** @description next_cursor of the previous page, with the same filters. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of inbound messages. */
+      200: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "";
+            data: {
+              items: components["schemas"]["InboundMessage"][];
+              /** @description Pass as cursor for the next page; null on the last. */
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Validation failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_VALIDATION_ERROR"];
+        };
+      };
+      /** @description missing authentication */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
+        };
+      };
+      /** @description too many requests */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After-Limit"];
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_TOO_MANY_REQUESTS"];
+        };
+      };
+      /** @description internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_INTERNAL_ERROR"];
+        };
+      };
+      /** @description service unavailable, try again shortly */
+      503: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_SERVICE_UNAVAILABLE"];
+        };
+      };
+    };
+  };
+  getInboundMessage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The inbound message's id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The inbound message. */
+      200: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "request successful";
+            data: components["schemas"]["InboundMessage"];
+          };
+        };
+      };
+      /** @description missing authentication */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
+        };
+      };
+      /** @description not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_NOT_FOUND"];
+        };
+      };
+      /** @description too many requests */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After-Limit"];
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_TOO_MANY_REQUESTS"];
+        };
+      };
+      /** @description internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_INTERNAL_ERROR"];
+        };
+      };
+      /** @description service unavailable, try again shortly */
+      503: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_SERVICE_UNAVAILABLE"];
+        };
+      };
+    };
+  };
+  listOptOuts: {
+    parameters: {
+      query?: {
+        /** @description That number's entry alone (any of its forms). */
+        number?: string;
+        /** @description Entries per page, 1 to 100 (default 50). */
+        limit?: string;
+        /** @description next_cursor of the previous page, with the same number filter. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the list. */
+      200: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "";
+            data: {
+              items: components["schemas"]["OptOut"][];
+              /** @description Pass as cursor for the next page; null on the last. */
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Validation failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_VALIDATION_ERROR"];
+        };
+      };
+      /** @description missing authentication */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
+        };
+      };
+      /** @description too many requests */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After-Limit"];
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_TOO_MANY_REQUESTS"];
+        };
+      };
+      /** @description internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_INTERNAL_ERROR"];
+        };
+      };
+      /** @description service unavailable, try again shortly */
+      503: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_SERVICE_UNAVAILABLE"];
+        };
+      };
+    };
+  };
+  addOptOut: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * @description MSISDN in international format (optional +, 3 to 20 digits)
+           * @example +263771234567
+           */
+          number: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Already listed. */
+      200: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "number already opted out";
+            data: components["schemas"]["OptOut"];
+          };
+        };
+      };
+      /** @description Listed now. */
+      201: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "number opted out";
+            data: components["schemas"]["OptOut"];
+          };
+        };
+      };
+      /** @description malformed JSON body; unreadable request body; Validation failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_BAD_REQUEST_VALIDATION_ERROR"];
+        };
+      };
+      /** @description missing authentication */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_PAYLOAD_TOO_LARGE"];
+        };
+      };
+      /** @description too many requests */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After-Limit"];
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_TOO_MANY_REQUESTS"];
+        };
+      };
+      /** @description internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_INTERNAL_ERROR"];
+        };
+      };
+      /** @description service unavailable, try again shortly */
+      503: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_SERVICE_UNAVAILABLE"];
+        };
+      };
+    };
+  };
+  removeOptOut: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The number, in any of its forms (+263…, 263…, 0…). */
+        number: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Taken off (no data). */
+      200: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "number opted in";
+          };
+        };
+      };
+      /** @description missing authentication */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
+        };
+      };
+      /** @description not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_NOT_FOUND"];
+        };
+      };
+      /** @description too many requests */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After-Limit"];
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_TOO_MANY_REQUESTS"];
+        };
+      };
+      /** @description internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_INTERNAL_ERROR"];
+        };
+      };
+      /** @description service unavailable, try again shortly */
+      503: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_SERVICE_UNAVAILABLE"];
+        };
+      };
+    };
+  };
   getWebhook: {
     parameters: {
       query?: never;
@@ -3225,7 +3985,10 @@ export interface operations {
           | "message.success"
           | "message.failed"
           | "message.delivered"
-          | "message.undelivered";
+          | "message.undelivered"
+          | "message.received"
+          | "contact.opted_out"
+          | "contact.opted_in";
         /** @description On a batch only: how many events the array holds. */
         "Shiri-Event-Count"?: string;
       };

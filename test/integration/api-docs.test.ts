@@ -26,6 +26,12 @@ beforeAll(async () => {
     headers: acct.headers,
     body: { to: "+263771234567", from: "SHIRI", message: "event" },
   });
+  // The inbound message example reads the account's latest: a handset's reply, as a link stores it.
+  await t.service.pool.query(
+    `INSERT INTO inbound_messages (id, account_id, link, operator, "from", "to", body, encoding, parts, complete, received_at)
+     VALUES (gen_random_uuid(), $1, 'econet', 'econet', '263771234567', '33000', 'Yes please', 'gsm7', 1, true, now())`,
+    [acct.id],
+  );
 });
 afterAll(() => t.stop());
 

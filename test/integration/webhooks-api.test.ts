@@ -19,13 +19,15 @@ afterAll(() => t.stop());
 const api = (method: string, path: string, body?: unknown, headers = acct.headers) =>
   call(t.base, method, `/api/v1${path}`, { headers, ...(body === undefined ? {} : { body }) });
 
-const ALL_EVENTS = [
+/** A send's own webhook takes its messages' events; the account webhook these and the account's own. */
+const MESSAGE_EVENTS = [
   "message.enqueued",
   "message.success",
   "message.failed",
   "message.delivered",
   "message.undelivered",
 ];
+const ALL_EVENTS = [...MESSAGE_EVENTS, "message.received", "contact.opted_out", "contact.opted_in"];
 
 interface WebhookData {
   url: string | null;
@@ -512,7 +514,8 @@ describe("webhook_url and webhook_events on the send endpoints", () => {
   const INVALID_EVENTS: Array<[unknown, string]> = [
     [null, "must be an array of event types"],
     [[], "must name at least one event type"],
-    [["message.sent"], `must contain only ${ALL_EVENTS.join(", ")}`],
+    [["message.sent"], `must contain only ${MESSAGE_EVENTS.join(", ")}`],
+    [["message.received"], `must contain only ${MESSAGE_EVENTS.join(", ")}`],
     [["message.success", "message.success"], "must not repeat an event type"],
   ];
 

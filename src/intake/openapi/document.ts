@@ -17,6 +17,8 @@ const TAGS: Record<Tag, string> = {
   Messages: "Sending SMS and reading messages back.",
   "API keys": "The keys that authenticate every request.",
   Account: "The account's balance and sender ids (extensions).",
+  Inbound:
+    "Two-way messaging: inbound numbers, the messages handsets send to them, and the opt-out list (extensions).",
   Webhooks: "The account webhook, its signing secret, and callback deliveries (extensions).",
   Health: "Liveness and readiness probes, outside the API's conventions (extensions).",
   Reference: "This document.",
@@ -243,9 +245,10 @@ export function openApiDocument(endpoints: readonly Endpoint[], config: Config):
       messageEvent: {
         post: {
           operationId: "messageEvent",
-          summary: "A callback: one event of one message (or a batch of them), signed",
+          summary: "A callback: one event (or a batch of them), signed",
           description:
-            "Posted to a send's webhook_url, else to the account webhook. Verify Shiri-Signature " +
+            "A message event is posted to its send's webhook_url, else to the account webhook; " +
+            "message.received and the contact events go to the account webhook. Verify Shiri-Signature " +
             "against the raw body (docs/api.md, Verifying a callback); deduplicate on the event id. " +
             "An account webhook with a batch_size above 1 gets a JSON array of events instead, " +
             "answered for all of them at once (docs/api.md, Callbacks in batches).",

@@ -3,7 +3,7 @@ import type { Config } from "../../config.ts";
 import type { ErrorName, ErrorShape } from "../errors.ts";
 
 /** How the document groups endpoints; each tag is described in document.ts. */
-export type Tag = "Messages" | "API keys" | "Account" | "Webhooks" | "Health" | "Reference";
+export type Tag = "Messages" | "API keys" | "Account" | "Inbound" | "Webhooks" | "Health" | "Reference";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 

@@ -5,7 +5,9 @@ import { exportSmsEndpoint } from "../routes/export-sms.ts";
 import { getBulkEndpoint } from "../routes/get-bulk.ts";
 import { getSmsEndpoint } from "../routes/get-sms.ts";
 import { healthzEndpoint, readyzEndpoint } from "../routes/health.ts";
+import { getInboundEndpoint, getInboundNumbersEndpoint, searchInboundEndpoint } from "../routes/inbound.ts";
 import { openApiEndpoint } from "../routes/openapi.ts";
+import { addOptOutEndpoint, listOptOutsEndpoint, removeOptOutEndpoint } from "../routes/opt-outs.ts";
 import { previewSmsEndpoint } from "../routes/preview-sms.ts";
 import { searchSmsEndpoint } from "../routes/search-sms.ts";
 import { sendBulkEndpoint } from "../routes/send-bulk.ts";
@@ -43,6 +45,12 @@ export const ENDPOINTS: readonly Endpoint[] = [
   revokeTokenEndpoint,
   getBalanceEndpoint,
   getSenderIdsEndpoint,
+  getInboundNumbersEndpoint,
+  searchInboundEndpoint,
+  getInboundEndpoint,
+  listOptOutsEndpoint,
+  addOptOutEndpoint,
+  removeOptOutEndpoint,
   getWebhookEndpoint,
   putWebhookEndpoint,
   deleteWebhookEndpoint,

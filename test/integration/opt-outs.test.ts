@@ -1,0 +1,290 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendMobileOriginated } from "../../carriers/simulator/mobile-originated.ts";
+import { audit } from "../../src/audit/audit.ts";
+import { addInboundNumber } from "../../src/inbound/inbound-numbers.ts";
+import { setKeywordSettings } from "../../src/inbound/keywords.ts";
+import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { verifySignature } from "../../src/webhooks/signing.ts";
+import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { call, type TestAccount } from "../support/service.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { type Receiver, startReceiver } from "./webhooks-receiver.ts";
+
+/**
+ * Opt-outs end to end over loopback SMPP: a handset's STOP puts its number on the account's list,
+ * a send to it then reaches no carrier and costs nothing, START takes it off, keyword replies go
+ * out billed from the number written to, the API manages the list, and every change is a signed
+ * callback. Another account's list and sends are its own.
+ */
+let h: DispatchHarness;
+let other: TestAccount;
+let rx: Receiver;
+let secret: string;
+const SHORT_CODE = "33001";
+const LONG_NUMBER = "263772000000";
+
+beforeAll(async () => {
+  h = await startDispatchHarness();
+  other = await h.t.account();
+  await addInboundNumber(h.pool, h.acct.id, SHORT_CODE);
+  await addInboundNumber(h.pool, h.acct.id, LONG_NUMBER);
+  await setKeywordSettings(h.pool, h.acct.id, {
+    replies: { opt_out: "You will get no more messages. Reply START to undo.", help: "Call 0242 000 000" },
+  });
+  rx = await startReceiver();
+  const put = await call(h.t.base, "PUT", "/api/v1/webhook", {
+    headers: h.acct.headers,
+    body: { url: rx.url, events: ["contact.opted_out", "contact.opted_in", "message.failed"] },
+  });
+  secret = (put.body as { data: { signing_secret: string } }).data.signing_secret;
+  await waitFor(() => h.sims.get("econet").boundSessions === 1, {
+    timeoutMs: 20_000,
+    what: "the econet bind",
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await rx?.stop();
+  await h?.stop();
+});
+
+async function handsetSends(from: string, text: string, to = SHORT_CODE): Promise<void> {
+  const result = await sendMobileOriginated(h.sims.get("econet").boundSessionList(), { from, to, text });
+  expect(result.sent.map((s) => s.command_status)).toEqual([0]);
+}
+
+async function listed(account: TestAccount, number: string): Promise<boolean> {
+  const res = await call(h.t.base, "GET", `/api/v1/opt-outs?number=${number}`, { headers: account.headers });
+  return (res.body as { data: { items: unknown[] } }).data.items.length === 1;
+}
+
+/** What the SMSC accepted for a destination. */
+const atSmsc = (to: string) => h.sims.get("econet").accepted.filter((a) => a.destination_addr === to);
+
+async function expectLedgerBalanced(account: TestAccount): Promise<void> {
+  const [balance, ledger] = await Promise.all([
+    balanceOf(h.pool, account.id),
+    balanceFromLedger(h.pool, account.id),
+  ]);
+  expect({ available: balance?.available, held: balance?.held }).toEqual(ledger);
+}
+
+describe("STOP, then a send", () => {
+  const number = "263771100001";
+  it("lists the number, replies from the number written to (billed), and the send reaches no carrier, unbilled", async () => {
+    await handsetSends(number, "  Stop ");
+    await waitFor(() => listed(h.acct, number), { what: "the opt-out" });
+    // The configured reply: a send of the account, from the short code, to the handset, billed.
+    await waitFor(() => atSmsc(number).length === 1, { what: "the opt-out reply at the SMSC" });
+    expect(atSmsc(number)[0]).toMatchObject({
+      source_addr: SHORT_CODE,
+      text: expect.stringContaining("START"),
+    });
+    const reply = await h.pool.query<{ charge: number; sender_id: string; status: string }>(
+      `SELECT m.charge, m.sender_id, m.status FROM inbound_messages i JOIN messages m ON m.id = i.reply_message_id
+        WHERE i."from" = $1`,
+      [number],
+    );
+    expect(reply.rows[0]?.charge).toBeGreaterThan(0);
+    expect(reply.rows[0]?.sender_id).toBe(SHORT_CODE);
+
+    const before = await balanceOf(h.pool, h.acct.id);
+    const sent = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: { to: "+263771100001", from: "SHIRI", message: "offer" },
+    });
+    expect(sent.status).toBe(202);
+    expect(sent.body).toMatchObject({ status: "failed", operator_response: "OPTED_OUT", charge: "0" });
+    const id = (sent.body as { id: string }).id;
+    // Nothing was held for it (the reply's hold may have been captured meanwhile: available alone).
+    expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before?.available);
+    const read = await call(h.t.base, "GET", `/api/v1/sms/${id}`, { headers: h.acct.headers });
+    expect(read.body).toMatchObject({
+      data: { status: "failed", operator_response: "OPTED_OUT", charge: "0" },
+    });
+    // A message that is going somewhere would be at the SMSC by the time a later one is: send one after it.
+    const later = await h.send("+263771100099", "after");
+    await h.waitUntilSettled([later]);
+    expect(atSmsc(number)).toHaveLength(1);
+    await waitFor(
+      () => rx.received.some((r) => r.event.type === "message.failed" && r.event.data.id === id),
+      {
+        what: "message.failed for the opted-out send",
+      },
+    );
+    await expectLedgerBalanced(h.acct);
+  });
+
+  it("calls back contact.opted_out with the number, when and why, signed", async () => {
+    await waitFor(() => rx.received.some((r) => r.event.type === "contact.opted_out"), {
+      what: "the callback",
+    });
+    const got = rx.received.find(
+      (r) => r.event.type === "contact.opted_out" && (r.event.data as { number?: string }).number === number,
+    );
+    expect(got?.event.data).toEqual({
+      number,
+      at: expect.any(String),
+      reason: "keyword",
+      keyword: "STOP",
+      inbound_message_id: expect.any(String),
+    });
+    expect(verifySignature(secret, got?.body ?? "", String(got?.headers["shiri-signature"]))).toBe(true);
+  });
+
+  it("a bulk send with that number is accepted whole: its item failed at 0, the others sent and billed", async () => {
+    const res = await call(h.t.base, "POST", "/api/v1/sms/bulk", {
+      headers: h.acct.headers,
+      body: { to: ["+263771100002", "0771100001", "+263771100003"], from: "SHIRI", message: "bulk" },
+    });
+    expect(res.status).toBe(202);
+    const data = (
+      res.body as { data: { charge: number; items: { id: string; status: string; charge: number }[] } }
+    ).data;
+    const [a, opted, b] = data.items;
+    expect(opted).toMatchObject({ status: "failed", charge: 0 });
+    expect(a).toMatchObject({ status: "enqueued" });
+    expect(data.charge).toBe((a?.charge ?? 0) + (b?.charge ?? 0));
+    await h.waitUntilSettled([a?.id ?? "", b?.id ?? ""], { delivered: true });
+    expect(atSmsc("263771100002")).toHaveLength(1);
+    expect(atSmsc(number)).toHaveLength(1); // still only the reply
+    const bulk = await call(h.t.base, "GET", `/api/v1/sms/${opted?.id}`, { headers: h.acct.headers });
+    expect(bulk.body).toMatchObject({ data: { status: "failed", operator_response: "OPTED_OUT" } });
+    await expectLedgerBalanced(h.acct);
+    const report = await audit(h.pool, { stuckMinutes: 1_000_000, receiptHours: 1_000_000 });
+    expect(report.clean, JSON.stringify(report)).toBe(true);
+  });
+
+  it("an idempotent send to it stores and replays the failed answer", async () => {
+    const send = () =>
+      call(h.t.base, "POST", "/api/v1/sms", {
+        headers: { ...h.acct.headers, "idempotency-key": "opted-out-1" },
+        body: { to: number, from: "SHIRI", message: "again" },
+      });
+    const first = await send();
+    expect(first.body).toMatchObject({ status: "failed", operator_response: "OPTED_OUT", charge: "0" });
+    expect((await send()).body).toEqual(first.body);
+  });
+
+  it("another account's sends still reach the number, and its list is its own", async () => {
+    expect(await listed(other, number)).toBe(false);
+    const res = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: other.headers,
+      body: { to: number, from: "SHIRI", message: "from another sender" },
+    });
+    expect(res.body).toMatchObject({ status: "enqueued" });
+    await h.waitUntilSettled([(res.body as { id: string }).id], { delivered: true });
+    expect(atSmsc(number).map((a) => a.text)).toContain("from another sender");
+  });
+});
+
+describe("START, then a send", () => {
+  it("takes the number off the list (contact.opted_in) and the send is delivered", async () => {
+    const number = "263771100011";
+    await handsetSends(number, "STOP", LONG_NUMBER);
+    await waitFor(() => listed(h.acct, number), { what: "the opt-out" });
+    await handsetSends(number, "start", LONG_NUMBER);
+    await waitFor(async () => !(await listed(h.acct, number)), { what: "the opt-in" });
+    await waitFor(
+      () =>
+        rx.received.some(
+          (r) =>
+            r.event.type === "contact.opted_in" && (r.event.data as { number?: string }).number === number,
+        ),
+      { what: "contact.opted_in" },
+    );
+    const id = await h.send(`+${number}`, "welcome back");
+    await h.waitUntilSettled([id], { delivered: true });
+    const status = (await h.statusOf([id])).get(id);
+    expect(status).toMatchObject({ status: "success", delivered: true });
+    // The STOP's reply went from the long number it was sent to; START has no reply configured.
+    expect(atSmsc(number).map((a) => [a.source_addr, a.text.startsWith("You will")])).toEqual([
+      [LONG_NUMBER, true],
+      ["SHIRI", false],
+    ]);
+  });
+});
+
+describe("HELP", () => {
+  it("is answered with the configured reply, billed as a normal send", async () => {
+    const number = "263771100021";
+    const before = (await balanceOf(h.pool, h.acct.id))?.available ?? 0;
+    await handsetSends(number, "help");
+    await waitFor(() => atSmsc(number).length === 1, { what: "the help reply" });
+    expect(atSmsc(number)[0]).toMatchObject({ source_addr: SHORT_CODE, text: "Call 0242 000 000" });
+    const { rows } = await h.pool.query<{ id: string; charge: number }>(
+      `SELECT m.id, m.charge FROM inbound_messages i JOIN messages m ON m.id = i.reply_message_id WHERE i."from" = $1`,
+      [number],
+    );
+    await h.waitUntilSettled([rows[0]?.id ?? ""], { delivered: true });
+    expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before - (rows[0]?.charge ?? 0));
+    expect(await listed(h.acct, number)).toBe(false);
+    await expectLedgerBalanced(h.acct);
+  });
+});
+
+describe("the opt-out list through the API", () => {
+  it("POST lists a number once (201, then 200), in any of its forms", async () => {
+    const add = (number: string) =>
+      call(h.t.base, "POST", "/api/v1/opt-outs", { headers: h.acct.headers, body: { number } });
+    const first = await add("0771100031");
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({
+      status: "success",
+      message: "number opted out",
+      data: { number: "263771100031", reason: "api", keyword: null, inbound_message_id: null },
+    });
+    const again = await add("+263771100031");
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({
+      message: "number already opted out",
+      data: { number: "263771100031" },
+    });
+    const bad = await add("not a number");
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({
+      error: { code: "VALIDATION_ERROR", validation_errors: [{ field: "number" }] },
+    });
+    await waitFor(
+      () =>
+        rx.received.some(
+          (r) =>
+            r.event.type === "contact.opted_out" &&
+            (r.event.data as { number?: string; reason?: string }).reason === "api",
+        ),
+      { what: "contact.opted_out by the API" },
+    );
+  });
+
+  it("GET pages newest first; DELETE takes a number off (200), then it is not found (404)", async () => {
+    for (const n of ["263771100041", "263771100042", "263771100043"])
+      await call(h.t.base, "POST", "/api/v1/opt-outs", { headers: h.acct.headers, body: { number: n } });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const res = await call(h.t.base, "GET", `/api/v1/opt-outs${query}`, { headers: h.acct.headers });
+      const page = (res.body as { data: { items: { number: string }[]; next_cursor: string | null } }).data;
+      seen.push(...page.items.map((i) => i.number));
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(seen.slice(0, 3)).toEqual(["263771100043", "263771100042", "263771100041"]);
+    expect(new Set(seen).size).toBe(seen.length);
+    const removed = await call(h.t.base, "DELETE", "/api/v1/opt-outs/+263771100042", {
+      headers: h.acct.headers,
+    });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toEqual({ status: "success", message: "number opted in" });
+    const gone = await call(h.t.base, "DELETE", "/api/v1/opt-outs/263771100042", { headers: h.acct.headers });
+    expect(gone.status).toBe(404);
+    expect(gone.body).toMatchObject({ status: "error", error: { code: "NOT_FOUND" } });
+  });
+
+  it("another account never sees the list nor changes it", async () => {
+    const res = await call(h.t.base, "GET", "/api/v1/opt-outs", { headers: other.headers });
+    expect((res.body as { data: { items: unknown[] } }).data.items).toEqual([]);
+    const del = await call(h.t.base, "DELETE", "/api/v1/opt-outs/263771100041", { headers: other.headers });
+    expect(del.status).toBe(404);
+    expect(await listed(h.acct, "263771100041")).toBe(true);
+  });
+});
