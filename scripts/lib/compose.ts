@@ -139,7 +139,7 @@ export function interpolate(
  */
 export function filledIn(exampleText: string): string {
   return exampleText
-    .replace(/^((?:POSTGRES|GRAFANA_ADMIN)_PASSWORD)=$/gm, "$1=s3cret")
+    .replace(/^((?:POSTGRES|SHIRI_DB|EXPORTER_DB|GRAFANA_ADMIN)_PASSWORD)=$/gm, "$1=s3cret")
     .replace(/^ALERT_WEBHOOK_URL=$/m, "ALERT_WEBHOOK_URL=https://oncall.example/alertmanager")
     .replace(/^RUNBOOK_BASE_URL=$/m, "RUNBOOK_BASE_URL=https://git.example/shiri/blob/main/docs/runbooks");
 }
@@ -169,6 +169,8 @@ export function checkCompose(root: string): string[] {
   const required = new Set(interpolate(composeValues, new Map()).missing);
   for (const name of [
     "POSTGRES_PASSWORD",
+    "SHIRI_DB_PASSWORD",
+    "EXPORTER_DB_PASSWORD",
     "GRAFANA_ADMIN_PASSWORD",
     "DATABASE_URL",
     "ALERT_WEBHOOK_URL",
@@ -269,6 +271,8 @@ export function checkCompose(root: string): string[] {
     }
   }
 
+  problems.push(...checkDatabaseRoles(services, shiriServices));
+
   // Prometheus scrapes each Shiri service by name on the METRICS_PORT it was given.
   const promYml = readFileSync(path.join(root, "grafana", "prometheus", "prometheus.yml"), "utf8");
   const scraped = [...promYml.matchAll(/names:\s*\[\s*([\w-]+)\s*\][\s\S]*?port:\s*(\d+)/g)];
@@ -311,5 +315,46 @@ export function checkCompose(root: string): string[] {
       if (source.startsWith(".") && !existsSync(path.join(root, source)))
         problems.push(`${name}: mounts ${source}, which does not exist`);
     }
+  return problems;
+}
+
+/**
+ * The database roles (issue 28): Shiri connects as a role of its own, not the bundled Postgres's
+ * superuser, which scripts/postgres-init makes on the first start; postgres_exporter as another.
+ */
+function checkDatabaseRoles(
+  services: { [key: string]: Yaml },
+  shiriServices: Array<[string, Yaml]>,
+): string[] {
+  const problems: string[] = [];
+  const postgres = Object.entries(services).find(([, s]) => String(asMap(s).image).startsWith("postgres:"));
+  if (!postgres) return problems;
+  const pgEnv = asMap(asMap(postgres[1]).environment);
+  const superuser = String(pgEnv.POSTGRES_USER ?? "postgres");
+  const userOf = (url: unknown) => {
+    try {
+      return decodeURIComponent(new URL(String(url)).username);
+    } catch {
+      return "";
+    }
+  };
+  const appUsers = new Set(shiriServices.map(([, s]) => userOf(asMap(asMap(s).environment).DATABASE_URL)));
+  for (const user of appUsers)
+    if (user === superuser)
+      problems.push(`DATABASE_URL connects as ${user}, the postgres service's superuser (POSTGRES_USER)`);
+  const exporter = Object.entries(services).find(([, s]) =>
+    String(asMap(s).image).includes("postgres-exporter"),
+  );
+  const exporterUser = exporter ? userOf(asMap(asMap(exporter[1]).environment).DATA_SOURCE_NAME) : "";
+  if (exporter && (exporterUser === superuser || appUsers.has(exporterUser)))
+    problems.push(`${exporter[0]}: connects as ${exporterUser}; it needs a read-only role of its own`);
+  if (
+    !asStrings(asMap(postgres[1]).volumes).some((v) =>
+      v.startsWith("./scripts/postgres-init:/docker-entrypoint-initdb.d"),
+    )
+  )
+    problems.push(
+      `${postgres[0]}: scripts/postgres-init is not mounted at /docker-entrypoint-initdb.d (the roles)`,
+    );
   return problems;
 }
