@@ -138,6 +138,8 @@ export interface AcceptedSubmit {
   destination_addr: string;
   data_coding: number;
   registered_delivery: number;
+  /** When the submit's validity_period runs out (node-smpp reads either time form); null when it gave none. */
+  validUntil: Date | null;
   text: string;
   concat: Concat | null;
   at: Date;
@@ -585,6 +587,7 @@ export class CarrierSimulator {
       destination_addr: destination,
       data_coding: num(pdu.data_coding),
       registered_delivery: num(pdu.registered_delivery),
+      validUntil: pdu.validity_period instanceof Date ? pdu.validity_period : null,
       text,
       concat,
       at: new Date(),

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../webhooks/events.ts";
+import { type SendDefaults, sendDefaultsOf } from "./send-defaults.ts";
 
 /** Key secrets look like `shr_` + 43 base64url characters (32 random bytes). */
 const TOKEN_PREFIX = "shr_";
@@ -92,6 +93,8 @@ export interface Principal {
    * has no webhook): a send without its own webhook_url records only these.
    */
   webhookEvents: readonly MessageEventType[];
+  /** The account's defaults for its sends (smart encoding, a delivery window). */
+  sendDefaults: SendDefaults;
 }
 
 /**
@@ -117,10 +120,17 @@ export async function authenticateMany(
     stale: boolean;
     has_webhook: boolean;
     webhook_events: MessageEventType[] | null;
+    smart_encoding: boolean | null;
+    deliver_start: string | null;
+    deliver_end: string | null;
+    deliver_time_zone: string | null;
   }>({
-    // Named, and a function with one generic plan (migration 015): every request runs it.
+    // Named, and a function with one generic plan (migration 015): every request runs it. The
+    // account's send defaults come with the key (migration 030), so a send reads them for nothing.
     name: "shiri_authenticate_many",
-    text: "SELECT * FROM api_keys_by_hash($1::text[], $2)",
+    text: `SELECT k.*, d.smart_encoding, d.deliver_start, d.deliver_end, d.deliver_time_zone
+             FROM api_keys_by_hash($1::text[], $2) k
+             LEFT JOIN account_send_defaults d ON d.account_id = k.account_id`,
     values: [wanted, precisionSeconds],
   });
   const stale = rows.filter((key) => key.stale).map((key) => key.id);
@@ -139,6 +149,7 @@ export async function authenticateMany(
         accountId: key.account_id,
         currency: key.currency,
         webhookEvents: key.has_webhook ? (key.webhook_events ?? MESSAGE_EVENT_TYPES) : [],
+        sendDefaults: sendDefaultsOf(key),
       },
     ]),
   );

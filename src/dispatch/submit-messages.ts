@@ -61,7 +61,10 @@ async function submitMessage(
   outcome: DispatchOutcome,
   lateAcceptances: LateAcceptance[],
 ): Promise<void> {
-  const validitySeconds = (message.due_at.getTime() + context.validityHours * 3_600_000 - Date.now()) / 1000;
+  // What is left of its validity: its own expiry, else due time + the configured validity.
+  const expiresAt =
+    message.expires_at?.getTime() ?? message.due_at.getTime() + context.validityHours * 3_600_000;
+  const validitySeconds = (expiresAt - Date.now()) / 1000;
   const parts = buildSubmits({ ...message, validitySeconds }, context.link.session.settings);
   const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
   const { stillOwned } = context;

@@ -1,21 +1,34 @@
 import { withTransaction } from "../db/pool.ts";
+import type { DeliveryWindow } from "../domain/delivery-window.ts";
 import { InsufficientBalanceError } from "../ledger/ledger.ts";
-import { OPTED_OUT, type PreparedSend, prepareSend, withOptOuts } from "../sending/prepare-send.ts";
+import { OPTED_OUT, type PreparedSend, prepareSend, textOf, withOptOuts } from "../sending/prepare-send.ts";
 import { recordSends, UnapprovedSenderError } from "../sending/record-send.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { claimIdempotencyKey, requestHash, storeClaimedResponse } from "./idempotency.ts";
 import { segmentLimitError, sendAtError } from "./send-limits.ts";
+import { type TextToSend, windowProblem } from "./send-options.ts";
 
 function countAccepted(deps: IntakeDeps, send: PreparedSend): void {
   const { metrics } = deps;
-  const perOperator = new Map<string, number>();
-  for (const m of send.messages)
-    perOperator.set(m.operator ?? "none", (perOperator.get(m.operator ?? "none") ?? 0) + 1);
-  for (const [operator, count] of perOperator) {
-    metrics.messagesAccepted.inc({ operator, encoding: send.encoding }, count);
-    metrics.segmentsBilled.inc({ operator }, count * send.segments);
+  // Counted per operator and encoding: a batch's messages each have their own text.
+  const counts = new Map<
+    string,
+    { operator: string; encoding: string; messages: number; segments: number }
+  >();
+  for (const m of send.messages) {
+    const operator = m.operator ?? "none";
+    const { encoding, segments } = textOf(send, m);
+    const key = `${operator}:${encoding}`;
+    const count = counts.get(key) ?? { operator, encoding, messages: 0, segments: 0 };
+    count.messages++;
+    count.segments += segments;
+    counts.set(key, count);
+  }
+  for (const { operator, encoding, messages, segments } of counts.values()) {
+    metrics.messagesAccepted.inc({ operator, encoding }, messages);
+    metrics.segmentsBilled.inc({ operator }, segments);
   }
   metrics.amountHeld.inc({ currency: send.currency }, send.total);
   const optedOut = send.messages.filter((m) => m.operator_response === OPTED_OUT).length;
@@ -50,16 +63,23 @@ export async function accept(
       bulk: boolean;
       /** A scheduled send's time; null to send at once. */
       sendAt: Date | null;
+      /** `message` is the text as sent, its look-alike characters replaced. */
+      smartEncoded?: boolean;
+      /** A batch: each recipient's text as sent, already held to the segment limit by the caller. */
+      texts?: readonly TextToSend[];
+      validityPeriod?: number | null;
+      deliverBetween?: DeliveryWindow | null;
     };
     render: (send: PreparedSend) => unknown;
     unapprovedSender: () => ApiError;
   },
 ): Promise<SendResponse> {
-  const tooLong = segmentLimitError(input.send.message, deps.config.MAX_SEGMENTS);
+  const tooLong = input.send.texts ? null : segmentLimitError(input.send.message, deps.config.MAX_SEGMENTS);
   if (tooLong) throw new ApiError("validation", [tooLong]);
   const { sendAt } = input.send;
+  // The requested send_at, and a delivery window that opens only after the validity ends.
   const checkSendAt = () => {
-    const problem = sendAt && sendAtError(sendAt);
+    const problem = (sendAt && sendAtError(sendAt)) || windowProblem(prepared);
     if (problem) throw new ApiError("validation", [problem]);
   };
   const prepared = prepareSend({
@@ -72,6 +92,11 @@ export async function accept(
     webhookEvents: input.send.webhookEvents,
     bulk: input.send.bulk,
     sendAt,
+    smartEncoded: input.send.smartEncoded ?? false,
+    ...(input.send.texts ? { texts: input.send.texts } : {}),
+    validityPeriod: input.send.validityPeriod ?? null,
+    deliverBetween: input.send.deliverBetween ?? null,
+    validityHours: deps.config.MESSAGE_VALIDITY_HOURS,
   });
   const toRecord = { send: prepared, accountWebhookEvents: input.locals.webhookEvents };
   const { idempotencyKey } = input;

@@ -26,6 +26,7 @@ export function requireApiKey(db: Queryable, lastUsedPrecisionSeconds: number): 
     res.locals.keyId = principal.keyId;
     res.locals.currency = principal.currency;
     res.locals.webhookEvents = principal.webhookEvents;
+    res.locals.sendDefaults = principal.sendDefaults;
     next();
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { SendDefaults } from "../accounts/send-defaults.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import type { ErrorShape } from "./errors.ts";
 
@@ -15,6 +16,8 @@ export interface Locals {
   requestId: string;
   /** The event types the account webhook wants; none without one (see authenticate). */
   webhookEvents: readonly MessageEventType[];
+  /** The account's defaults for its sends, read with the key (see authenticate). */
+  sendDefaults: SendDefaults;
 }
 
 /**

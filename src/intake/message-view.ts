@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { OPERATORS } from "../../carriers/index.ts";
+import type { DeliveryWindow } from "../domain/delivery-window.ts";
 import { timestamp } from "./openapi/conventions.ts";
 
 /** The Message resource exactly as the contract shows it (charge as a JSON string). */
@@ -18,6 +19,14 @@ export interface MessageView {
   delivered_at: string | null;
   /** Extension: when a scheduled message is due; present on scheduled messages only. */
   send_at?: string;
+  /** Extension: the validity_period its send gave, in seconds. */
+  validity_period?: number;
+  /** Extension: when it fails if no carrier has accepted it, when it has an expiry of its own. */
+  expires_at?: string;
+  /** Extension: the delivery window in force for it. */
+  deliver_between?: DeliveryWindow;
+  /** Extension: true when look-alike characters were replaced (`message` is the text as sent). */
+  smart_encoded?: true;
 }
 
 /** Columns as stored; the view renames and formats them. */
@@ -35,10 +44,14 @@ export interface MessageRow {
   created_at: Date;
   delivered_at: Date | null;
   send_at: Date | null;
+  validity_period?: number | null;
+  expires_at?: Date | null;
+  deliver_between?: DeliveryWindow | null;
+  smart_encoded?: boolean | null;
 }
 
 export const MESSAGE_COLUMNS = `id, "to", body, sender_id, operator, charge, charge_currency, operator_response,
-  received_at, status, created_at, delivered_at, send_at`;
+  received_at, status, created_at, delivered_at, send_at, validity_period, expires_at, deliver_between, smart_encoded`;
 
 export function toMessageView(row: MessageRow): MessageView {
   return {
@@ -56,8 +69,21 @@ export function toMessageView(row: MessageRow): MessageView {
     delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
     // Only on a scheduled message: the contract's Message stays exactly as it is for the others.
     ...(row.send_at ? { send_at: row.send_at.toISOString() } : {}),
+    // Likewise the send options (issue 30): only on a message sent with them.
+    ...(row.validity_period ? { validity_period: row.validity_period } : {}),
+    ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
+    ...(row.deliver_between ? { deliver_between: row.deliver_between } : {}),
+    ...(row.smart_encoded ? { smart_encoded: true as const } : {}),
   };
 }
+
+/** A delivery window as answers show it (start and end HH:MM, an IANA time zone). */
+const deliveryWindowView = z
+  .object({ start: z.string(), end: z.string(), time_zone: z.string() })
+  .meta({
+    id: "DeliveryWindowView",
+    description: "Local hours, end exclusive; an end before start spans midnight.",
+  });
 
 /** The Message as the OpenAPI document describes it; a test holds real answers to it. */
 export const messageSchema = z
@@ -90,8 +116,34 @@ export const messageSchema = z
     delivered_at: timestamp()
       .nullable()
       .meta({ description: "null until the carrier confirms handset delivery: the only delivery signal." }),
-    send_at: timestamp().optional().meta({
-      description: "Extension: when a scheduled message is due; present on scheduled messages only.",
+    send_at: timestamp()
+      .optional()
+      .meta({
+        description:
+          "Extension: when a scheduled message is due, or when the delivery window it was accepted outside opens; " +
+          "present on those messages only.",
+      }),
+    validity_period: z.int().optional().meta({
+      description:
+        "Extension: the validity_period its send gave, in seconds; present on those messages only.",
     }),
+    expires_at: timestamp()
+      .optional()
+      .meta({
+        description:
+          "Extension: when it fails (EXPIRED) if no carrier has accepted it: present on a message with a " +
+          "validity_period, or delayed by a delivery window (then VALIDITY_EXPIRED without a validity_period).",
+      }),
+    deliver_between: deliveryWindowView.optional().meta({
+      description: "Extension: the delivery window in force for it; present on those messages only.",
+    }),
+    smart_encoded: z
+      .literal(true)
+      .optional()
+      .meta({
+        description:
+          "Extension: look-alike characters were replaced by GSM-7 ones (message is the text as sent and " +
+          "billed); present on those messages only.",
+      }),
   })
   .meta({ id: "Message", description: "One message to one recipient." });

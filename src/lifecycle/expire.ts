@@ -6,6 +6,12 @@ import { openMark } from "./open-mark.ts";
 /** Why a message that was never submitted in its validity period failed (not a carrier answer). */
 export const VALIDITY_EXPIRED = "VALIDITY_EXPIRED";
 
+/**
+ * The same for a message whose send gave its own validity_period: the word an SMSC's receipt uses
+ * for a message its own validity ran out on, which a client that asked for a validity looks for.
+ */
+export const EXPIRED = "EXPIRED";
+
 /** Any constant works; it only has to be the same in every process. */
 const EXPIRY_LOCK = 7_426_003;
 
@@ -15,31 +21,48 @@ export interface ExpiredMessage {
 }
 
 /*
- * Waiting messages past their validity (counted from send_at for a scheduled message: it was not
- * due before) that no live run holds fail, with the operator response
- * that says why: oldest first, skipping rows another transaction has locked (a claim in
- * progress). Two statements, as a prepared plan for "these ids" must not be shared with "any";
- * "any" starts at the open-messages watermark (open-mark.ts): no waiting message is older.
+ * Waiting messages past their validity that no live run holds fail, with the operator response
+ * that says why: those with an expires_at of their own (a validity_period of their send, or a
+ * delivery window that delayed them) once it has passed, the others once their due time (send_at
+ * for a scheduled message: it was not due before; else received_at) + the configured validity has.
+ * Oldest first, skipping rows another transaction has locked (a claim in progress). Two
+ * statements, as a prepared plan for "these ids" must not be shared with "any"; "any" starts at
+ * the open-messages watermark (open-mark.ts): no waiting message was due before it, and none
+ * expires before it is due (the API refuses a delivery window that opens after the expiry), so
+ * each kind is one index range (messages_due_idx, messages_expires_idx).
  */
-const expireWhere = (narrow: string) => `
-  UPDATE messages m SET status = 'failed', operator_response = $3,
+const WAITING = `status IN ('enqueued', 'processing') AND (locked_until IS NULL OR locked_until < now())`;
+const PAST_VALIDITY = `expires_at IS NULL AND COALESCE(send_at, received_at) < now() - $1::float8 * interval '1 hour'`;
+const expireFrom = (due: string) => `
+  UPDATE messages m SET status = 'failed',
+                        operator_response = CASE WHEN m.validity_period IS NOT NULL THEN '${EXPIRED}' ELSE $3 END,
                         last_error = 'not submitted within its validity period',
                         locked_until = NULL, updated_at = now()
-    FROM (SELECT id FROM messages
-           WHERE ${narrow} status IN ('enqueued', 'processing')
-             AND (locked_until IS NULL OR locked_until < now())
-             AND COALESCE(send_at, received_at) < now() - $1::float8 * interval '1 hour'
-           ORDER BY COALESCE(send_at, received_at) LIMIT $2
-           FOR UPDATE SKIP LOCKED) due
+    FROM (${due}) due
    WHERE m.id = due.id
   RETURNING m.id, m.operator`;
-const EXPIRE_ANY = expireWhere("COALESCE(send_at, received_at) >= $4 AND");
-const EXPIRE_THESE = expireWhere("id = ANY($4::uuid[]) AND");
+const EXPIRE_ANY = `
+  WITH past_validity AS (
+    SELECT id FROM messages
+     WHERE COALESCE(send_at, received_at) >= $4 AND ${PAST_VALIDITY} AND ${WAITING}
+     ORDER BY COALESCE(send_at, received_at) LIMIT $2
+       FOR UPDATE SKIP LOCKED
+  ), past_expiry AS (
+    SELECT id FROM messages
+     WHERE expires_at >= $4 AND expires_at < now() AND ${WAITING}
+     ORDER BY expires_at LIMIT $2
+       FOR UPDATE SKIP LOCKED
+  )${expireFrom("SELECT id FROM past_validity UNION SELECT id FROM past_expiry")}`;
+const EXPIRE_THESE = expireFrom(`
+    SELECT id FROM messages
+     WHERE id = ANY($4::uuid[]) AND ${WAITING} AND (expires_at < now() OR ${PAST_VALIDITY})
+     ORDER BY COALESCE(send_at, received_at) LIMIT $2
+       FOR UPDATE SKIP LOCKED`);
 
 /**
- * Fails waiting messages past their due time (send_at, else received_at) + validity, releases their holds and records their
- * message.failed events, all in the caller's transaction; at most `limit` per call, only among
- * `messageIds` when given.
+ * Fails waiting messages past their expires_at, else their due time (send_at, else received_at) +
+ * validity, releases their holds and records their message.failed events, all in the caller's
+ * transaction; at most `limit` of each kind per call, only among `messageIds` when given.
  */
 export async function expireMessages(
   tx: Queryable,

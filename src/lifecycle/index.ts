@@ -16,8 +16,8 @@ export const TRANSITIONS = [
   },
   {
     name: "expire",
-    from: "enqueued, or processing whose lease ran out, past send_at (else received_at) + validity",
-    to: "failed VALIDITY_EXPIRED",
+    from: "enqueued, or processing whose lease ran out, past its expires_at, else send_at (else received_at) + validity",
+    to: "failed EXPIRED (its send gave a validity_period), else VALIDITY_EXPIRED",
     money: "release",
     event: "message.failed",
     where: "expire.ts",

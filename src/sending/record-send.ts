@@ -31,16 +31,18 @@ export interface RecordedSends {
  * approved writes nothing. The account's opt-out list is read here too, so the check costs the
  * send path no statement of its own: a message to a listed number is written failed with
  * OPTED_OUT, a charge of 0 and nothing held (billing captured: there is nothing to move), and its
- * bulk row's charge is what the others hold. Returns the sends that were written, by their
+ * bulk row's charge is what the others hold. A batch's messages carry their own text (body,
+ * encoding, segments), the others their send's. Returns the sends that were written, by their
  * position, and the opted-out messages' ids.
  */
 const INSERT_SENDS = `
   WITH s AS (
     SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
                          $8::text[], $9::text[], $10::timestamptz[], $11::int[], $12::bigint[], $21::timestamptz[],
-                         $22::boolean[])
+                         $22::boolean[], $24::int[], $25::timestamptz[], $26::text[], $27::boolean[])
              AS s(send_no, bulk_id, sender, body, encoding, segments, currency, webhook_url, webhook_events,
-                  received_at, total, charge, send_at, honours_opt_outs)
+                  received_at, total, charge, send_at, honours_opt_outs, validity_period, expires_at,
+                  deliver_between, smart_encoded)
   ), approved AS (
     SELECT s.* FROM s
      WHERE EXISTS (SELECT 1 FROM sender_ids si
@@ -50,8 +52,9 @@ const INSERT_SENDS = `
     SELECT m.*, a.honours_opt_outs
                 AND EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = $13 AND o.number = m.number) AS opted_out
       FROM unnest($14::int[], $15::uuid[], $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[],
-                  $23::text[])
-           AS m(send_no, id, "to", operator, charge, status, response, number)
+                  $23::text[], $28::text[], $29::text[], $30::int[], $31::boolean[])
+           AS m(send_no, id, "to", operator, charge, status, response, number, body, encoding, segments,
+                smart_encoded)
       JOIN approved a ON a.send_no = m.send_no
   ), bulk AS (
     INSERT INTO bulk_sends (id, account_id, sender_id, total, charge, currency, webhook_url, created_at)
@@ -62,15 +65,18 @@ const INSERT_SENDS = `
   ), messages AS (
     INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
                           charge, charge_currency, operator_response, status, billing, webhook_url,
-                          webhook_events, received_at, created_at, send_at)
-    SELECT m.id, $13, a.bulk_id, m.to, a.body, a.sender, m.operator, a.encoding, a.segments,
+                          webhook_events, received_at, created_at, send_at, validity_period, expires_at,
+                          deliver_between, smart_encoded)
+    SELECT m.id, $13, a.bulk_id, m.to, COALESCE(m.body, a.body), a.sender, m.operator,
+           COALESCE(m.encoding, a.encoding), COALESCE(m.segments, a.segments),
            CASE WHEN m.opted_out THEN 0 ELSE m.charge END, a.currency,
            CASE WHEN m.opted_out THEN 'OPTED_OUT' ELSE m.response END, -- OPTED_OUT (prepare-send.ts)
            CASE WHEN m.opted_out THEN 'failed' ELSE m.status END,
            CASE WHEN m.opted_out THEN 'captured' ELSE 'held' END, a.webhook_url,
            CASE WHEN a.webhook_events IS NULL THEN NULL
                 ELSE ARRAY(SELECT json_array_elements_text(a.webhook_events::json)) END,
-           a.received_at, a.received_at, a.send_at
+           a.received_at, a.received_at, a.send_at, a.validity_period, a.expires_at, a.deliver_between::jsonb,
+           NULLIF(COALESCE(m.smart_encoded, a.smart_encoded), false)
       FROM m JOIN approved a ON a.send_no = m.send_no
     RETURNING 1
   )
@@ -112,6 +118,10 @@ export async function recordSends(
     total: [] as number[],
     charge: [] as number[],
     honoursOptOuts: [] as boolean[],
+    validityPeriod: [] as (number | null)[],
+    expiresAt: [] as (Date | null)[],
+    deliverBetween: [] as (string | null)[],
+    smartEncoded: [] as boolean[],
   };
   const perMessage = {
     no: [] as number[],
@@ -122,6 +132,11 @@ export async function recordSends(
     status: [] as string[],
     response: [] as string[],
     number: [] as string[],
+    // A batch message's own text; null for one that carries its send's body.
+    body: [] as (string | null)[],
+    encoding: [] as (string | null)[],
+    segments: [] as (number | null)[],
+    smartEncoded: [] as (boolean | null)[],
   };
   sends.forEach(({ send, ignoresOptOuts }, no) => {
     if (send.accountId !== accountId) throw new Error("recordSends takes the sends of one account");
@@ -139,6 +154,10 @@ export async function recordSends(
     perSend.total.push(send.messages.length);
     perSend.charge.push(send.total);
     perSend.honoursOptOuts.push(ignoresOptOuts !== true);
+    perSend.validityPeriod.push(send.validityPeriod);
+    perSend.expiresAt.push(send.expiresAt);
+    perSend.deliverBetween.push(send.deliverBetween ? JSON.stringify(send.deliverBetween) : null);
+    perSend.smartEncoded.push(send.smartEncoded);
     for (const m of send.messages) {
       perMessage.no.push(no);
       perMessage.id.push(m.id);
@@ -148,6 +167,10 @@ export async function recordSends(
       perMessage.status.push(m.status);
       perMessage.response.push(m.operator_response);
       perMessage.number.push(internationalForm(m.to));
+      perMessage.body.push(m.text?.body ?? null);
+      perMessage.encoding.push(m.text?.encoding ?? null);
+      perMessage.segments.push(m.text?.segments ?? null);
+      perMessage.smartEncoded.push(m.text?.smartEncoded ?? null);
     }
   });
   const { rows } = await tx.query<{ send_no: number | null; opted_out: string | null }>({
@@ -178,6 +201,14 @@ export async function recordSends(
       perSend.sendAt,
       perSend.honoursOptOuts,
       perMessage.number,
+      perSend.validityPeriod,
+      perSend.expiresAt,
+      perSend.deliverBetween,
+      perSend.smartEncoded,
+      perMessage.body,
+      perMessage.encoding,
+      perMessage.segments,
+      perMessage.smartEncoded,
     ],
   });
   const written = new Set<number>();

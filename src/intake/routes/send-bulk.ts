@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { PreparedSend } from "../../sending/prepare-send.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
@@ -6,6 +7,7 @@ import { type Handler, sendJson } from "../handler.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
 import { amount, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
+import { sendOptionsOf, sendOptionsShape, textToSend } from "../send-options.ts";
 import {
   eventTypesField,
   msisdnField,
@@ -19,7 +21,8 @@ import {
 /**
  * POST /api/v1/sms/bulk — one body, many recipients; accepted or rejected whole; Kit shapes.
  * webhook_events (extension) narrows the callbacks to webhook_url to the types it names; send_at
- * (extension) schedules the whole send, and the result then gains data.send_at.
+ * (extension) schedules the whole send, and the result then gains data.send_at; smart_encoding,
+ * validity_period and deliver_between (extensions, src/intake/send-options.ts) apply to every message.
  */
 export function bulkBody(maxRecipients: number) {
   return z
@@ -35,6 +38,7 @@ export function bulkBody(maxRecipients: number) {
       webhook_url: webhookUrlField().optional(),
       webhook_events: eventTypesField().optional(),
       send_at: sendAtField().optional(),
+      ...sendOptionsShape,
     })
     .strict()
     .superRefine(webhookEventsNeedUrl);
@@ -45,6 +49,8 @@ export function sendBulk(deps: IntakeDeps): Handler {
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
     const body = parseBody(schema, req.body);
+    const options = sendOptionsOf(body, res.locals.sendDefaults);
+    const text = textToSend(body.message, options.smartEncoding);
     const out = await accept(deps, {
       endpoint: "sms/bulk",
       idempotencyKey,
@@ -53,36 +59,44 @@ export function sendBulk(deps: IntakeDeps): Handler {
       send: {
         recipients: body.to,
         from: body.from,
-        message: body.message,
+        message: text.body,
+        smartEncoded: text.smartEncoded,
+        validityPeriod: options.validityPeriod,
+        deliverBetween: options.deliverBetween,
         webhookUrl: body.webhook_url ?? null,
         webhookEvents: body.webhook_events ?? null,
         bulk: true,
         sendAt: body.send_at ?? null,
       },
-      render: (send) => ({
-        status: "success",
-        message: "bulk sms enqueued",
-        data: {
-          // An extension: the id GET /api/v1/sms/bulk/{bulk_id} and the bulk_id filter take.
-          bulk_id: send.bulkId,
-          total: send.messages.length,
-          charge: send.total,
-          currency: send.currency,
-          ...(send.sendAt ? { send_at: send.sendAt.toISOString() } : {}),
-          items: send.messages.map((m) => ({
-            id: m.id,
-            to: m.to,
-            status: m.status,
-            operator: m.operator ?? "",
-            charge: m.charge,
-            charge_currency: send.currency,
-          })),
-        },
-      }),
+      render: (send) => ({ status: "success", message: "bulk sms enqueued", data: manyResult(send) }),
       unapprovedSender: () =>
         new ApiError("validation", [{ field: "from", description: "unknown or unapproved sender id" }]),
     });
     sendJson(res, out.statusCode, out.body);
+  };
+}
+
+/** The data of a bulk or batch send's answer: its total, and one item per message in request order. */
+export function manyResult(send: PreparedSend) {
+  return {
+    // An extension: the id GET /api/v1/sms/bulk/{bulk_id} and the bulk_id filter take.
+    bulk_id: send.bulkId,
+    total: send.messages.length,
+    charge: send.total,
+    currency: send.currency,
+    ...(send.sendAt ? { send_at: send.sendAt.toISOString() } : {}),
+    ...(send.expiresAt ? { expires_at: send.expiresAt.toISOString() } : {}),
+    ...(send.smartEncoded ? { smart_encoded: true } : {}),
+    items: send.messages.map((m) => ({
+      id: m.id,
+      to: m.to,
+      status: m.status,
+      operator: m.operator ?? "",
+      charge: m.charge,
+      charge_currency: send.currency,
+      // A batch message's own text: its look-alikes replaced.
+      ...(m.text?.smartEncoded ? { smart_encoded: true } : {}),
+    })),
   };
 }
 
@@ -93,6 +107,9 @@ const bulkItemSchema = z.object({
   operator: z.string().meta({ description: "econet, netone, telecel, or empty when unroutable." }),
   charge: amount().meta({ description: "Held for this recipient, ten-thousandths: an integer here." }),
   charge_currency: z.string(),
+  smart_encoded: z.literal(true).optional().meta({
+    description: "Extension, in a batch's answer: this message's look-alike characters were replaced.",
+  }),
 });
 
 export const bulkResultSchema = z
@@ -105,7 +122,19 @@ export const bulkResultSchema = z
     charge: amount().meta({ description: "Total held for the send, ten-thousandths: an integer here." }),
     currency: z.string().meta({ description: "Currency of charge (named currency, not charge_currency)." }),
     send_at: timestamp().optional().meta({
-      description: "Extension: when a scheduled send is due (UTC); present on scheduled sends only.",
+      description:
+        "Extension: when a scheduled send is due, or its delivery window opens (UTC); present on those sends only.",
+    }),
+    expires_at: timestamp()
+      .optional()
+      .meta({
+        description:
+          "Extension: when its messages fail if no carrier has accepted them; present with a validity_period, " +
+          "or when a delivery window delayed the send.",
+      }),
+    smart_encoded: z.literal(true).optional().meta({
+      description:
+        "Extension: the text's look-alike characters were replaced (smart_encoding); the charge is for it.",
     }),
     items: z.array(bulkItemSchema).meta({ description: "One per recipient, in request order." }),
   })

@@ -6,6 +6,7 @@ import { type Handler, sendJson } from "../handler.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
 import { messageSchema, toMessageView } from "../message-view.ts";
 import { endpoint } from "../openapi/endpoint.ts";
+import { sendOptionsOf, sendOptionsShape, textToSend } from "../send-options.ts";
 import {
   eventTypesField,
   msisdnField,
@@ -19,7 +20,8 @@ import {
 /**
  * POST /api/v1/sms — one recipient; the Message comes back bare, errors in the legacy shape.
  * webhook_url and webhook_events are extensions (the contract has webhook_url on bulk only),
- * validated exactly as on bulk; so is send_at (a scheduled send), whose Message gains send_at.
+ * validated exactly as on bulk; so is send_at (a scheduled send), whose Message gains send_at; so
+ * are smart_encoding, validity_period and deliver_between (src/intake/send-options.ts).
  */
 export const sendSmsBody = z
   .object({
@@ -29,6 +31,7 @@ export const sendSmsBody = z
     webhook_url: webhookUrlField().optional(),
     webhook_events: eventTypesField().optional(),
     send_at: sendAtField().optional(),
+    ...sendOptionsShape,
   })
   .strict()
   .superRefine(webhookEventsNeedUrl);
@@ -37,6 +40,8 @@ export function sendSms(deps: IntakeDeps): Handler {
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
     const body = parseBody(sendSmsBody, req.body);
+    const options = sendOptionsOf(body, res.locals.sendDefaults);
+    const text = textToSend(body.message, options.smartEncoding);
     const out = await accept(deps, {
       endpoint: "sms",
       idempotencyKey,
@@ -45,7 +50,10 @@ export function sendSms(deps: IntakeDeps): Handler {
       send: {
         recipients: [body.to],
         from: body.from,
-        message: body.message,
+        message: text.body,
+        smartEncoded: text.smartEncoded,
+        validityPeriod: options.validityPeriod,
+        deliverBetween: options.deliverBetween,
         webhookUrl: body.webhook_url ?? null,
         webhookEvents: body.webhook_events ?? null,
         bulk: false,
@@ -68,6 +76,10 @@ export function sendSms(deps: IntakeDeps): Handler {
           created_at: send.receivedAt,
           delivered_at: null,
           send_at: send.sendAt,
+          validity_period: send.validityPeriod,
+          expires_at: send.expiresAt,
+          deliver_between: send.deliverBetween,
+          smart_encoded: send.smartEncoded,
         });
       },
       unapprovedSender: () => new ApiError("unapprovedSender"),
@@ -85,7 +97,8 @@ export const sendSmsEndpoint = endpoint({
     "Validates the sender id, prices the text per segment, holds the charge on the prepaid balance and " +
     "queues the message, in one transaction. 202 means accepted, priced and queued, not delivered. " +
     "webhook_url, webhook_events and send_at (a scheduled send, held now, sent at send_at; the Message " +
-    "then carries send_at) are extensions here.",
+    "then carries send_at) are extensions here, as are smart_encoding (the Message then says what was " +
+    "sent, with smart_encoded), validity_period and deliver_between.",
   tag: "Messages",
   origin: "contract",
   errors: "legacy",
