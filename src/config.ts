@@ -42,6 +42,8 @@ const envSchema = z.object({
   /** Idle keep-alive connections stay open this long: above common load balancers' 60 s idle timeout. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
+  /** A batch send's (and a batch preview's) body limit: up to BULK_MAX_RECIPIENTS texts of their own. */
+  BATCH_BODY_LIMIT_BYTES: intFromEnv(8_388_608),
   BULK_MAX_RECIPIENTS: intFromEnv(10_000),
   MAX_SEGMENTS: intFromEnv(10),
   IDEMPOTENCY_TTL_HOURS: intFromEnv(24),

@@ -41,7 +41,7 @@ export interface SendResponse {
 }
 
 /**
- * Shared by both send endpoints, once their body is valid: checks the segment limit, prices the
+ * Shared by the send endpoints (single, bulk, batch), once their body is valid: checks the segment limit, prices the
  * send, claims the Idempotency-Key (if any), records the send in one transaction and answers the
  * rendered response — or the stored one on a replay. The answer is rendered once the send is
  * written, as only then is it known which recipients are on the account's opt-out list.

@@ -12,7 +12,7 @@ import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
 import type { ErrorHandler, Handler, Locals as IntakeLocals } from "./handler.ts";
 import { ENDPOINTS } from "./openapi/endpoints.ts";
-import { bulkRecipients, oneRecipient, rateLimited } from "./rate-limit.ts";
+import { batchRecipients, bulkRecipients, oneRecipient, rateLimited } from "./rate-limit.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
 import { createToken, listTokens, revokeToken } from "./routes/api-tokens.ts";
 import { cancelBulk, cancelSms } from "./routes/cancel-sms.ts";
@@ -24,6 +24,7 @@ import { serveOpenApi } from "./routes/openapi.ts";
 import { addAccountOptOut, listAccountOptOuts, removeAccountOptOut } from "./routes/opt-outs.ts";
 import { previewSms } from "./routes/preview-sms.ts";
 import { searchSms } from "./routes/search-sms.ts";
+import { sendBatch } from "./routes/send-batch.ts";
 import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
 import { deleteWebhook, getWebhook, putWebhook, rotateWebhookSecret } from "./routes/webhook.ts";
@@ -77,7 +78,8 @@ export function createIntake(deps: IntakeDeps): Intake {
   // recipients are taken in the same statement as the request.
   const auth = [authenticate, rateLimited(limits)];
   const singleLimit = Math.min(deps.config.BODY_LIMIT_BYTES, SINGLE_BODY_LIMIT_BYTES);
-  const bulkJson = jsonBody(deps.config.BODY_LIMIT_BYTES);
+  // A preview takes any send's body, a batch's included.
+  const previewJson = jsonBody(Math.max(deps.config.BODY_LIMIT_BYTES, deps.config.BATCH_BODY_LIMIT_BYTES));
   const json = jsonBody(singleLimit);
   const legacy = shape("legacy");
   const kit = shape("kit");
@@ -96,10 +98,16 @@ export function createIntake(deps: IntakeDeps): Intake {
       beforeBody: [kit, authenticate],
       afterBody: [rateLimited(limits, bulkRecipients), sendBulk(deps)],
     },
+    {
+      path: "/api/v1/sms/batch",
+      bodyLimit: deps.config.BATCH_BODY_LIMIT_BYTES,
+      beforeBody: [kit, authenticate],
+      afterBody: [rateLimited(limits, batchRecipients), sendBatch(deps)],
+    },
   ];
   for (const route of sendRoutes)
     app.post(route.path, ...route.beforeBody, jsonBody(route.bodyLimit), ...route.afterBody);
-  app.post("/api/v1/sms/preview", kit, auth, bulkJson, previewSms(deps));
+  app.post("/api/v1/sms/preview", kit, auth, previewJson, previewSms(deps));
   app.get("/api/v1/sms", kit, auth, searchSms(deps));
   // Before /api/v1/sms/:id, which would take "export.csv" for an id.
   app.get("/api/v1/sms/export.csv", kit, auth, exportSms(deps));

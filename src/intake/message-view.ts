@@ -78,12 +78,10 @@ export function toMessageView(row: MessageRow): MessageView {
 }
 
 /** A delivery window as answers show it (start and end HH:MM, an IANA time zone). */
-const deliveryWindowView = z
-  .object({ start: z.string(), end: z.string(), time_zone: z.string() })
-  .meta({
-    id: "DeliveryWindowView",
-    description: "Local hours, end exclusive; an end before start spans midnight.",
-  });
+const deliveryWindowView = z.object({ start: z.string(), end: z.string(), time_zone: z.string() }).meta({
+  id: "DeliveryWindowView",
+  description: "Local hours, end exclusive; an end before start spans midnight.",
+});
 
 /** The Message as the OpenAPI document describes it; a test holds real answers to it. */
 export const messageSchema = z

@@ -31,6 +31,12 @@ export const bulkRecipients: RecipientsOf = (req) => {
   return Array.isArray(to) ? to.length : 0;
 };
 
+/** A batch body's `messages` array: a message each. */
+export const batchRecipients: RecipientsOf = (req) => {
+  const messages: unknown = (req.body as { messages?: unknown } | undefined)?.messages;
+  return Array.isArray(messages) ? messages.length : 0;
+};
+
 export function rateLimited(deps: RateLimitDeps, recipientsOf: RecipientsOf = noRecipients): Handler {
   const { limiter, metrics, logger } = deps;
   if (!limiter) return (_req, _res, next) => next();

@@ -4,7 +4,7 @@ import { ApiError, type ErrorName } from "./errors.ts";
 import type { ErrorHandler, Handler, HttpRequest, HttpResponse, Locals, Next } from "./handler.ts";
 
 /**
- * The two send routes on node's own request and response, without Express. Both are where the
+ * The send routes on node's own request and response, without Express. They are where the
  * API's time goes, and Express's router, body parser and response methods cost more CPU a request
  * than the rest of the API's work on it (bench/RESULTS.md, fourth pass). The lane runs the very
  * handlers Express runs for these routes, in the same order; only the body is read by

@@ -231,3 +231,70 @@ describe("POST /api/v1/sms/preview: errors", () => {
     expect(res.body).toEqual(validation([{ field: "from", description: "unknown or unapproved sender id" }]));
   });
 });
+
+describe("POST /api/v1/sms/preview: a batch (issue 30)", () => {
+  it("prices each item's text, shows it filled in, and both prices when smart encoding would change one", async () => {
+    const res = await preview({
+      from: "SHIRI",
+      template: "Hi {{name}} \u2013 {{code}}",
+      messages: [
+        { to: "+263771234567", variables: { name: "Rudo", code: 1 } },
+        { to: "+263711234567", variables: { name: "\u{1F600}", code: 2 } },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect((res.body as { data: unknown }).data).toEqual({
+      total: 2,
+      charge: 450 + 400,
+      currency: "USD",
+      encoding: "ucs2",
+      segments: 1,
+      available: 2_000,
+      sufficient_balance: true,
+      smart_encoding: { applied: false, charge_as_written: 850, charge_smart_encoded: 850 },
+      items: [
+        {
+          to: "+263771234567",
+          operator: "econet",
+          encoding: "ucs2",
+          segments: 1,
+          charge: 450,
+          charge_currency: "USD",
+          status: "enqueued",
+          message: "Hi Rudo \u2013 1",
+        },
+        {
+          to: "+263711234567",
+          operator: "netone",
+          encoding: "ucs2",
+          segments: 1,
+          charge: 400,
+          charge_currency: "USD",
+          status: "enqueued",
+          message: "Hi \u{1F600} \u2013 2",
+        },
+      ],
+    });
+    const smart = await preview({
+      from: "SHIRI",
+      smart_encoding: true,
+      messages: [{ to: "+263771234567", message: `${"a".repeat(80)}\u2019` }],
+    });
+    expect((smart.body as { data: unknown }).data).toMatchObject({
+      charge: 450,
+      smart_encoding: { applied: true, charge_as_written: 900, charge_smart_encoded: 450 },
+      items: [{ message: `${"a".repeat(80)}'`, smart_encoded: true, encoding: "gsm7" }],
+    });
+  });
+
+  it("answers a batch's errors as the batch would: a missing variable names its item", async () => {
+    const res = await preview({
+      from: "SHIRI",
+      template: "{{a}}",
+      messages: [{ to: "+263771234567", variables: {} }],
+    });
+    expect(res.body).toEqual(
+      validation([{ field: "messages[0].variables.a", description: "is required by the template" }]),
+    );
+  });
+});

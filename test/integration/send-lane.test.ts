@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
- * The send lane (src/intake/send-lane.ts) serves the two send routes without Express when a
+ * The send lane (src/intake/send-lane.ts) serves the send routes (single, bulk, batch) without Express when a
  * request comes in the usual form: a Content-Length and a JSON UTF-8 body. The same bytes sent
  * chunked (no Content-Length) go to Express. Each case here is sent both ways; the answers must
  * be the same but for the ids and times each send is given.
@@ -99,6 +99,32 @@ const BULK = {
   valid: { to: ["+263771234567", "+263711234567"], from: "SHIRI", message: "hello" },
 };
 
+const BATCH = {
+  path: "/api/v1/sms/batch",
+  valid: {
+    from: "SHIRI",
+    template: "Hi {{name}}\u2019s code",
+    smart_encoding: true,
+    validity_period: 600,
+    messages: [
+      { to: "+263771234567", variables: { name: "Rudo" } },
+      { to: "+263711234567", variables: { name: "Tino" } },
+    ],
+  },
+};
+/** The single send with every send option (issue 30). */
+const SINGLE_WITH_OPTIONS = {
+  path: "/api/v1/sms",
+  valid: {
+    ...SINGLE.valid,
+    message: "it\u2019s here",
+    smart_encoding: true,
+    validity_period: 300,
+    // No window: one that held the send back would answer with the time it opens.
+    deliver_between: null,
+  },
+};
+
 const utf8 = (text: string) => Buffer.from(text, "utf8");
 const cases = (valid: object): Array<{ name: string; body: Buffer; headers?: Record<string, string> }> => [
   { name: "a valid send", body: utf8(JSON.stringify(valid)) },
@@ -136,7 +162,7 @@ const cases = (valid: object): Array<{ name: string; body: Buffer; headers?: Rec
 ];
 
 describe("the send lane and Express answer alike", () => {
-  for (const endpoint of [SINGLE, BULK]) {
+  for (const endpoint of [SINGLE, BULK, BATCH, SINGLE_WITH_OPTIONS]) {
     for (const c of cases(endpoint.valid)) {
       it(`${endpoint.path}: ${c.name}`, async () => {
         const headers = Object.fromEntries(

@@ -1,5 +1,5 @@
 -- Issue 30: a validity per message, delivery windows and smart encoding, the last two also as
--- account defaults (docs/decisions/0003-send-options-and-batches.md).
+-- account defaults (docs/decisions/0006-send-options-and-batches.md).
 
 -- What a message was sent with; all null for a message sent without them, so rows written before
 -- this migration read as they did. No CHECK here: a CHECK added with a column makes Postgres read

@@ -10,6 +10,7 @@ import { openApiEndpoint } from "../routes/openapi.ts";
 import { addOptOutEndpoint, listOptOutsEndpoint, removeOptOutEndpoint } from "../routes/opt-outs.ts";
 import { previewSmsEndpoint } from "../routes/preview-sms.ts";
 import { searchSmsEndpoint } from "../routes/search-sms.ts";
+import { sendBatchEndpoint } from "../routes/send-batch.ts";
 import { sendBulkEndpoint } from "../routes/send-bulk.ts";
 import { sendSmsEndpoint } from "../routes/send-sms.ts";
 import {
@@ -33,6 +34,7 @@ import type { Endpoint } from "./endpoint.ts";
 export const ENDPOINTS: readonly Endpoint[] = [
   sendSmsEndpoint,
   sendBulkEndpoint,
+  sendBatchEndpoint,
   previewSmsEndpoint,
   getSmsEndpoint,
   searchSmsEndpoint,

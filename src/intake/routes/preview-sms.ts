@@ -2,23 +2,28 @@ import type { RequestHandler } from "express";
 import { z } from "zod";
 import { listSenderIds } from "../../accounts/sender-ids.ts";
 import type { Queryable } from "../../db/pool.ts";
-import { prepareSend } from "../../sending/prepare-send.ts";
+import { prepareSend, textOf } from "../../sending/prepare-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
+import { timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
-import { segmentLimitError } from "../send-limits.ts";
+import { segmentLimitError, sendAtError } from "../send-limits.ts";
+import { sendOptionsOf, textToSend, windowProblem } from "../send-options.ts";
 import { parseBody } from "../validation.ts";
+import { batchBody, batchTexts } from "./send-batch.ts";
 import { bulkBody } from "./send-bulk.ts";
 import { sendSmsBody } from "./send-sms.ts";
 
 /**
  * POST /api/v1/sms/preview — what a send would cost, per recipient and in total, without sending,
- * holding or writing anything (an extension, Kit conventions). Takes either send's body as it is:
- * `to` a string (validated as POST /api/v1/sms) or an array (as POST /api/v1/sms/bulk); the
- * sender id must be approved and the text fit MAX_SEGMENTS, exactly as a send would check.
+ * holding or writing anything (an extension, Kit conventions). Takes any send's body as it is:
+ * `to` a string (validated as POST /api/v1/sms), an array (as POST /api/v1/sms/bulk), or
+ * `messages` (as POST /api/v1/sms/batch); the sender id must be approved, the text fit
+ * MAX_SEGMENTS and send_at and deliver_between hold, exactly as a send would check. With the send
+ * options it says when the send would go and expire, and what smart encoding changes: both prices.
  */
 export function previewBody(maxRecipients: number) {
-  return z.union([sendSmsBody, bulkBody(maxRecipients)]);
+  return z.union([sendSmsBody, bulkBody(maxRecipients), batchBody(maxRecipients)]);
 }
 
 const item = z.object({
@@ -30,6 +35,10 @@ const item = z.object({
   charge_currency: z.string(),
   /** The status the send would give it: failed for a number no operator serves (billed, never sent). */
   status: z.enum(["enqueued", "failed"]),
+  message: z.string().optional().meta({ description: "A batch's item: its text as it would be sent." }),
+  smart_encoded: z.literal(true).optional().meta({
+    description: "A batch's item: its look-alike characters would be replaced.",
+  }),
 });
 
 export const previewResponse = z.object({
@@ -39,11 +48,35 @@ export const previewResponse = z.object({
     total: z.int(),
     charge: z.int(),
     currency: z.string(),
-    encoding: z.enum(["gsm7", "ucs2"]),
-    segments: z.int(),
+    encoding: z.enum(["gsm7", "ucs2"]).meta({ description: "For a batch: ucs2 when any message would be." }),
+    segments: z.int().meta({ description: "For a batch: the most segments any message would have." }),
     /** The balance now; a send is refused (422) when it does not cover the charge. */
     available: z.int(),
     sufficient_balance: z.boolean(),
+    send_at: timestamp().optional().meta({
+      description:
+        "When the send would go: its send_at, or its delivery window's next opening; absent: at once.",
+    }),
+    expires_at: timestamp().optional().meta({
+      description: "When its messages would fail if no carrier accepted them (a validity_period, a window).",
+    }),
+    smart_encoding: z
+      .object({
+        applied: z
+          .boolean()
+          .meta({ description: "The send would replace them (asked for, or the account's default)." }),
+        charge_as_written: z.int().meta({ description: "The total for the text(s) as written." }),
+        charge_smart_encoded: z.int().meta({ description: "The total with the look-alikes replaced." }),
+        message: z.string().optional().meta({
+          description: "A single or bulk send's text with its look-alikes replaced.",
+        }),
+      })
+      .optional()
+      .meta({
+        description:
+          "Present when replacing look-alike characters (docs/smart-encoding.md) would make a text GSM-7: " +
+          "both prices, and which one the send would be charged.",
+      }),
     items: z.array(item),
   }),
 });
@@ -56,31 +89,76 @@ async function availableBalance(db: Queryable, accountId: string): Promise<numbe
   return rows[0]?.balance ?? 0;
 }
 
+/** The body's kind, told by its shape, so that its errors are that send's. */
+function kindOf(raw: unknown): "single" | "bulk" | "batch" {
+  if (typeof raw !== "object" || raw === null) return "bulk";
+  if ("messages" in raw) return "batch";
+  return typeof (raw as { to?: unknown }).to === "string" ? "single" : "bulk";
+}
+
 export function previewSms(deps: IntakeDeps): RequestHandler {
   const bulkSchema = bulkBody(deps.config.BULK_MAX_RECIPIENTS);
+  const batchSchema = batchBody(deps.config.BULK_MAX_RECIPIENTS);
   return async (req, res) => {
     const raw: unknown = req.body;
-    // The shape of `to` says which send is previewed, so its errors are that send's.
-    const single =
-      typeof raw === "object" && raw !== null && typeof (raw as { to?: unknown }).to === "string";
-    const body = single ? parseBody(sendSmsBody, raw) : parseBody(bulkSchema, raw);
-    const recipients = typeof body.to === "string" ? [body.to] : body.to;
-    const tooLong = segmentLimitError(body.message, deps.config.MAX_SEGMENTS);
-    if (tooLong) throw new ApiError("validation", [tooLong]);
-    const { accountId, currency } = res.locals;
+    const kind = kindOf(raw);
+    const body =
+      kind === "single"
+        ? parseBody(sendSmsBody, raw)
+        : kind === "bulk"
+          ? parseBody(bulkSchema, raw)
+          : parseBody(batchSchema, raw);
+    const { accountId, currency, sendDefaults } = res.locals;
+    const options = sendOptionsOf(body, sendDefaults);
+    // The texts as written and as the send would send them (checked as the send checks them).
+    let recipients: string[];
+    let written: string[];
+    if ("messages" in body) {
+      const made = batchTexts(body, {
+        smartEncoding: options.smartEncoding,
+        maxSegments: deps.config.MAX_SEGMENTS,
+      });
+      if ("problems" in made) throw new ApiError("validation", made.problems);
+      recipients = body.messages.map((m) => m.to);
+      written = made.texts.map((t) => t.written);
+    } else {
+      const tooLong = segmentLimitError(
+        textToSend(body.message, options.smartEncoding).body,
+        deps.config.MAX_SEGMENTS,
+      );
+      if (tooLong) throw new ApiError("validation", [tooLong]);
+      recipients = typeof body.to === "string" ? [body.to] : body.to;
+      written = [body.message];
+    }
     const senders = await listSenderIds(deps.pool, accountId);
     if (!senders.some((s) => s.address === body.from && s.verification_status === "verified"))
       throw new ApiError("validation", [{ field: "from", description: "unknown or unapproved sender id" }]);
-    const send = prepareSend({
-      accountId,
-      currency,
-      from: body.from,
-      body: body.message,
-      recipients,
-      webhookUrl: null,
-      webhookEvents: null,
-      bulk: !single,
-    });
+    const price = (smartEncoding: boolean) => {
+      const texts = written.map((text) => textToSend(text, smartEncoding));
+      const single = texts[0] ?? { body: "", smartEncoded: false };
+      return prepareSend({
+        accountId,
+        currency,
+        from: body.from,
+        body: single.body,
+        smartEncoded: single.smartEncoded,
+        ...(kind === "batch" ? { texts } : {}),
+        recipients,
+        webhookUrl: null,
+        webhookEvents: null,
+        bulk: kind !== "single",
+        sendAt: body.send_at ?? null,
+        validityPeriod: options.validityPeriod,
+        deliverBetween: options.deliverBetween,
+        validityHours: deps.config.MESSAGE_VALIDITY_HOURS,
+      });
+    };
+    const send = price(options.smartEncoding);
+    const problem = (body.send_at && sendAtError(body.send_at)) || windowProblem(send);
+    if (problem) throw new ApiError("validation", [problem]);
+    // Both prices, when smart encoding changes any text at all.
+    const [asWritten, smart] = options.smartEncoding ? [price(false), send] : [send, price(true)];
+    const replaceable = smart.smartEncoded || smart.messages.some((m) => m.text?.smartEncoded);
     const available = await availableBalance(deps.pool, accountId);
     res.status(200).json({
       status: "success",
@@ -93,15 +171,32 @@ export function previewSms(deps: IntakeDeps): RequestHandler {
         segments: send.segments,
         available,
         sufficient_balance: available >= send.total,
-        items: send.messages.map((m) => ({
-          to: m.to,
-          operator: m.operator ?? "",
-          encoding: send.encoding,
-          segments: send.segments,
-          charge: m.charge,
-          charge_currency: send.currency,
-          status: m.status,
-        })),
+        ...(send.sendAt ? { send_at: send.sendAt.toISOString() } : {}),
+        ...(send.expiresAt ? { expires_at: send.expiresAt.toISOString() } : {}),
+        ...(replaceable
+          ? {
+              smart_encoding: {
+                applied: options.smartEncoding,
+                charge_as_written: asWritten.total,
+                charge_smart_encoded: smart.total,
+                ...(kind === "batch" ? {} : { message: smart.body }),
+              },
+            }
+          : {}),
+        items: send.messages.map((m) => {
+          const text = textOf(send, m);
+          return {
+            to: m.to,
+            operator: m.operator ?? "",
+            encoding: text.encoding,
+            segments: text.segments,
+            charge: m.charge,
+            charge_currency: send.currency,
+            status: m.status,
+            ...(kind === "batch" ? { message: text.body } : {}),
+            ...(kind === "batch" && text.smartEncoded ? { smart_encoded: true as const } : {}),
+          };
+        }),
       },
     } satisfies z.input<typeof previewResponse>);
   };
@@ -113,9 +208,12 @@ export const previewSmsEndpoint = endpoint({
   operationId: "previewSms",
   summary: "Price a send without sending it",
   description:
-    "Either send's body as it is: to a string (validated as POST /api/v1/sms) or an array (as POST " +
-    "/api/v1/sms/bulk). The same checks as the send (fields, segments, an approved from), answered " +
-    "without writing anything: no message, hold, job or idempotency key.",
+    "Any send's body as it is: to a string (validated as POST /api/v1/sms), an array (as POST " +
+    "/api/v1/sms/bulk), or messages (as POST /api/v1/sms/batch; each item then shows its text). The " +
+    "same checks as the send (fields, segments, an approved from, send_at, a delivery window that opens " +
+    "within the validity), answered without writing anything: no message, hold, job or idempotency key. " +
+    "send_at and expires_at say when the send would go and expire; smart_encoding shows the charge " +
+    "with and without look-alike characters replaced, whenever replacing them would change a text.",
   tag: "Messages",
   origin: "extension",
   errors: "kit",
