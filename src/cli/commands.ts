@@ -8,6 +8,7 @@ import { ADMIN_COMMANDS } from "./admin.ts";
 import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
 import { CARRIER_COMMANDS } from "./carrier.ts";
 import { INBOUND_COMMANDS, SIMULATE_MO } from "./inbound.ts";
+import { SEND_DEFAULT_COMMANDS } from "./send-defaults.ts";
 import { lowerWorkerPriority } from "./worker-priority.ts";
 
 /**
@@ -104,6 +105,7 @@ export const COMMANDS: readonly Command[] = [
   },
   SIMULATE_MO,
   ...ADMIN_COMMANDS,
+  ...SEND_DEFAULT_COMMANDS,
   ...INBOUND_COMMANDS,
   ...CARRIER_COMMANDS,
   {
