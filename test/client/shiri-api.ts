@@ -19,7 +19,7 @@ export interface paths {
     put?: never;
     /**
      * Send one SMS
-     * @description Validates the sender id, prices the text per segment, holds the charge on the prepaid balance and queues the message, in one transaction. 202 means accepted, priced and queued, not delivered. webhook_url, webhook_events and send_at (a scheduled send, held now, sent at send_at; the Message then carries send_at) are extensions here.
+     * @description Validates the sender id, prices the text per segment, holds the charge on the prepaid balance and queues the message, in one transaction. 202 means accepted, priced and queued, not delivered. webhook_url, webhook_events and send_at (a scheduled send, held now, sent at send_at; the Message then carries send_at) are extensions here, as are smart_encoding (the Message then says what was sent, with smart_encoded), validity_period and deliver_between.
      */
     post: operations["sendSms"];
     delete?: never;
@@ -48,6 +48,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/sms/batch": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send many messages, each with its own recipient and text
+     * @description Up to BULK_MAX_RECIPIENTS (10,000 by default) messages in one request: each item gives its own message, or the batch gives a template with {{name}} placeholders and each item its variables. Priced per message, and accepted or refused whole like a bulk send: one bad item (a missing variable, a text too long, a bad number), an unapproved sender or a balance that does not cover every message refuses it all, and nothing is sent. Answered like a bulk send: a bulk_id (for GET /api/v1/sms/bulk/{bulk_id} and the bulk_id filter), the total and an item per message, in request order.
+     */
+    post: operations["sendBatch"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/sms/preview": {
     parameters: {
       query?: never;
@@ -59,7 +79,7 @@ export interface paths {
     put?: never;
     /**
      * Price a send without sending it
-     * @description Either send's body as it is: to a string (validated as POST /api/v1/sms) or an array (as POST /api/v1/sms/bulk). The same checks as the send (fields, segments, an approved from), answered without writing anything: no message, hold, job or idempotency key.
+     * @description Any send's body as it is: to a string (validated as POST /api/v1/sms), an array (as POST /api/v1/sms/bulk), or messages (as POST /api/v1/sms/batch; each item then shows its text). The same checks as the send (fields, segments, an approved from, send_at, a delivery window that opens within the validity), answered without writing anything: no message, hold, job or idempotency key. send_at and expires_at say when the send would go and expire; smart_encoding shows the charge with and without look-alike characters replaced, whenever replacing them would change a text.
      */
     post: operations["previewSms"];
     delete?: never;
@@ -551,9 +571,43 @@ export interface components {
       delivered_at: string | null;
       /**
        * Format: date-time
-       * @description Extension: when a scheduled message is due; present on scheduled messages only.
+       * @description Extension: when a scheduled message is due, or when the delivery window it was accepted outside opens; present on those messages only.
        */
       send_at?: string;
+      /** @description Extension: the validity_period its send gave, in seconds; present on those messages only. */
+      validity_period?: number;
+      /**
+       * Format: date-time
+       * @description Extension: when it fails (EXPIRED) if no carrier has accepted it: present on a message with a validity_period, or delayed by a delivery window (then VALIDITY_EXPIRED without a validity_period).
+       */
+      expires_at?: string;
+      /** @description Extension: the delivery window in force for it; present on those messages only. */
+      deliver_between?: components["schemas"]["DeliveryWindowView"];
+      /**
+       * @description Extension: look-alike characters were replaced by GSM-7 ones (message is the text as sent and billed); present on those messages only.
+       * @constant
+       */
+      smart_encoded?: true;
+    };
+    /** @description Local hours, end exclusive; an end before start spans midnight. */
+    DeliveryWindowView: {
+      start: string;
+      end: string;
+      time_zone: string;
+    };
+    DeliveryWindow: {
+      /**
+       * @description Local time the window opens (inclusive), HH:MM.
+       * @example 08:00
+       */
+      start: string;
+      /**
+       * @description Local time the window closes (exclusive), HH:MM; before start, it spans midnight.
+       * @example 08:00
+       */
+      end: string;
+      /** @description An IANA time zone name; its daylight saving rules apply. */
+      time_zone: string;
     };
     /** @description The legacy error shape (`error.type`). */
     LegacyError_ERR_BAD_REQUEST: {
@@ -719,9 +773,19 @@ export interface components {
       currency: string;
       /**
        * Format: date-time
-       * @description Extension: when a scheduled send is due (UTC); present on scheduled sends only.
+       * @description Extension: when a scheduled send is due, or its delivery window opens (UTC); present on those sends only.
        */
       send_at?: string;
+      /**
+       * Format: date-time
+       * @description Extension: when its messages fail if no carrier has accepted them; present with a validity_period, or when a delivery window delayed the send.
+       */
+      expires_at?: string;
+      /**
+       * @description Extension: the text's look-alike characters were replaced (smart_encoding); the charge is for it.
+       * @constant
+       */
+      smart_encoded?: true;
       /** @description One per recipient, in request order. */
       items: {
         /**
@@ -743,6 +807,11 @@ export interface components {
          */
         charge: number;
         charge_currency: string;
+        /**
+         * @description Extension, in a batch's answer: this message's look-alike characters were replaced.
+         * @constant
+         */
+        smart_encoded?: true;
       }[];
     };
     /** @description The Kit error shape (`error.code`). */
@@ -848,6 +917,25 @@ export interface components {
         code: "SERVICE_UNAVAILABLE";
         description: string;
         validation_errors?: components["schemas"]["FieldError"][];
+      };
+    };
+    BatchItem: {
+      /**
+       * @description MSISDN in international format (optional +, 3 to 20 digits)
+       * @example +263771234567
+       */
+      to: string;
+      /** @description This recipient's text; required without a template, refused with one. */
+      message?: string;
+      /**
+       * @description Required with a template, refused without one.
+       * @example {
+       *       "name": "Rudo",
+       *       "amount": "12.50"
+       *     }
+       */
+      variables?: {
+        [key: string]: string | number;
       };
     };
     /** @description The legacy error shape (`error.type`). */
@@ -1383,6 +1471,12 @@ export interface operations {
            * @example 2026-12-01T09:00:00+02:00
            */
           send_at?: string;
+          /** @description Extension: replace look-alike characters (curly quotes, dashes, special spaces, the ellipsis…) by GSM-7 ones when that makes the whole text GSM-7 (docs/smart-encoding.md); the charge is for the text as sent. Absent: the account's default (off unless set). */
+          smart_encoding?: boolean;
+          /** @description Extension: seconds the message may wait to be accepted by a carrier, counted from when it is due (send_at, else acceptance), and passed to the SMSC as its validity period. Past it, a message no carrier accepted ends failed with operator_response EXPIRED and its hold released. Absent: the service's MESSAGE_VALIDITY_HOURS. */
+          validity_period?: number;
+          /** @description Extension: the local hours in which the message may be sent. Accepted outside them, it waits for the window's next start (send_at then says when), never past its validity: a window that opens only after the validity ends is refused. null: no window, even when the account has a default one. Absent: the account's default window, if any. */
+          deliver_between?: components["schemas"]["DeliveryWindow"] | null;
         };
       };
     };
@@ -1516,6 +1610,12 @@ export interface operations {
            * @example 2026-12-01T09:00:00+02:00
            */
           send_at?: string;
+          /** @description Extension: replace look-alike characters (curly quotes, dashes, special spaces, the ellipsis…) by GSM-7 ones when that makes the whole text GSM-7 (docs/smart-encoding.md); the charge is for the text as sent. Absent: the account's default (off unless set). */
+          smart_encoding?: boolean;
+          /** @description Extension: seconds the message may wait to be accepted by a carrier, counted from when it is due (send_at, else acceptance), and passed to the SMSC as its validity period. Past it, a message no carrier accepted ends failed with operator_response EXPIRED and its hold released. Absent: the service's MESSAGE_VALIDITY_HOURS. */
+          validity_period?: number;
+          /** @description Extension: the local hours in which the message may be sent. Accepted outside them, it waits for the window's next start (send_at then says when), never past its validity: a window that opens only after the validity ends is refused. null: no window, even when the account has a default one. Absent: the account's default window, if any. */
+          deliver_between?: components["schemas"]["DeliveryWindow"] | null;
         };
       };
     };
@@ -1535,6 +1635,154 @@ export interface operations {
             status: "success";
             /** @constant */
             message: "bulk sms enqueued";
+            data: components["schemas"]["BulkResult"];
+          };
+        };
+      };
+      /** @description malformed JSON body; unreadable request body; Validation failed; invalid Idempotency-Key header */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_BAD_REQUEST_VALIDATION_ERROR"];
+        };
+      };
+      /** @description missing authentication */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
+        };
+      };
+      /** @description idempotency key reused */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_CONFLICT"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_PAYLOAD_TOO_LARGE"];
+        };
+      };
+      /** @description insufficient balance */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_UNPROCESSABLE_ENTITY"];
+        };
+      };
+      /** @description too many requests */
+      429: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After-Limit"];
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_TOO_MANY_REQUESTS"];
+        };
+      };
+      /** @description internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_INTERNAL_ERROR"];
+        };
+      };
+      /** @description service unavailable, try again shortly */
+      503: {
+        headers: {
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_SERVICE_UNAVAILABLE"];
+        };
+      };
+    };
+  };
+  sendBatch: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Extension: the same key and body within 24 hours answers the original response, with no new message and no new charge; the same key with another body is a 409. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description not blank; no control characters */
+          from: string;
+          /**
+           * @description A text with {{name}} placeholders (letters, digits and _; spaces inside the braces allowed), filled per item from its variables. Without it, each item gives its own message.
+           * @example Hi {{name}}, your balance is {{amount}}.
+           */
+          template?: string;
+          messages: components["schemas"]["BatchItem"][];
+          /**
+           * Format: uri
+           * @description an http or https URL
+           */
+          webhook_url?: string;
+          webhook_events?: (
+            | "message.enqueued"
+            | "message.success"
+            | "message.failed"
+            | "message.delivered"
+            | "message.undelivered"
+          )[];
+          /**
+           * Format: date-time
+           * @description Extension: schedule the send for this instant, an RFC 3339 date-time with its offset, in the future and at most 30 days ahead. The charge is held at acceptance.
+           * @example 2026-12-01T09:00:00+02:00
+           */
+          send_at?: string;
+          /** @description Extension: replace look-alike characters (curly quotes, dashes, special spaces, the ellipsis…) by GSM-7 ones when that makes the whole text GSM-7 (docs/smart-encoding.md); the charge is for the text as sent. Absent: the account's default (off unless set). */
+          smart_encoding?: boolean;
+          /** @description Extension: seconds the message may wait to be accepted by a carrier, counted from when it is due (send_at, else acceptance), and passed to the SMSC as its validity period. Past it, a message no carrier accepted ends failed with operator_response EXPIRED and its hold released. Absent: the service's MESSAGE_VALIDITY_HOURS. */
+          validity_period?: number;
+          /** @description Extension: the local hours in which the message may be sent. Accepted outside them, it waits for the window's next start (send_at then says when), never past its validity: a window that opens only after the validity ends is refused. null: no window, even when the account has a default one. Absent: the account's default window, if any. */
+          deliver_between?: components["schemas"]["DeliveryWindow"] | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted: one message per item, in request order. */
+      202: {
+        headers: {
+          "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+          "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+          "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            message: "batch sms enqueued";
             data: components["schemas"]["BulkResult"];
           };
         };
@@ -1657,6 +1905,12 @@ export interface operations {
                * @example 2026-12-01T09:00:00+02:00
                */
               send_at?: string;
+              /** @description Extension: replace look-alike characters (curly quotes, dashes, special spaces, the ellipsis…) by GSM-7 ones when that makes the whole text GSM-7 (docs/smart-encoding.md); the charge is for the text as sent. Absent: the account's default (off unless set). */
+              smart_encoding?: boolean;
+              /** @description Extension: seconds the message may wait to be accepted by a carrier, counted from when it is due (send_at, else acceptance), and passed to the SMSC as its validity period. Past it, a message no carrier accepted ends failed with operator_response EXPIRED and its hold released. Absent: the service's MESSAGE_VALIDITY_HOURS. */
+              validity_period?: number;
+              /** @description Extension: the local hours in which the message may be sent. Accepted outside them, it waits for the window's next start (send_at then says when), never past its validity: a window that opens only after the validity ends is refused. null: no window, even when the account has a default one. Absent: the account's default window, if any. */
+              deliver_between?: components["schemas"]["DeliveryWindow"] | null;
             }
           | {
               to: string[];
@@ -1682,6 +1936,46 @@ export interface operations {
                * @example 2026-12-01T09:00:00+02:00
                */
               send_at?: string;
+              /** @description Extension: replace look-alike characters (curly quotes, dashes, special spaces, the ellipsis…) by GSM-7 ones when that makes the whole text GSM-7 (docs/smart-encoding.md); the charge is for the text as sent. Absent: the account's default (off unless set). */
+              smart_encoding?: boolean;
+              /** @description Extension: seconds the message may wait to be accepted by a carrier, counted from when it is due (send_at, else acceptance), and passed to the SMSC as its validity period. Past it, a message no carrier accepted ends failed with operator_response EXPIRED and its hold released. Absent: the service's MESSAGE_VALIDITY_HOURS. */
+              validity_period?: number;
+              /** @description Extension: the local hours in which the message may be sent. Accepted outside them, it waits for the window's next start (send_at then says when), never past its validity: a window that opens only after the validity ends is refused. null: no window, even when the account has a default one. Absent: the account's default window, if any. */
+              deliver_between?: components["schemas"]["DeliveryWindow"] | null;
+            }
+          | {
+              /** @description not blank; no control characters */
+              from: string;
+              /**
+               * @description A text with {{name}} placeholders (letters, digits and _; spaces inside the braces allowed), filled per item from its variables. Without it, each item gives its own message.
+               * @example Hi {{name}}, your balance is {{amount}}.
+               */
+              template?: string;
+              messages: components["schemas"]["BatchItem"][];
+              /**
+               * Format: uri
+               * @description an http or https URL
+               */
+              webhook_url?: string;
+              webhook_events?: (
+                | "message.enqueued"
+                | "message.success"
+                | "message.failed"
+                | "message.delivered"
+                | "message.undelivered"
+              )[];
+              /**
+               * Format: date-time
+               * @description Extension: schedule the send for this instant, an RFC 3339 date-time with its offset, in the future and at most 30 days ahead. The charge is held at acceptance.
+               * @example 2026-12-01T09:00:00+02:00
+               */
+              send_at?: string;
+              /** @description Extension: replace look-alike characters (curly quotes, dashes, special spaces, the ellipsis…) by GSM-7 ones when that makes the whole text GSM-7 (docs/smart-encoding.md); the charge is for the text as sent. Absent: the account's default (off unless set). */
+              smart_encoding?: boolean;
+              /** @description Extension: seconds the message may wait to be accepted by a carrier, counted from when it is due (send_at, else acceptance), and passed to the SMSC as its validity period. Past it, a message no carrier accepted ends failed with operator_response EXPIRED and its hold released. Absent: the service's MESSAGE_VALIDITY_HOURS. */
+              validity_period?: number;
+              /** @description Extension: the local hours in which the message may be sent. Accepted outside them, it waits for the window's next start (send_at then says when), never past its validity: a window that opens only after the validity ends is refused. null: no window, even when the account has a default one. Absent: the account's default window, if any. */
+              deliver_between?: components["schemas"]["DeliveryWindow"] | null;
             };
       };
     };
@@ -1704,11 +1998,36 @@ export interface operations {
               total: number;
               charge: number;
               currency: string;
-              /** @enum {string} */
+              /**
+               * @description For a batch: ucs2 when any message would be.
+               * @enum {string}
+               */
               encoding: "gsm7" | "ucs2";
+              /** @description For a batch: the most segments any message would have. */
               segments: number;
               available: number;
               sufficient_balance: boolean;
+              /**
+               * Format: date-time
+               * @description When the send would go: its send_at, or its delivery window's next opening; absent: at once.
+               */
+              send_at?: string;
+              /**
+               * Format: date-time
+               * @description When its messages would fail if no carrier accepted them (a validity_period, a window).
+               */
+              expires_at?: string;
+              /** @description Present when replacing look-alike characters (docs/smart-encoding.md) would make a text GSM-7: both prices, and which one the send would be charged. */
+              smart_encoding?: {
+                /** @description The send would replace them (asked for, or the account's default). */
+                applied: boolean;
+                /** @description The total for the text(s) as written. */
+                charge_as_written: number;
+                /** @description The total with the look-alikes replaced. */
+                charge_smart_encoded: number;
+                /** @description A single or bulk send's text with its look-alikes replaced. */
+                message?: string;
+              };
               items: {
                 to: string;
                 operator: string;
@@ -1719,6 +2038,13 @@ export interface operations {
                 charge_currency: string;
                 /** @enum {string} */
                 status: "enqueued" | "failed";
+                /** @description A batch's item: its text as it would be sent. */
+                message?: string;
+                /**
+                 * @description A batch's item: its look-alike characters would be replaced.
+                 * @constant
+                 */
+                smart_encoded?: true;
               }[];
             };
           };

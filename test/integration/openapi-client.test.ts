@@ -163,8 +163,12 @@ describe("a TypeScript client generated from the OpenAPI document", () => {
         .split("\n")
         .filter((l) => /error TS\d+/.test(l))
         .map((l) => l.replace(/^(\S+)\((\d+),\d+\): error (TS\d+).*$/, "$1:$2 $3"));
-      // The charge a number on the single send, a string in bulk, a send without its message.
-      expect(errors, tsc.stdout).toEqual(["bad.ts:9 TS2322", "bad.ts:10 TS2322", "bad.ts:11 TS2322"]);
+      // The charge a number on the single send, a string in bulk, a send without its message (a
+      // missing property: tsc words it TS2741 or, for a body type it elaborates less, TS2322).
+      expect(
+        errors.map((e) => e.replace(/ TS2741$/, " TS2322")),
+        tsc.stdout,
+      ).toEqual(["bad.ts:9 TS2322", "bad.ts:10 TS2322", "bad.ts:11 TS2322"]);
       expect(tsc.status).not.toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });
