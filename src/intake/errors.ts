@@ -89,6 +89,15 @@ export const ERRORS = {
       description: "the message was already dispatched or has ended: it can no longer be cancelled",
     },
   },
+  // Redelivery of a callback event a 410 Gone ended (extension; docs/decisions/0004).
+  refusedByReceiver: {
+    status: 409,
+    kit: {
+      code: "CONFLICT",
+      message: "refused by the receiver",
+      description: "the receiver answered 410 Gone to this event's URL: the event is never sent again",
+    },
+  },
   smsNotFound: {
     status: 404,
     legacy: { code: "err_not_found", message: "not found", description: "the resource does not exist" },

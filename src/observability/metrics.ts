@@ -32,7 +32,7 @@ export function createMetrics() {
     }),
     rateLimited: new Counter({
       name: "shiri_rate_limited_total",
-      help: "Requests refused with 429, by the limit that refused them (key, account, recipients).",
+      help: "Requests refused with 429, by the limit that refused them (key, account, recipients, redeliveries).",
       labelNames: ["scope"] as const,
       registers: r,
     }),
@@ -288,7 +288,7 @@ export function createMetrics() {
     // Callbacks
     webhookDeliveries: new Counter({
       name: "shiri_webhook_deliveries_total",
-      help: "Callback attempts, by outcome (delivered, retry, failed, refused).",
+      help: "Callback attempts, by outcome (delivered, retry, failed, refused; stopped: not sent, as its URL answered 410).",
       labelNames: ["outcome"] as const,
       registers: r,
     }),
@@ -351,9 +351,10 @@ export function initialiseSeries(
     metrics.leaseRenewalsFailed.inc({ operator }, 0);
     metrics.messagesCancelled.inc({ operator }, 0);
   }
-  for (const outcome of ["delivered", "retry", "failed", "refused"])
+  for (const outcome of ["delivered", "retry", "failed", "refused", "stopped"])
     metrics.webhookDeliveries.inc({ outcome }, 0);
   for (const reason of ["stranded", "redeliver"]) metrics.webhookRequeued.inc({ reason }, 0);
+  metrics.rateLimited.inc({ scope: "redeliveries" }, 0);
   for (const scope of ["key", "account", "recipients"]) {
     metrics.rateLimited.inc({ scope }, 0);
     metrics.rateLimitLeases.inc({ scope }, 0);

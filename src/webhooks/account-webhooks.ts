@@ -1,5 +1,6 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 import { EVENT_TYPES, type EventType } from "./events.ts";
+import { resumeUrl } from "./refusals.ts";
 import { newSigningSecret } from "./signing.ts";
 
 /** Events one callback request to an account webhook may carry, at most (migration 014 holds it too). */
@@ -53,7 +54,8 @@ export async function getAccountWebhook(db: Queryable, accountId: string): Promi
  * Registers (or replaces) the account webhook: its URL, the event types it wants (null: all) and
  * the events a request carries (a PUT replaces all three, so one without events goes back to all,
  * one without a batch size to 1). The answer carries the signing secret when it has never been
- * shown: the row lock taken by the upsert makes "never shown" true for one caller.
+ * shown: the row lock taken by the upsert makes "never shown" true for one caller. A URL a 410 had
+ * stopped for the account is resumed (src/webhooks/refusals.ts).
  */
 export async function putAccountWebhook(
   pool: Pool,
@@ -69,6 +71,8 @@ export async function putAccountWebhook(
       [accountId, webhook.url, webhook.events, webhook.batchSize, newSigningSecret()],
     );
     const row = rows[0] as Row;
+    // Setting a URL is the account's word that it wants callbacks there, even after a 410.
+    await resumeUrl(tx, accountId, webhook.url);
     if (row.secret_shown_at !== null) return view(row);
     await tx.query("UPDATE account_webhooks SET secret_shown_at = now() WHERE account_id = $1", [accountId]);
     return { ...view(row), signing_secret: row.signing_secret };

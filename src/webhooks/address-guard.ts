@@ -1,4 +1,5 @@
 import { type LookupAddress, lookup } from "node:dns";
+import { Resolver } from "node:dns/promises";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 
 /**
@@ -71,18 +72,74 @@ export function ipLiteral(url: URL): string | null {
   return isIP(host) ? host : null;
 }
 
+/** Resolves a name to every address it has (as dns.lookup with `all`), family as asked (0: both). */
+export type Resolve = (
+  hostname: string,
+  family: number,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+/** The system's resolver (getaddrinfo: /etc/hosts, then DNS), as every lookup uses by default. */
+export const systemResolve: Resolve = (hostname, family, callback) =>
+  lookup(hostname, { family, all: true }, callback);
+
+/**
+ * DNS servers of one's own (WEBHOOK_DNS_SERVERS: "host" or "host:port", IPv6 in brackets): A and
+ * AAAA records asked of them, never the hosts file. A name with neither is ENOTFOUND.
+ */
+export function resolverAt(servers: readonly string[]): Resolve {
+  const resolver = new Resolver();
+  resolver.setServers([...servers]);
+  const ask = (kind: 4 | 6, hostname: string): Promise<LookupAddress[]> =>
+    (kind === 4 ? resolver.resolve4(hostname) : resolver.resolve6(hostname)).then(
+      (addresses) => addresses.map((address) => ({ address, family: kind })),
+      () => [],
+    );
+  return (hostname, family, callback) => {
+    const kinds: Array<4 | 6> = family === 4 ? [4] : family === 6 ? [6] : [4, 6];
+    Promise.all(kinds.map((kind) => ask(kind, hostname))).then((found) => {
+      const addresses = found.flat();
+      if (addresses.length > 0) return callback(null, addresses);
+      const err: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+      err.code = "ENOTFOUND";
+      callback(err, []);
+    });
+  };
+}
+
 /**
  * A `lookup` for http.request that refuses the whole name when any of its addresses is not
  * public, and otherwise hands the socket exactly the addresses it checked. IP literals never
  * reach a lookup, so the caller checks those itself (see ipLiteral).
  */
-export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  lookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, "", 0);
-    if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address)))
-      return callback(new RefusedAddressError(hostname), "", 0);
-    if (options.all) return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0] as LookupAddress;
-    callback(null, first.address, first.family);
-  });
-};
+export function publicOnlyLookupVia(resolve: Resolve): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, options.family === 4 || options.family === 6 ? options.family : 0, (err, addresses) => {
+      if (err) return callback(err, "", 0);
+      if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address)))
+        return callback(new RefusedAddressError(hostname), "", 0);
+      handOver(addresses, options.all === true, callback);
+    });
+  };
+}
+
+export const publicOnlyLookup: LookupFunction = publicOnlyLookupVia(systemResolve);
+
+/** A `lookup` through `resolve` that judges nothing (callbacks to private addresses allowed). */
+export function lookupVia(resolve: Resolve): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, options.family === 4 || options.family === 6 ? options.family : 0, (err, addresses) => {
+      if (err) return callback(err, "", 0);
+      handOver(addresses, options.all === true, callback);
+    });
+  };
+}
+
+function handOver(addresses: LookupAddress[], all: boolean, callback: Parameters<LookupFunction>[2]): void {
+  if (all) {
+    (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    return;
+  }
+  const first = addresses[0] as LookupAddress;
+  callback(null, first.address, first.family);
+}

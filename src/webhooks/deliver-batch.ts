@@ -3,7 +3,8 @@ import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { CallbackSettings } from "./account-webhooks.ts";
 import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
-import { JOB_BUDGET_MS, type WebhookJob } from "./queue.ts";
+import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "./queue.ts";
+import { stopKey, stoppedError, stopUrls } from "./refusals.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
 
 /** An outbox row as a delivery needs it; the payload is sent as stored, never rebuilt. */
@@ -39,7 +40,17 @@ interface Recorded {
   error: string | null;
   retryAt: Date | null;
   refused: boolean;
+  /** Ended by a 410: answered one, or not sent as its URL is stopped (never redelivered). */
+  endedByGone: boolean;
+  /** Not sent: its URL is stopped. */
+  stopped: boolean;
 }
+
+/**
+ * The URLs stopped by a 410 (src/webhooks/refusals.ts), by stopKey, as read when the jobs were
+ * fetched; a 410 answered meanwhile is added, so the other jobs of the fetch see it at once.
+ */
+export type StoppedUrls = Map<string, Date>;
 
 /**
  * Sends one job's events, one request after another, to their shared destination host: each
@@ -54,12 +65,22 @@ export async function deliverBatch(
   job: WebhookJob,
   events: Map<string, EventRow>,
   settings: Map<string, CallbackSettings>,
+  stopped: StoppedUrls = new Map(),
 ): Promise<void> {
   const started = Date.now();
   const recorded: Recorded[] = [];
   const handBack: Array<{ id: string; attempt: number }> = [];
+  const stops: Array<{ accountId: string; url: string; eventId: string }> = [];
   let backOffUntil: Date | null = null;
   for (const request of requestsOf(job, events, settings)) {
+    // A request's events share one account and URL.
+    const [first] = request.events;
+    const key = first ? stopKey(first.account_id, request.url) : "";
+    const stoppedAt = stopped.get(key);
+    if (stoppedAt) {
+      for (const event of request.events) recorded.push(notSent(event, stoppedAt));
+      continue;
+    }
     if (backOffUntil || ctx.stopping() || Date.now() - started > JOB_BUDGET_MS) {
       for (const event of request.events) handBack.push({ id: event.id, attempt: event.attempts });
       continue;
@@ -77,12 +98,23 @@ export async function deliverBatch(
       ctx.post,
     );
     for (const event of request.events) recorded.push(decide(event, outcome, ctx.retry));
+    if (outcome.status === GONE && first) {
+      // The receiver refuses this account's callbacks to this URL: none is sent to it again.
+      stopped.set(key, new Date());
+      stops.push({ accountId: first.account_id, url: request.url, eventId: first.id });
+    }
     if (outcome.kind === "retry") {
       const retryAt = recorded.at(-1)?.retryAt;
       backOffUntil = retryAt ?? new Date(Date.now() + ctx.retry.baseMs);
     }
   }
   await record(ctx.pool, recorded);
+  await stopUrls(ctx.pool, stops);
+  for (const stop of stops)
+    ctx.logger.warn(
+      { event_id: stop.eventId, account_id: stop.accountId, host: destinationGroup(stop.url) },
+      "callback answered 410 Gone: the account's callbacks to this URL are stopped until it is set again",
+    );
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
   for (const r of recorded) report(ctx, r);
 }
@@ -142,8 +174,27 @@ function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): 
     error: outcome.kind === "delivered" ? null : outcome.error,
     retryAt,
     refused: outcome.kind === "failed" && outcome.refused === true,
+    endedByGone: outcome.status === GONE,
+    stopped: false,
   };
 }
+
+/** An event failed without a request: its URL answered 410 (outcomeOfStatus fails a 410 for good). */
+function notSent(event: EventRow, stoppedAt: Date): Recorded {
+  return {
+    event,
+    state: "failed",
+    at: new Date(),
+    status: null,
+    error: stoppedError(stoppedAt),
+    retryAt: null,
+    refused: false,
+    endedByGone: true,
+    stopped: true,
+  };
+}
+
+const GONE = 410;
 
 /*
  * The events of a list still pending at the attempt the list was made for, locked, each looked up
@@ -167,12 +218,14 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
   await pool.query({
     name: "shiri_record_attempts",
     text: `WITH due AS (${stillPending(
-      "$1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[]",
-      "id, attempt, state, at, status, error, retry_at",
+      "$1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[], $8::bool[], $9::bool[]",
+      "id, attempt, state, at, status, error, retry_at, ended_by_gone, sent",
     )})
      UPDATE webhook_events e
-        SET state = o.state, attempts = e.attempts + 1, last_attempt_at = o.at, last_status = o.status,
-            last_error = o.error, next_attempt_at = COALESCE(o.retry_at, e.next_attempt_at),
+        SET state = o.state, attempts = e.attempts + o.sent::int,
+            last_attempt_at = CASE WHEN o.sent THEN o.at ELSE e.last_attempt_at END,
+            last_status = o.status, last_error = o.error, ended_by_gone = o.ended_by_gone,
+            next_attempt_at = COALESCE(o.retry_at, e.next_attempt_at),
             enqueued_at = CASE WHEN o.state = 'pending' THEN NULL ELSE e.enqueued_at END,
             completed_at = CASE WHEN o.state = 'pending' THEN NULL ELSE o.at END
        FROM due o WHERE e.id = o.id`,
@@ -184,6 +237,8 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
       rs.map((r) => r.status),
       rs.map((r) => r.error),
       rs.map((r) => r.retryAt),
+      rs.map((r) => r.endedByGone),
+      rs.map((r) => !r.stopped),
     ],
   });
 }
@@ -205,6 +260,9 @@ function report(ctx: BatchContext, r: Recorded): void {
   } else if (r.state === "pending") {
     ctx.metrics.webhookDeliveries.inc({ outcome: "retry" });
     ctx.logger.info({ ...log, retry_at: r.retryAt }, "webhook attempt failed; will retry");
+  } else if (r.stopped) {
+    // Not sent: its URL answered 410 earlier (logged then).
+    ctx.metrics.webhookDeliveries.inc({ outcome: "stopped" });
   } else {
     // Given up for good: "refused" when the destination address was, "failed" otherwise.
     ctx.metrics.webhookDeliveries.inc({ outcome: r.refused ? "refused" : "failed" });

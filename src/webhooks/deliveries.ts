@@ -1,4 +1,6 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
+import { takeRedeliveryBudget } from "./redelivery-budget.ts";
+import { stopKey, stoppedUrls } from "./refusals.ts";
 
 /** One event of an account and what became of it, as GET /api/v1/webhook/deliveries lists it. */
 export interface Delivery {
@@ -71,41 +73,73 @@ const redeliver = (target: string) => `
   RETURNING e.id, e.type, e.message_id, e.url, e.state, e.attempts, e.last_status, e.last_error,
             e.created_at, e.completed_at`;
 
-const REDELIVER_ONE = redeliver("SELECT id FROM webhook_events WHERE id = $1 AND account_id = $2");
 const REDELIVER_IDS = redeliver("SELECT id FROM webhook_events WHERE id = ANY ($1::uuid[])");
 
-/** Redelivers one event of the account; null when the account has no such event. */
+/**
+ * What a redelivery came to. Redelivery never revives an event a 410 ended (the receiver refused
+ * it, or its URL was stopped by a 410: src/webhooks/refusals.ts), nor one bound for a URL still
+ * stopped; and it takes from the account's hourly budget (src/webhooks/redelivery-budget.ts).
+ */
+export type Redelivery<T> =
+  | { kind: "redelivered"; data: T }
+  | { kind: "notFound" }
+  | { kind: "refusedByReceiver" }
+  | { kind: "tooMany"; limit: number }
+  | { kind: "overBudget"; retryAfterSeconds: number };
+
+/** Redelivers one event of the account. */
 export async function redeliverEvent(
-  db: Queryable,
+  pool: Pool,
   accountId: string,
   eventId: string,
-): Promise<Delivery | null> {
-  const { rows } = await db.query<Row>(REDELIVER_ONE, [eventId, accountId]);
-  return rows[0] ? view(rows[0]) : null;
+  perHour: number,
+): Promise<Redelivery<Delivery>> {
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ id: string; account_id: string; url: string; ended_by_gone: boolean }>(
+      "SELECT id, account_id, url, ended_by_gone FROM webhook_events WHERE id = $1 AND account_id = $2 FOR UPDATE",
+      [eventId, accountId],
+    );
+    const event = rows[0];
+    if (!event) return { kind: "notFound" };
+    if (event.ended_by_gone || (await stoppedUrls(tx, [event])).size > 0)
+      return { kind: "refusedByReceiver" };
+    const budget = await takeRedeliveryBudget(tx, accountId, 1, perHour);
+    if (!budget.allowed) return { kind: "overBudget", retryAfterSeconds: budget.retryAfterSeconds };
+    const redelivered = await tx.query<Row>(REDELIVER_IDS, [[event.id]]);
+    return { kind: "redelivered", data: view(redelivered.rows[0] as Row) };
+  });
 }
 
 /** The most events one range redelivery takes: a larger range is refused, to be split. */
 export const REDELIVER_RANGE_LIMIT = 10_000;
 
 /**
- * Redelivers every event of the account created in [since, until): the count, or null (nothing
- * changed) when the range holds more than REDELIVER_RANGE_LIMIT events.
+ * Redelivers every event of the account created in [since, until), but those a 410 ended and those
+ * bound for a URL still stopped: the count. A range of more events than REDELIVER_RANGE_LIMIT, or
+ * than the whole hourly budget, is refused (`tooMany`); one that does not fit what is left of the
+ * budget changes nothing (`overBudget`).
  */
 export async function redeliverRange(
   pool: Pool,
   accountId: string,
   range: { since: Date; until: Date },
-): Promise<number | null> {
+  perHour: number,
+): Promise<Redelivery<{ redelivered: number }>> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ id: string }>(
-      `SELECT id FROM webhook_events
-        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
+    const { rows } = await tx.query<{ id: string; account_id: string; url: string }>(
+      `SELECT id, account_id, url FROM webhook_events
+        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 AND NOT ended_by_gone
         LIMIT $4`,
       [accountId, range.since, range.until, REDELIVER_RANGE_LIMIT + 1],
     );
-    if (rows.length > REDELIVER_RANGE_LIMIT) return null;
-    if (rows.length === 0) return 0;
-    const { rowCount } = await tx.query(REDELIVER_IDS, [rows.map((r) => r.id)]);
-    return rowCount ?? 0;
+    if (rows.length > REDELIVER_RANGE_LIMIT) return { kind: "tooMany", limit: REDELIVER_RANGE_LIMIT };
+    const stopped = await stoppedUrls(tx, rows);
+    const ids = rows.filter((r) => !stopped.has(stopKey(r.account_id, r.url))).map((r) => r.id);
+    if (perHour > 0 && ids.length > perHour) return { kind: "tooMany", limit: perHour };
+    if (ids.length === 0) return { kind: "redelivered", data: { redelivered: 0 } };
+    const budget = await takeRedeliveryBudget(tx, accountId, ids.length, perHour);
+    if (!budget.allowed) return { kind: "overBudget", retryAfterSeconds: budget.retryAfterSeconds };
+    const { rowCount } = await tx.query(REDELIVER_IDS, [ids]);
+    return { kind: "redelivered", data: { redelivered: rowCount ?? 0 } };
   });
 }

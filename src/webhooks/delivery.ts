@@ -1,12 +1,20 @@
 import type { Config } from "../config.ts";
-import type { Pool } from "../db/pool.ts";
+import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
-import { type BatchContext, deliverBatch, type EventRow, LOAD_EVENTS } from "./deliver-batch.ts";
+import { resolverAt, systemResolve } from "./address-guard.ts";
+import {
+  type BatchContext,
+  deliverBatch,
+  type EventRow,
+  LOAD_EVENTS,
+  type StoppedUrls,
+} from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
 import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
+import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { requeueStrandedEvents } from "./stranded.ts";
@@ -27,7 +35,12 @@ export interface WebhookDeliveryOptions {
   /** How often an idle worker looks for due events and jobs. */
   pollMs: number;
   allowPrivate: boolean;
+  /** DNS servers for callbacks' names (WEBHOOK_DNS_SERVERS); the system's resolver when empty. */
+  dnsServers: string[];
 }
+
+/** The advisory lock webhook fetches take one after another (any constant, the same in every process). */
+const WEBHOOK_FETCH_LOCK = 7_426_023;
 
 /** Events the relay moves into jobs per transaction. */
 const RELAY_LIMIT = 1000;
@@ -86,7 +99,12 @@ export function startWebhookDelivery(deps: {
     pool,
     logger,
     metrics: deps.metrics,
-    post: { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate, agents: callbackAgents() },
+    post: {
+      timeoutMs: options.timeoutMs,
+      allowPrivate: options.allowPrivate,
+      agents: callbackAgents(),
+      resolve: options.dnsServers.length > 0 ? resolverAt(options.dnsServers) : systemResolve,
+    },
     retry: options.retry,
     stopping: () => stopped,
   };
@@ -123,11 +141,7 @@ export function startWebhookDelivery(deps: {
       }
       let jobs: Job<WebhookJob>[];
       try {
-        jobs = await boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
-          batchSize: free,
-          groupConcurrency: options.concurrencyPerHost,
-          db: onPool,
-        });
+        jobs = await fetchJobs(free);
         if (jobs.length > 0) await startJobs(jobs);
       } catch (err) {
         // Jobs fetched but not started expire and come back; the outbox guards against doubles.
@@ -138,14 +152,33 @@ export function startWebhookDelivery(deps: {
     }
   }
 
+  /**
+   * Up to `count` jobs, at most concurrencyPerHost of one host active at once across every worker.
+   * pg-boss counts a group's active jobs in the fetch's own snapshot, so two workers fetching at the
+   * same moment each missed the other's and could together start twice the cap: fetches take a
+   * transaction-scoped advisory lock first, so each one sees every earlier fetch's jobs (a fetch
+   * takes a few milliseconds; the wait is that long).
+   */
+  function fetchJobs(count: number): Promise<Job<WebhookJob>[]> {
+    return withTransaction(pool, async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [WEBHOOK_FETCH_LOCK]);
+      return boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
+        batchSize: count,
+        groupConcurrency: options.concurrencyPerHost,
+        db: statementsOn(tx),
+      });
+    });
+  }
+
   async function startJobs(jobs: Job<WebhookJob>[]): Promise<void> {
     const ids = jobs.flatMap((j) => j.data.events.map((e) => e.id));
     const { rows } = await pool.query<EventRow>(LOAD_EVENTS, [ids]);
     const events = new Map(rows.map((r) => [r.id, r]));
     const accounts = [...new Set(rows.map((r) => r.account_id))];
     const settings = await callbackSettings(pool, accounts, options.secretGraceMs);
+    const stopped = await stoppedUrls(pool, rows);
     for (const job of jobs) {
-      const running = runJob(job, events, settings).finally(() => {
+      const running = runJob(job, events, settings, stopped).finally(() => {
         inFlight.delete(running);
         deliveryWaker.wake();
       });
@@ -157,9 +190,10 @@ export function startWebhookDelivery(deps: {
     job: Job<WebhookJob>,
     events: Map<string, EventRow>,
     settings: Map<string, CallbackSettings>,
+    stopped: StoppedUrls,
   ): Promise<void> {
     try {
-      await deliverBatch(ctx, job.data, events, settings);
+      await deliverBatch(ctx, job.data, events, settings, stopped);
       await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
     } catch (err) {
       // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
@@ -198,5 +232,9 @@ export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
     strandedSweepMs: config.WEBHOOK_STRANDED_SWEEP_MS,
     pollMs: config.WEBHOOK_POLL_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    dnsServers: (config.WEBHOOK_DNS_SERVERS ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== ""),
   };
 }

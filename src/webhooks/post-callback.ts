@@ -1,6 +1,16 @@
 import http from "node:http";
 import https from "node:https";
-import { ipLiteral, isPublicAddress, publicOnlyLookup, RefusedAddressError } from "./address-guard.ts";
+import type { LookupFunction } from "node:net";
+import {
+  ipLiteral,
+  isPublicAddress,
+  lookupVia,
+  publicOnlyLookup,
+  publicOnlyLookupVia,
+  RefusedAddressError,
+  type Resolve,
+  systemResolve,
+} from "./address-guard.ts";
 import {
   EVENT_COUNT_HEADER,
   EVENT_ID_HEADER,
@@ -33,6 +43,8 @@ export interface PostOptions {
   timeoutMs: number;
   allowPrivate: boolean;
   agents: { http: http.Agent; https: https.Agent };
+  /** How names are resolved (WEBHOOK_DNS_SERVERS); the system's resolver by default. */
+  resolve?: Resolve | undefined;
 }
 
 /** Keep-alive agents, one pair per worker: a burst to one receiver reuses its connections. */
@@ -107,7 +119,7 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
         agent: secure ? opts.agents.https : opts.agents.http,
         signal,
         // The guard runs on the addresses this very connection uses (no resolve-then-connect gap).
-        ...(opts.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+        ...lookupOption(opts),
       },
       (res) => {
         settle(outcomeOfStatus(res.statusCode ?? 0));
@@ -123,6 +135,21 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
     });
     request.end(cb.body);
   });
+}
+
+const guardedLookups = new WeakMap<Resolve, LookupFunction>();
+
+/** The request's `lookup`: the guard over the resolver unless private addresses are allowed. */
+function lookupOption(opts: PostOptions): { lookup?: LookupFunction } {
+  const resolve = opts.resolve;
+  if (opts.allowPrivate) return resolve && resolve !== systemResolve ? { lookup: lookupVia(resolve) } : {};
+  if (!resolve || resolve === systemResolve) return { lookup: publicOnlyLookup };
+  let guarded = guardedLookups.get(resolve);
+  if (!guarded) {
+    guarded = publicOnlyLookupVia(resolve);
+    guardedLookups.set(resolve, guarded);
+  }
+  return { lookup: guarded };
 }
 
 function describe(err: Error): string {

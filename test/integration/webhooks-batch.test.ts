@@ -119,13 +119,14 @@ describe("a delivery job", () => {
     expect(rows.map((r) => r.attempts).sort()).toEqual([0, 0, 1]);
   });
 
-  it("goes on past a 410 Gone, which fails only its own event", async () => {
+  it("stops at a 410 Gone: its event fails, and the job's other events to the URL fail unsent", async () => {
     let n = 0;
     const { rx, job } = await sendTo(3, () => (++n === 1 ? 410 : 200));
     await run(job);
-    expect(rx.received).toHaveLength(3);
+    // The 410 stops the account's callbacks to the URL (docs/decisions/0004).
+    expect(rx.received).toHaveLength(1);
     const rows = await states(job.events.map((e) => e.id));
-    expect(rows.map((r) => r.state).sort()).toEqual(["delivered", "delivered", "failed"]);
+    expect(rows.map((r) => r.state)).toEqual(["failed", "failed", "failed"]);
   });
 
   it("run twice (pg-boss delivers at least once), sends nothing the second time", async () => {

@@ -1,8 +1,9 @@
-import type { RequestHandler } from "express";
+import type { RequestHandler, Response } from "express";
 import { z } from "zod";
 import {
   listDeliveries,
   REDELIVER_RANGE_LIMIT,
+  type Redelivery,
   redeliverEvent,
   redeliverRange,
 } from "../../webhooks/deliveries.ts";
@@ -74,14 +75,43 @@ export function getDeliveries(deps: IntakeDeps): RequestHandler {
   };
 }
 
-/** POST /api/v1/webhook/deliveries/{event_id}/redeliver — one new attempt now, whatever the state. */
+/**
+ * A redelivery's outcome as an answer: a 410-ended event is a 409, a redelivery past the account's
+ * hourly budget a 429 with Retry-After (nothing redelivered), a range too large to take a 400.
+ */
+function answered<T>(deps: IntakeDeps, res: Response, outcome: Redelivery<T>): T {
+  switch (outcome.kind) {
+    case "redelivered":
+      return outcome.data;
+    case "notFound":
+      throw new ApiError("notFound");
+    case "refusedByReceiver":
+      throw new ApiError("refusedByReceiver");
+    case "overBudget":
+      deps.metrics.rateLimited.inc({ scope: "redeliveries" });
+      res.setHeader("Retry-After", String(outcome.retryAfterSeconds));
+      throw new ApiError("tooManyRequests");
+    case "tooMany":
+      throw new ApiError("validation", [{ field: "until", description: tooManyText(outcome.limit) }]);
+  }
+}
+
+const tooManyText = (limit: number) =>
+  limit === REDELIVER_RANGE_LIMIT
+    ? `the range holds more than ${limit} events: split it`
+    : `the range holds more than ${limit} events, the hourly redelivery limit: split it`;
+
+/**
+ * POST /api/v1/webhook/deliveries/{event_id}/redeliver — one new attempt now, whatever the state,
+ * unless a 410 ended it.
+ */
 export function redeliverOne(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const id = String(req.params.event_id);
     // An id that is not a UUID names no event: not found, like another account's event.
     if (!UUID_PATTERN.test(id)) throw new ApiError("notFound");
-    const delivery = await redeliverEvent(deps.pool, res.locals.accountId, id);
-    if (!delivery) throw new ApiError("notFound");
+    const perHour = deps.config.WEBHOOK_REDELIVERIES_PER_HOUR;
+    const delivery = answered(deps, res, await redeliverEvent(deps.pool, res.locals.accountId, id, perHour));
     deps.metrics.webhookRequeued.inc({ reason: "redeliver" });
     res.status(202).json({ status: "success", message: SCHEDULED, data: delivery });
   };
@@ -91,16 +121,10 @@ export function redeliverOne(deps: IntakeDeps): RequestHandler {
 export function redeliverMany(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const range = parseBody(redeliverRangeBody, req.body);
-    const count = await redeliverRange(deps.pool, res.locals.accountId, range);
-    if (count === null)
-      throw new ApiError("validation", [
-        {
-          field: "until",
-          description: `the range holds more than ${REDELIVER_RANGE_LIMIT} events: split it`,
-        },
-      ]);
-    deps.metrics.webhookRequeued.inc({ reason: "redeliver" }, count);
-    res.status(202).json({ status: "success", message: SCHEDULED, data: { redelivered: count } });
+    const perHour = deps.config.WEBHOOK_REDELIVERIES_PER_HOUR;
+    const data = answered(deps, res, await redeliverRange(deps.pool, res.locals.accountId, range, perHour));
+    deps.metrics.webhookRequeued.inc({ reason: "redeliver" }, data.redelivered);
+    res.status(202).json({ status: "success", message: SCHEDULED, data });
   };
 }
 
@@ -151,10 +175,14 @@ export const redeliverOneEndpoint = endpoint({
   path: "/api/v1/webhook/deliveries/{event_id}/redeliver",
   operationId: "redeliverWebhookEvent",
   summary: "Send one event again now",
-  description: "Whatever its state; it keeps its id. An unknown id or another account's event is not found.",
+  description:
+    "Whatever its state; it keeps its id. An unknown id or another account's event is not found. An event " +
+    "a 410 Gone ended (its own, or its URL's, which stops the account's callbacks to that URL until a PUT " +
+    "/api/v1/webhook sets it again) is never sent again: 409. It counts against the account's hourly " +
+    "redelivery budget (429 with Retry-After past it).",
   request: { path: z.object({ event_id: z.uuid() }) },
   responses: { 202: { description: "Back in the outbox.", body: kitEnvelope(deliverySchema, SCHEDULED) } },
-  failures: ["notFound"],
+  failures: ["notFound", "refusedByReceiver"],
 });
 
 export const redeliverManyEndpoint = endpoint({
@@ -163,7 +191,11 @@ export const redeliverManyEndpoint = endpoint({
   path: "/api/v1/webhook/deliveries/redeliver",
   operationId: "redeliverWebhookEvents",
   summary: "Send every event of a time range again",
-  description: `Every event created in [since, until); more than ${REDELIVER_RANGE_LIMIT} is refused, to be split.`,
+  description:
+    `Every event created in [since, until), but those a 410 Gone ended and those bound for a URL a 410 ` +
+    `stopped; more than ${REDELIVER_RANGE_LIMIT} (or than the hourly redelivery budget) is refused, to be ` +
+    "split. The events count against the account's hourly redelivery budget: past it, 429 with Retry-After " +
+    "and nothing redelivered.",
   request: { body: redeliverRangeBody },
   responses: {
     202: {
