@@ -411,7 +411,7 @@ export interface paths {
     put?: never;
     /**
      * Send every event of a time range again
-     * @description Every event created in [since, until); more than 10000 is refused, to be split.
+     * @description Every event created in [since, until), but those a 410 Gone ended and those bound for a URL a 410 stopped; more than 10000 (or than the hourly redelivery budget) is refused, to be split. The events count against the account's hourly redelivery budget: past it, 429 with Retry-After and nothing redelivered.
      */
     post: operations["redeliverWebhookEvents"];
     delete?: never;
@@ -431,7 +431,7 @@ export interface paths {
     put?: never;
     /**
      * Send one event again now
-     * @description Whatever its state; it keeps its id. An unknown id or another account's event is not found.
+     * @description Whatever its state; it keeps its id. An unknown id or another account's event is not found. An event a 410 Gone ended (its own, or its URL's, which stops the account's callbacks to that URL until a PUT /api/v1/webhook sets it again) is never sent again: 409. It counts against the account's hourly redelivery budget (429 with Retry-After past it).
      */
     post: operations["redeliverWebhookEvent"];
     delete?: never;
@@ -4130,6 +4130,15 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["KitError_NOT_FOUND"];
+        };
+      };
+      /** @description refused by the receiver */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_CONFLICT"];
         };
       };
       /** @description too many requests */
