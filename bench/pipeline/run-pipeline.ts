@@ -8,6 +8,7 @@
 import { getPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import { OPERATORS } from "../../carriers/index.ts";
+import type { Pool } from "../../src/db/pool.ts";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
 import { SENDER } from "../dispatch-lib/harness.ts";
 import { startPgSampler } from "../dispatch-lib/pg-sampler.ts";
@@ -63,6 +64,26 @@ export interface PipelinePlan {
    * BENCH_PIPELINE_API_MILLICORES sets another.
    */
   apiMillicores?: number;
+  /**
+   * Numbers on the account's opt-out list during the run (none of them the load's recipients, so
+   * every send still goes end to end): what the send path's opt-out check costs against a list
+   * that size. BENCH_PIPELINE_OPT_OUTS sets it for any pipeline scenario.
+   */
+  optOuts?: number;
+}
+
+/**
+ * Fills the account's opt-out list with `count` econet numbers of the 78 prefix (the load's are
+ * 77: none is ever sent to), in one statement, and has the planner see it.
+ */
+async function fillOptOutList(pool: Pool, accountId: string, count: number): Promise<void> {
+  if (count === 0) return;
+  await pool.query(
+    `INSERT INTO opt_outs (account_id, number, source)
+     SELECT $1, '26378' || lpad(n::text, 7, '0'), 'api' FROM generate_series(1, $2) AS n`,
+    [accountId, count],
+  );
+  await pool.query("ANALYZE opt_outs");
 }
 
 /** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1, the load FIRST_SUBSCRIBER on. */
@@ -104,6 +125,8 @@ export async function runPipeline(
     // to call back to loopback.
     const serviceEnv = { WEBHOOK_ALLOW_PRIVATE: "true", ...benchRateLimits() };
     const env = await startEnv(cleanup, serviceEnv, profileFlags("api"));
+    const optOuts = knob("BENCH_PIPELINE_OPT_OUTS", plan.optOuts ?? 0, 0, 10_000_000);
+    await fillOptOutList(env.pool, env.accountId, optOuts);
     const sink = await startSinkPeer(cleanup, { answerDelayMs: plan.carrier?.answerDelayMs ?? 0 });
     const smpp: Record<string, string> = {};
     // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
@@ -398,6 +421,8 @@ export async function runPipeline(
         postgres: `${env.db.version} (${env.db.source})`,
         processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator, nice ${workerNice}), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver in the bench`,
         webhook_events: webhook.events,
+        opt_out_list:
+          optOuts > 0 ? `${optOuts.toLocaleString("en")} numbers, none of them a recipient` : "empty",
         webhook_batch_size: webhook.batchSize,
         receipted_message_id: probe.mode,
         id_settings: "none (Shiri's defaults)",

@@ -1,10 +1,12 @@
 import { bulk } from "./bulk.ts";
 import { e2e } from "./e2e.ts";
+import { inbound } from "./inbound.ts";
 import {
   pipelineApiScaleOut,
   pipelineBulk,
   pipelineScaleOut,
   pipelineSingle,
+  pipelineSingleOptOuts,
   pipelineSingleScaled,
 } from "./pipeline.ts";
 import { retrieve } from "./retrieve.ts";
@@ -21,7 +23,9 @@ export const SCENARIOS: readonly Scenario[] = [
   retrieve,
   e2e,
   scheduled,
+  inbound,
   pipelineSingle,
+  pipelineSingleOptOuts,
   pipelineSingleScaled,
   pipelineBulk,
   pipelineScaleOut,
