@@ -36,6 +36,28 @@ export const ERRORS = {
       description: "invalid or revoked api key",
     },
   },
+  // A key that may not do this, or not from here: 403 in the endpoint's own shape (extension).
+  forbiddenScope: {
+    status: 403,
+    ...both(
+      "ERR_FORBIDDEN",
+      "FORBIDDEN",
+      "forbidden",
+      "the api key's scopes do not include what this endpoint needs",
+    ),
+  },
+  forbiddenAddress: {
+    status: 403,
+    ...both("ERR_FORBIDDEN", "FORBIDDEN", "forbidden", "the api key may not be used from this address"),
+  },
+  beyondOwnKey: {
+    status: 403,
+    kit: {
+      code: "FORBIDDEN",
+      message: "forbidden",
+      description: "a key cannot grant or revoke more than it holds itself",
+    },
+  },
   malformedJson: { status: 400, ...both("ERR_BAD_REQUEST", "BAD_REQUEST", "malformed JSON body") },
   unreadableBody: {
     status: 400,
@@ -149,6 +171,15 @@ export const ERRORS = {
       "too many requests",
       "rate limit exceeded: retry after the number of seconds in Retry-After",
     ),
+  },
+  tooManyAuthFailures: {
+    status: 429,
+    kit: {
+      code: "TOO_MANY_REQUESTS",
+      message: "too many failed authentications",
+      description:
+        "too many failed authentications from this address: retry after the number of seconds in Retry-After",
+    },
   },
   unavailable: {
     status: 503,
