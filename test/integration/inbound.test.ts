@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startControl } from "../../carriers/simulator/control.ts";
 import { type MobileOriginated, sendMobileOriginated } from "../../carriers/simulator/mobile-originated.ts";
 import { addInboundNumber } from "../../src/inbound/inbound-numbers.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
-import { CLI_TEST_TIMEOUT_MS, shiri } from "../support/cli.ts";
+import { CLI_TEST_TIMEOUT_MS, inParallel, PARALLEL_RUNS, shiri } from "../support/cli.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call, type TestAccount } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -280,4 +281,96 @@ describe("GET /api/v1/inbound", () => {
     const none = await call(h.t.base, "GET", "/api/v1/inbound-numbers", { headers: other.headers });
     expect(none.body).toMatchObject({ data: [] });
   });
+});
+
+describe("the operator's commands", () => {
+  it(
+    "give an account a number (one owner), set its keywords, and rehearse a handset with simulate-mo",
+    async () => {
+      const control = await startControl(h.sims.simulators, { host: "127.0.0.1", port: 0 });
+      try {
+        const url = h.t.database.url;
+        const [added, taken, keywords, bad] = await inParallel(
+          [
+            ["inbound-number", "add", "--account", h.acct.id, "+263772000555"],
+            ["inbound-number", "add", "--account", other.id, SHORT_CODE],
+            [
+              "keywords",
+              "set",
+              "--account",
+              h.acct.id,
+              "--opt-out-words",
+              "stop,halt",
+              "--help-reply",
+              "Dial 123",
+            ],
+            ["keywords", "set", "--account", h.acct.id, "--opt-in-words", "HALT"],
+          ],
+          PARALLEL_RUNS,
+          (args) => shiri(url, args),
+        );
+        expect(added?.code, added?.stderr).toBe(0);
+        expect(JSON.parse(added?.stdout ?? "")).toMatchObject({ number: "263772000555", added: true });
+        expect(taken?.code).toBe(1);
+        expect(taken?.stderr).toContain("belongs to another account");
+        expect(keywords?.code, keywords?.stderr).toBe(0);
+        expect(JSON.parse(keywords?.stdout ?? "")).toMatchObject({
+          lists: { opt_out: ["STOP", "HALT"] },
+          replies: { help: "Dial 123", opt_out: null },
+        });
+        expect(bad?.code).toBe(1);
+        expect(bad?.stderr).toContain("HALT is both opt_out and opt_in");
+
+        // A handset writes HALT to the new number, through the control port, as an operator would.
+        const rehearsed = await shiri(url, [
+          "simulate-mo",
+          "--control-port",
+          String(control.port),
+          "--operator",
+          "econet",
+          "--from",
+          "263771000701",
+          "--to",
+          "263772000555",
+          "--text",
+          "halt",
+          "--encoding",
+          "ucs2",
+        ]);
+        expect(rehearsed.code, rehearsed.stderr).toBe(0);
+        expect(JSON.parse(rehearsed.stdout)).toEqual({
+          parts: 1,
+          sent: [{ part: 1, session: 0, command_status: 0 }],
+        });
+        const [item] = await fromNumber("263771000701");
+        expect(item).toMatchObject({
+          to: "263772000555",
+          message: "halt",
+          encoding: "ucs2",
+          keyword: "HALT",
+        });
+        await waitFor(
+          async () =>
+            (
+              await call(h.t.base, "GET", "/api/v1/opt-outs?number=263771000701", { headers: h.acct.headers })
+            ).text.includes("HALT"),
+          { what: "the opt-out by the account's own keyword" },
+        );
+
+        const removed = await shiri(url, [
+          "inbound-number",
+          "remove",
+          "--account",
+          h.acct.id,
+          "263772000555",
+        ]);
+        expect(removed.code, removed.stderr).toBe(0);
+        const listed = await shiri(url, ["inbound-number", "list", "--account", h.acct.id]);
+        expect(JSON.parse(listed.stdout)).toEqual([{ number: SHORT_CODE, created_at: expect.any(String) }]);
+      } finally {
+        await control.stop();
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });
