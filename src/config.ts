@@ -61,6 +61,8 @@ const envSchema = z.object({
    */
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
   RATE_LIMIT_KEY_PER_SECOND: intFromEnv(500),
+  /** Failed authentications one client address may make a minute, over every API process (0: no limit). */
+  AUTH_FAILURES_PER_MINUTE: intFromEnv(60),
   RATE_LIMIT_ACCOUNT_PER_SECOND: intFromEnv(1_000),
   RATE_LIMIT_RECIPIENTS_PER_MINUTE: intFromEnv(600_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */

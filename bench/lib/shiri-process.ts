@@ -138,6 +138,8 @@ export async function startShiriProcess(opts: {
         START_SIMULATORS: "false",
         // Against the carrier simulators, with their passwords: production would refuse them.
         SHIRI_ENV: "test",
+        // One client address (loopback) for every test and load: no failed-authentication limit.
+        AUTH_FAILURES_PER_MINUTE: "0",
         ...opts.env,
       },
       stdio: ["ignore", "pipe", "pipe"],

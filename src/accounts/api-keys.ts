@@ -1,14 +1,14 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../webhooks/events.ts";
+import { isScope, type KeyScopes, type Scope } from "./scopes.ts";
 import { type SendDefaults, sendDefaultsOf } from "./send-defaults.ts";
+import { isWellFormedToken, newToken } from "./token-format.ts";
 
 /** Key secrets look like `shr_` + 43 base64url characters (32 random bytes). */
-const TOKEN_PREFIX = "shr_";
-const TOKEN_PATTERN = /^shr_[A-Za-z0-9_-]{43}$/;
 
 export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");
-export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(token);
+export { isWellFormedToken };
 
 export interface CreatedApiKey {
   id: string;
@@ -16,16 +16,47 @@ export interface CreatedApiKey {
   token: string;
   account_id: string;
   created_at: Date;
+  /** Null: every scope. */
+  scopes: Scope[] | null;
+  /** Null: any client address. */
+  allowed_ips: string[] | null;
+  expires_at: Date | null;
 }
 
-export async function createApiKey(db: Queryable, accountId: string, name: string): Promise<CreatedApiKey> {
-  const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
+/** What a new key may do, from where and until when; none given is every scope, anywhere, for ever. */
+export interface KeyPolicy {
+  scopes?: KeyScopes;
+  allowedIps?: readonly string[] | null;
+  expiresAt?: Date | null;
+}
+
+export async function createApiKey(
+  db: Queryable,
+  accountId: string,
+  name: string,
+  policy: KeyPolicy = {},
+): Promise<CreatedApiKey> {
+  const token = newToken();
   const id = randomUUID();
-  const { rows } = await db.query<{ created_at: Date }>(
-    `INSERT INTO api_keys (id, account_id, name, token_hash) VALUES ($1, $2, $3, $4) RETURNING created_at`,
-    [id, accountId, name, hashToken(token)],
+  const scopes = policy.scopes ? [...policy.scopes] : null;
+  const allowedIps = policy.allowedIps ? [...policy.allowedIps] : null;
+  const expiresAt = policy.expiresAt ?? null;
+  const { rows } = await db.query<{ created_at: Date; allowed_ips: string[] | null }>(
+    `INSERT INTO api_keys (id, account_id, name, token_hash, scopes, allowed_ips, expires_at, checksummed)
+     VALUES ($1, $2, $3, $4, $5, $6::cidr[], $7, true) RETURNING created_at, allowed_ips::text[]`,
+    [id, accountId, name, hashToken(token), scopes, allowedIps, expiresAt],
   );
-  return { id, name, token, account_id: accountId, created_at: (rows[0] as { created_at: Date }).created_at };
+  const row = rows[0] as { created_at: Date; allowed_ips: string[] | null };
+  return {
+    id,
+    name,
+    token,
+    account_id: accountId,
+    created_at: row.created_at,
+    scopes,
+    allowed_ips: row.allowed_ips,
+    expires_at: expiresAt,
+  };
 }
 
 /** The stored record, serialised as the contract's key list shows it (PascalCase, as is). */
@@ -39,13 +70,20 @@ export interface ApiKeyRecord {
   AccountId: string;
   Active: boolean;
   LastUsedAt: Date | null;
+  /** Extension: the key's scopes, null for every scope. */
+  Scopes: Scope[] | null;
+  /** Extension: the client addresses it may be used from, null for any. */
+  AllowedIps: string[] | null;
+  /** Extension: when it stops working, null for never. */
+  ExpiresAt: Date | null;
 }
 
 export async function listApiKeys(db: Queryable, accountId: string): Promise<ApiKeyRecord[]> {
   const { rows } = await db.query<ApiKeyRecord>(
     `SELECT id AS "ID", created_at AS "CreatedAt", updated_at AS "UpdatedAt", deleted_at AS "DeletedAt",
             name AS "Name", token_hash AS "TokenHash", account_id AS "AccountId", active AS "Active",
-            last_used_at AS "LastUsedAt"
+            last_used_at AS "LastUsedAt", scopes AS "Scopes", allowed_ips::text[] AS "AllowedIps",
+            expires_at AS "ExpiresAt"
        FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
     [accountId],
   );
@@ -60,28 +98,65 @@ export interface ApiKeySummary {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  /** Null: every scope. */
+  scopes: Scope[] | null;
+  allowed_ips: string[] | null;
+  expires_at: Date | null;
 }
 
 export async function apiKeySummaries(db: Queryable, accountId: string): Promise<ApiKeySummary[]> {
   const { rows } = await db.query<ApiKeySummary>(
-    `SELECT id AS api_key_id, name, active, created_at, last_used_at, deleted_at AS revoked_at
+    `SELECT id AS api_key_id, name, active, created_at, last_used_at, deleted_at AS revoked_at, scopes,
+            allowed_ips::text[] AS allowed_ips, expires_at
        FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
     [accountId],
   );
   return rows;
 }
 
-/** Revokes a key of the account. Returns false when the account has no key with that id. */
-export async function revokeApiKey(db: Queryable, accountId: string, keyId: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE api_keys
-        SET active = false,
-            updated_at = CASE WHEN active THEN now() ELSE updated_at END,
-            deleted_at = COALESCE(deleted_at, now())
-      WHERE id = $1 AND account_id = $2`,
-    [keyId, accountId],
+/**
+ * Revokes a key of the account. "missing" when the account has no key with that id; "beyond" when
+ * the revoking key's scopes do not cover the other key's (a narrow key never locks a wider one out).
+ */
+export async function revokeApiKey(
+  db: Queryable,
+  accountId: string,
+  keyId: string,
+  by: KeyScopes = null,
+): Promise<"revoked" | "missing" | "beyond"> {
+  const { rows } = await db.query<{ scopes: Scope[] | null; revoked: boolean }>(
+    `WITH target AS (SELECT id, scopes FROM api_keys WHERE id = $1 AND account_id = $2),
+     revoked AS (
+       UPDATE api_keys k
+          SET active = false,
+              updated_at = CASE WHEN k.active THEN now() ELSE k.updated_at END,
+              deleted_at = COALESCE(k.deleted_at, now())
+         FROM target t
+        WHERE k.id = t.id
+          AND ($3::text[] IS NULL OR (t.scopes IS NOT NULL AND t.scopes <@ $3::text[]))
+        RETURNING k.id)
+     SELECT t.scopes, EXISTS (SELECT 1 FROM revoked) AS revoked FROM target t`,
+    [keyId, accountId, by === null ? null : [...by]],
   );
-  return rowCount === 1;
+  const row = rows[0];
+  if (!row) return "missing";
+  return row.revoked ? "revoked" : "beyond";
+}
+
+/** Narrows a key to these scopes (only ever fewer: a scope it lacks is not given). */
+export async function narrowApiKey(
+  db: Queryable,
+  accountId: string,
+  keyId: string,
+  scopes: readonly Scope[],
+): Promise<Scope[] | null | undefined> {
+  const { rows } = await db.query<{ scopes: Scope[] }>(
+    `UPDATE api_keys SET scopes = ARRAY(SELECT unnest($3::text[]) INTERSECT SELECT unnest(coalesce(scopes, $3::text[]))),
+            updated_at = now()
+      WHERE id = $1 AND account_id = $2 RETURNING scopes`,
+    [keyId, accountId, [...scopes]],
+  );
+  return rows[0]?.scopes;
 }
 
 export interface Principal {
@@ -93,6 +168,10 @@ export interface Principal {
    * has no webhook): a send without its own webhook_url records only these.
    */
   webhookEvents: readonly MessageEventType[];
+  /** The key's scopes (null: every scope), the addresses it may be used from (null: any), its end. */
+  scopes: KeyScopes;
+  allowedIps: readonly string[] | null;
+  expiresAt: Date | null;
   /** The account's defaults for its sends (smart encoding, a delivery window). */
   sendDefaults: SendDefaults;
 }
@@ -120,6 +199,9 @@ export async function authenticateMany(
     stale: boolean;
     has_webhook: boolean;
     webhook_events: MessageEventType[] | null;
+    scopes: string[] | null;
+    allowed_ips: string[] | null;
+    expires_at: Date | null;
     smart_encoding: boolean | null;
     deliver_start: string | null;
     deliver_end: string | null;
@@ -149,6 +231,9 @@ export async function authenticateMany(
         accountId: key.account_id,
         currency: key.currency,
         webhookEvents: key.has_webhook ? (key.webhook_events ?? MESSAGE_EVENT_TYPES) : [],
+        scopes: key.scopes === null ? null : key.scopes.filter(isScope),
+        allowedIps: key.allowed_ips,
+        expiresAt: key.expires_at,
         sendDefaults: sendDefaultsOf(key),
       },
     ]),
@@ -164,4 +249,26 @@ export async function authenticate(
 ): Promise<Principal | null> {
   const [principal] = await authenticateMany(db, [token], precisionSeconds);
   return principal ?? null;
+}
+
+/**
+ * Whether an active key made before secrets carried a checksum may still authenticate: while one
+ * does, a token with a wrong checksum may be it and is looked up. Once none does, none can come
+ * back (every key made since has a checksum), so the answer is kept for good; until then it is
+ * asked again at most once a minute.
+ */
+export class LegacyKeys {
+  private known: { present: boolean; at: number } | null = null;
+
+  constructor(private readonly db: Queryable) {}
+
+  async present(): Promise<boolean> {
+    if (this.known && (!this.known.present || Date.now() - this.known.at < 60_000)) return this.known.present;
+    const { rows } = await this.db.query<{ present: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM api_keys WHERE active AND NOT checksummed
+                        AND (expires_at IS NULL OR expires_at > now())) AS present`,
+    );
+    this.known = { present: rows[0]?.present ?? true, at: Date.now() };
+    return this.known.present;
+  }
 }

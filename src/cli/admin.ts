@@ -1,5 +1,6 @@
 import { createAccount, findAccount, listAccounts } from "../accounts/accounts.ts";
-import { apiKeySummaries, createApiKey, revokeApiKey } from "../accounts/api-keys.ts";
+import { apiKeySummaries, createApiKey, narrowApiKey, revokeApiKey } from "../accounts/api-keys.ts";
+import { isCidr, isScope, SCOPES, type Scope } from "../accounts/scopes.ts";
 import {
   addSenderId,
   listSenderIds,
@@ -46,6 +47,27 @@ function uuidOption(args: ParsedArgs, name: string, what: string): string {
 const accountIdOf = (args: ParsedArgs) => uuidOption(args, "account", "an account id");
 
 const MAX_LIMIT = 2_147_483_647;
+
+/** --scopes a,b: each one of SCOPES; undefined when not given. */
+function scopesOf(args: ParsedArgs): Scope[] | undefined {
+  const value = stringOption(args, "scopes");
+  if (value === undefined) return undefined;
+  const words = value.split(",").map((w) => w.trim());
+  const bad = words.find((w) => !isScope(w));
+  if (bad !== undefined || words.length === 0)
+    throw new UsageError(`--scopes takes some of ${SCOPES.join(", ")}, comma-separated; got "${value}"`);
+  return words as Scope[];
+}
+
+const KEY_POLICY: Record<string, OptionSpec> = {
+  scopes: { type: "string", value: "LIST", help: `what it may do: some of ${SCOPES.join(", ")} (all)` },
+  "allowed-ips": {
+    type: "string",
+    value: "CIDRS",
+    help: "client addresses it may be used from, comma-separated (any)",
+  },
+  "expires-at": { type: "string", value: "TIME", help: "when it stops working, RFC 3339 (never)" },
+};
 
 /** A rate limit option: a whole number, 0 for no limit; undefined when not given. */
 function limitOf(args: ParsedArgs, name: string): number | undefined {
@@ -255,14 +277,59 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
         help: "what the key is for (at most 100 characters)",
         required: true,
       },
+      ...KEY_POLICY,
     },
     run: (args) => {
       const accountId = accountIdOf(args);
       const name = nameOf(args, 100);
+      const scopes = scopesOf(args);
+      const ips = stringOption(args, "allowed-ips");
+      const allowedIps = ips === undefined ? null : ips.split(",").map((c) => c.trim());
+      if (allowedIps?.some((c) => !isCidr(c)))
+        throw new UsageError(`--allowed-ips takes addresses or CIDRs, comma-separated; got "${ips}"`);
+      const until = stringOption(args, "expires-at");
+      const expiresAt = until === undefined ? null : new Date(until);
+      if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= Date.now()))
+        throw new UsageError(`--expires-at must be a time to come, RFC 3339; got "${until}"`);
       return async (pool) => {
         await existingAccount(pool, accountId);
-        const key = await createApiKey(pool, accountId, name);
-        return { account_id: accountId, api_key: key.token, api_key_id: key.id, name: key.name };
+        const key = await createApiKey(pool, accountId, name, {
+          scopes: scopes ?? null,
+          allowedIps,
+          expiresAt,
+        });
+        return {
+          account_id: accountId,
+          api_key: key.token,
+          api_key_id: key.id,
+          name: key.name,
+          scopes: key.scopes,
+          allowed_ips: key.allowed_ips,
+          expires_at: key.expires_at,
+        };
+      };
+    },
+  },
+  {
+    kind: "data",
+    name: "api-key narrow",
+    summary: "narrow an API key to fewer scopes (never more: a scope it lacks is not given)",
+    details: "Prints the key as api-key list shows it.",
+    options: {
+      ...ACCOUNT,
+      key: { type: "string", value: "KEY_ID", help: "the key's id (api_key_id), a UUID", required: true },
+      scopes: { ...(KEY_POLICY.scopes as OptionSpec), required: true },
+    },
+    run: (args) => {
+      const accountId = accountIdOf(args);
+      const keyId = uuidOption(args, "key", "an API key id");
+      const scopes = scopesOf(args) ?? [];
+      return async (pool) => {
+        await existingAccount(pool, accountId);
+        if ((await narrowApiKey(pool, accountId, keyId, scopes)) === undefined)
+          throw new CommandError(`account ${accountId} has no API key ${keyId}`);
+        const after = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
+        return { account_id: accountId, ...after };
       };
     },
   },
@@ -292,7 +359,7 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       return async (pool) => {
         await existingAccount(pool, accountId);
         const before = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
-        if (!before || !(await revokeApiKey(pool, accountId, keyId))) {
+        if (!before || (await revokeApiKey(pool, accountId, keyId)) !== "revoked") {
           throw new CommandError(`account ${accountId} has no API key ${keyId}`);
         }
         const after = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);

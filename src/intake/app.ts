@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type RequestHandler, type Response } from "express";
 import { isDatabaseUnavailable } from "../db/pool.ts";
+import { AuthFailureGuard } from "../limits/auth-failures.ts";
 import { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
 import { type HealthAnswer, healthzAnswer, readyzAnswer } from "../observability/health.ts";
@@ -71,7 +72,15 @@ export function createIntake(deps: IntakeDeps): Intake {
   const everyRequest = [accessLog(deps.logger), countRequests(deps.metrics)];
   app.use(...everyRequest);
   app.use(undecodableSegmentsToInvalid);
-  const authenticate = requireApiKey(deps.pool, deps.config.KEY_LAST_USED_PRECISION_SECONDS);
+  const failures = new AuthFailureGuard(deps.pool, deps.config.AUTH_FAILURES_PER_MINUTE, (err) =>
+    deps.logger.warn({ err }, "failed authentications not counted"),
+  );
+  const authenticate = requireApiKey(
+    deps.pool,
+    deps.config.KEY_LAST_USED_PRECISION_SECONDS,
+    failures,
+    deps.metrics,
+  );
   const limiter = requestLimiter(deps);
   const limits = { limiter, metrics: deps.metrics, logger: deps.logger };
   // Every authenticated request is rate limited once; a send after its body is read, so that its
@@ -148,7 +157,10 @@ export function createIntake(deps: IntakeDeps): Intake {
     listener: (req, res) => {
       if (!lane(req, res)) app(req, res);
     },
-    close: async () => limiter?.close(),
+    close: async () => {
+      await failures.close();
+      await limiter?.close();
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { KeyScopes } from "../accounts/scopes.ts";
 import type { SendDefaults } from "../accounts/send-defaults.ts";
 import type { MessageEventType } from "../webhooks/events.ts";
 import type { ErrorShape } from "./errors.ts";
@@ -18,6 +19,8 @@ export interface Locals {
   webhookEvents: readonly MessageEventType[];
   /** The account's defaults for its sends, read with the key (see authenticate). */
   sendDefaults: SendDefaults;
+  /** The key's policy: what it may grant a key it makes, or revoke (see api-tokens.ts). */
+  keyPolicy: { scopes: KeyScopes; allowedIps: readonly string[] | null; expiresAt: Date | null };
 }
 
 /**

@@ -30,6 +30,12 @@ export function createMetrics() {
       buckets: latencyBuckets,
       registers: r,
     }),
+    authRefusals: new Counter({
+      name: "shiri_auth_refusals_total",
+      help: "Requests refused authentication, by reason: missing (no header), checksum (a token that cannot be a key, refused without a lookup), unknown (looked up: unknown, revoked or expired), address_limited (its address failed too often this minute; no lookup).",
+      labelNames: ["reason"] as const,
+      registers: r,
+    }),
     rateLimited: new Counter({
       name: "shiri_rate_limited_total",
       help: "Requests refused with 429, by the limit that refused them (key, account, recipients, redeliveries).",

@@ -24,7 +24,18 @@ describe("POST /api/v1/api-tokens", () => {
     expect(body.status).toBe("success");
     expect(body.message).toMatch(/save/i);
     expect(body.message).toMatch(/once/i);
-    expect(Object.keys(body.data).sort()).toEqual(["account_id", "created_at", "id", "name", "token"]);
+    // The contract's fields, and the key policy's (extensions: null for every scope, anywhere, always).
+    expect(Object.keys(body.data).sort()).toEqual([
+      "account_id",
+      "allowed_ips",
+      "created_at",
+      "expires_at",
+      "id",
+      "name",
+      "scopes",
+      "token",
+    ]);
+    expect(body.data).toMatchObject({ scopes: null, allowed_ips: null, expires_at: null });
     expect(body.data).toMatchObject({ name: "billing-service", account_id: acct.id });
     const token = body.data.token as string;
     const { rows } = await t.service.pool.query("SELECT token_hash FROM api_keys WHERE id = $1", [
@@ -69,10 +80,13 @@ describe("GET /api/v1/api-tokens", () => {
       [
         "AccountId",
         "Active",
+        "AllowedIps",
         "CreatedAt",
         "DeletedAt",
+        "ExpiresAt",
         "ID",
         "LastUsedAt",
+        "Scopes",
         "Name",
         "TokenHash",
         "UpdatedAt",

@@ -67,7 +67,7 @@ describe("answers held to the OpenAPI document", () => {
     const extra = changed(sent, { json: (b) => Object.assign(b, { surprise: true }) });
     expect(undocumented(extra)).toEqual(["body must NOT have unevaluated properties (surprise)"]);
     expect(undocumented({ ...sent, status: 200 })).toEqual([
-      "status 200 is not declared (declared: 202, 400, 401, 409, 413, 422, 429, 500, 503)",
+      "status 200 is not declared (declared: 202, 400, 401, 403, 409, 413, 422, 429, 500, 503)",
     ]);
     expect(undocumented({ ...sent, headers: new Headers({ "content-type": "text/plain" }) })).toEqual([
       'media type "text/plain" is not declared (declared: application/json)',

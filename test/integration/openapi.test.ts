@@ -149,6 +149,10 @@ describe("GET /api/v1/openapi.json", () => {
       "AccountId",
       "Active",
       "LastUsedAt",
+      // Extensions: the key's policy.
+      "Scopes",
+      "AllowedIps",
+      "ExpiresAt",
     ]);
     // Extensions: a scheduled send's send_at, in both send bodies and answers; the bulk send's id.
     for (const path of ["/api/v1/sms", "/api/v1/sms/bulk"]) {
@@ -169,7 +173,7 @@ describe("GET /api/v1/openapi.json", () => {
     expect(at(send, "202", "content", "application/json", "schema")).toEqual({
       $ref: "#/components/schemas/Message",
     });
-    expect(Object.keys(send)).toEqual(["202", "400", "401", "409", "413", "422", "429", "500", "503"]);
+    expect(Object.keys(send)).toEqual(["202", "400", "401", "403", "409", "413", "422", "429", "500", "503"]);
     // Each error response names one whole shape with its codes, never a base refined with allOf
     // (a strict validator judges each allOf branch alone and refused every real error's fields).
     expect(at(send, "422", "content", "application/json", "schema")).toEqual({

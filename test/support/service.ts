@@ -36,6 +36,9 @@ function testConfig(url: string, env: Record<string, string>) {
     METRICS_PORT: "0",
     SHIRI_ENV: "test",
     START_SIMULATORS: "false",
+    // Every test is one client address (loopback): the failed-authentication limit is the
+    // security suite's to switch on (test/security/bogus-keys.test.ts).
+    AUTH_FAILURES_PER_MINUTE: "0",
     ...env,
   });
 }

@@ -54,8 +54,17 @@ describe("the OpenAPI document builder", () => {
       },
       content: { "text/csv": { schema: { type: "string" } } },
     });
-    // No body: no 400/413 body errors. Authenticated: 401, 429. Everyone: 500, 503 with Retry-After.
-    expect(Object.keys(at(op, "responses") as object)).toEqual(["200", "401", "404", "429", "500", "503"]);
+    // No body: no 400/413 body errors. Authenticated: 401, 403 (the key's scopes or addresses), 429.
+    // Everyone: 500, 503 with Retry-After.
+    expect(Object.keys(at(op, "responses") as object)).toEqual([
+      "200",
+      "401",
+      "403",
+      "404",
+      "429",
+      "500",
+      "503",
+    ]);
     expect(Object.keys(at(op, "responses", "429", "headers") as object)).toEqual([
       "Retry-After",
       "RateLimit-Limit",

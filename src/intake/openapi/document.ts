@@ -94,7 +94,14 @@ function failuresOf(entry: Endpoint): ErrorName[] {
   const names: ErrorName[] = [];
   // Every authenticated request is rate limited (src/intake/rate-limit.ts).
   if (entry.authenticated !== false)
-    names.push("missingAuthentication", "invalidAuthentication", "tooManyRequests");
+    names.push(
+      "missingAuthentication",
+      "invalidAuthentication",
+      "forbiddenScope",
+      "forbiddenAddress",
+      "tooManyRequests",
+      "tooManyAuthFailures",
+    );
   if (entry.request?.body) names.push("malformedJson", "unreadableBody", "payloadTooLarge");
   names.push(...entry.failures, "unavailable", "internal");
   return [...new Set(names)];

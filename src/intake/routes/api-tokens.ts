@@ -1,6 +1,7 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../accounts/api-keys.ts";
+import { coversAll, isCidr, SCOPES, withinAddresses } from "../../accounts/scopes.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
@@ -8,15 +9,48 @@ import { endpoint } from "../openapi/endpoint.ts";
 import { parseBody, textField, UUID_PATTERN } from "../validation.ts";
 
 /** The API key endpoints; all in the Kit conventions. */
-export const createKeyBody = z.object({ name: textField(100) }).strict();
+export const createKeyBody = z
+  .object({
+    name: textField(100),
+    // Extensions: what the key may do, from where, until when (none given: all, anywhere, always).
+    scopes: z
+      .array(z.enum(SCOPES))
+      .min(1)
+      .max(SCOPES.length)
+      .optional()
+      .meta({ description: "Extension: what the key may do; every scope when absent." }),
+    allowed_ips: z
+      .array(z.string().refine(isCidr, "must be an IPv4 or IPv6 address or CIDR"))
+      .min(1)
+      .max(20)
+      .optional()
+      .meta({ description: "Extension: the client addresses the key may be used from; any when absent." }),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .refine((at) => Date.parse(at) > Date.now(), "must be in the future")
+      .optional()
+      .meta({ description: "Extension: when the key stops working (then a 401); never when absent." }),
+  })
+  .strict();
 
 const CREATED = "api token created: save the token now, it is returned only once";
 const REVOKED = "api token revoked";
 
 export function createToken(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
-    const { name } = parseBody(createKeyBody, req.body);
-    const key = await createApiKey(deps.pool, res.locals.accountId, name.trim());
+    const { name, scopes, allowed_ips, expires_at } = parseBody(createKeyBody, req.body);
+    const own = res.locals.keyPolicy;
+    // A key never grants more than it has: no scope, address or time beyond its own. What is not
+    // asked for is inherited, so a narrow key's keys are as narrow.
+    const policy = {
+      scopes: scopes ?? own.scopes,
+      allowedIps: allowed_ips ?? own.allowedIps,
+      expiresAt: expires_at ? new Date(expires_at) : own.expiresAt,
+    };
+    const later = own.expiresAt && policy.expiresAt && policy.expiresAt > own.expiresAt;
+    if (!coversAll(own.scopes, policy.scopes) || !withinAddresses(own.allowedIps, policy.allowedIps) || later)
+      throw new ApiError("beyondOwnKey");
+    const key = await createApiKey(deps.pool, res.locals.accountId, name.trim(), policy);
     res.status(201).json({
       status: "success",
       message: CREATED,
@@ -36,7 +70,9 @@ export function revokeToken(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const id = String(req.params.id);
     if (!UUID_PATTERN.test(id)) throw new ApiError("invalidTokenId");
-    if (!(await revokeApiKey(deps.pool, res.locals.accountId, id))) throw new ApiError("notFound");
+    const revoked = await revokeApiKey(deps.pool, res.locals.accountId, id, res.locals.keyPolicy.scopes);
+    if (revoked === "missing") throw new ApiError("notFound");
+    if (revoked === "beyond") throw new ApiError("beyondOwnKey");
     res.status(200).json({ status: "success", message: REVOKED });
   };
 }
@@ -50,6 +86,17 @@ export const apiKeySchema = z
       .meta({ description: "The key secret: returned only here, only a SHA-256 hash is kept." }),
     account_id: z.uuid(),
     created_at: timestamp(),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .nullable()
+      .meta({ description: "Extension: what the key may do; null for every scope." }),
+    allowed_ips: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: "Extension: the client addresses it may be used from; null for any." }),
+    expires_at: timestamp()
+      .nullable()
+      .meta({ description: "Extension: when it stops working; null for never." }),
   })
   .meta({ id: "ApiKey", description: "An API key as returned on creation." });
 
@@ -66,6 +113,17 @@ export const apiKeyRecordSchema = z
     LastUsedAt: timestamp()
       .nullable()
       .meta({ description: "null if never used; refreshed at most once a minute." }),
+    Scopes: z
+      .array(z.enum(SCOPES))
+      .nullable()
+      .meta({ description: "Extension: what the key may do; null for every scope." }),
+    AllowedIps: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: "Extension: the client addresses it may be used from; null for any." }),
+    ExpiresAt: timestamp()
+      .nullable()
+      .meta({ description: "Extension: when it stops working; null for never." }),
   })
   .meta({
     id: "ApiKeyRecord",
@@ -88,7 +146,7 @@ export const createTokenEndpoint = endpoint({
   responses: {
     201: { description: "The key, with its secret (shown once).", body: kitEnvelope(apiKeySchema, CREATED) },
   },
-  failures: ["validation"],
+  failures: ["validation", "beyondOwnKey"],
 });
 
 export const listTokensEndpoint = endpoint({
@@ -117,5 +175,5 @@ export const revokeTokenEndpoint = endpoint({
   errors: "kit",
   request: { path: keyId },
   responses: { 200: { description: "Revoked (no data).", body: kitDone(REVOKED) } },
-  failures: ["invalidTokenId", "notFound"],
+  failures: ["invalidTokenId", "notFound", "beyondOwnKey"],
 });
