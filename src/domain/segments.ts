@@ -67,17 +67,21 @@ if (GSM7_BASIC_TABLE.length !== 128 || BASIC_CODE.size !== 127) {
 const EXTENSION_CODE = new Map<string, number>(GSM7_EXTENSION_TABLE);
 const EXTENSION_CHAR = new Map<number, string>(GSM7_EXTENSION_TABLE.map(([ch, code]) => [code, ch]));
 
+/** Septets each UTF-16 code unit costs in GSM-7, by code: 0 when it is not representable. */
+const GSM7_COST = new Uint8Array(0x10000);
+for (const ch of BASIC_CODE.keys()) GSM7_COST[ch.charCodeAt(0)] = 1;
+for (const ch of EXTENSION_CODE.keys()) GSM7_COST[ch.charCodeAt(0)] = 2;
+
 /** Septets one UTF-16 code unit costs in GSM-7, or undefined when it is not representable. */
 function gsm7Cost(ch: string): 1 | 2 | undefined {
-  if (BASIC_CODE.has(ch)) return 1;
-  if (EXTENSION_CODE.has(ch)) return 2;
-  return undefined;
+  const cost = GSM7_COST[ch.charCodeAt(0)];
+  return cost === 1 || cost === 2 ? cost : undefined;
 }
 
 export function chooseEncoding(text: string): Encoding {
   // Every GSM-7 character is in the BMP, so a surrogate code unit is never found and flips to ucs2.
   for (let i = 0; i < text.length; i++) {
-    if (gsm7Cost(text.charAt(i)) === undefined) return "ucs2";
+    if (GSM7_COST[text.charCodeAt(i)] === 0) return "ucs2";
   }
   return "gsm7";
 }
@@ -154,10 +158,37 @@ export function splitSegments(text: string): { encoding: Encoding; parts: string
   return { encoding, parts };
 }
 
+/**
+ * The plan of a text, equal to what splitSegments sends (a property test holds them to each other).
+ * One pass without building parts: when no token is two units wide (an escaped GSM-7 character, a
+ * surrogate pair), packing is plain division; only a long text with such tokens is split to count.
+ * A batch counts thousands of texts, so this is on the send path.
+ */
 export function countSegments(text: string): SegmentPlan {
-  const { encoding, parts, units } = split(text);
-  return { encoding, segments: parts.length, units };
+  let units = 0;
+  let wide = false;
+  let encoding: Encoding = "gsm7";
+  for (let i = 0; i < text.length; i++) {
+    const cost = GSM7_COST[text.charCodeAt(i)] as number;
+    if (cost === 0) {
+      encoding = "ucs2";
+      break;
+    }
+    units += cost;
+    if (cost === 2) wide = true;
+  }
+  if (encoding === "ucs2") {
+    units = text.length;
+    wide = SURROGATE_PAIR.test(text);
+  }
+  const single = encoding === "gsm7" ? GSM7_SINGLE_LIMIT : UCS2_SINGLE_LIMIT;
+  const part = encoding === "gsm7" ? GSM7_PART_LIMIT : UCS2_PART_LIMIT;
+  if (units <= single) return { encoding, segments: 1, units };
+  if (!wide) return { encoding, segments: Math.ceil(units / part), units };
+  return { encoding, segments: split(text).parts.length, units };
 }
+
+const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/;
 
 /** Unpacked septets, one per byte, as SMPP data_coding 0 carries them. */
 export function encodeGsm7(text: string): Buffer {

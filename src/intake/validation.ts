@@ -13,14 +13,25 @@ const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000E-\u001F\u007F]/;
 // A lone surrogate cannot be encoded on the wire.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** The rules a text is held to, in the order their problems are told. */
+const textRules = (maxLength: number): ReadonlyArray<readonly [(s: string) => boolean, string]> => [
+  [(s) => s.trim().length > 0, "cannot be blank"],
+  [(s) => s.length <= maxLength, `must be at most ${maxLength} characters`],
+  [(s) => !CONTROL_CHARS.test(s), "must not contain control characters"],
+  [(s) => !LONE_SURROGATE.test(s), "must be valid Unicode text"],
+];
+
 export const textField = (maxLength: number) =>
-  requiredString()
-    .refine((s) => s.trim().length > 0, "cannot be blank")
-    .refine((s) => s.length <= maxLength, `must be at most ${maxLength} characters`)
-    .refine((s) => !CONTROL_CHARS.test(s), "must not contain control characters")
-    .refine((s) => !LONE_SURROGATE.test(s), "must be valid Unicode text")
+  textRules(maxLength)
+    .reduce((field, [holds, message]) => field.refine(holds, message), requiredString())
     // What the checks above mean, for the OpenAPI document (refinements do not show there).
     .meta({ minLength: 1, maxLength, description: "not blank; no control characters" });
+
+/** The first rule of textField a string breaks, or null: for texts made here (a filled template). */
+export function textProblem(text: string, maxLength: number): string | null {
+  for (const [holds, message] of textRules(maxLength)) if (!holds(text)) return message;
+  return null;
+}
 
 /** A phone number: digits with an optional leading +, surrounding spaces ignored. */
 export const msisdnField = () =>

@@ -15,6 +15,7 @@ import {
   parseBody,
   sendAtField,
   textField,
+  textProblem,
   webhookEventsNeedUrl,
   webhookUrlField,
 } from "../validation.ts";
@@ -114,9 +115,6 @@ export function batchBody(maxMessages: number) {
 
 type BatchBody = z.infer<ReturnType<typeof batchBody>>;
 
-/** A filled template is held to the rules a given text is held to (textField). */
-const filledText = textField(MESSAGE_MAX_CHARACTERS);
-
 /** An item's text as written (the template filled in) and as sent (its look-alikes replaced when asked). */
 export interface BatchText {
   written: string;
@@ -159,9 +157,8 @@ export function batchTexts(
           });
         return { written, sent: { body: written, smartEncoded: false } };
       }
-      const checked = filledText.safeParse(filled.text);
-      if (!checked.success) {
-        const reason = checked.error.issues[0]?.message ?? "is not a valid text";
+      const reason = textProblem(filled.text, MESSAGE_MAX_CHARACTERS);
+      if (reason) {
         problems.push({ field: `messages[${i}].variables`, description: `make a text that ${reason}` });
         return { written: filled.text, sent: { body: filled.text, smartEncoded: false } };
       }
