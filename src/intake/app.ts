@@ -11,6 +11,7 @@ import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
+import { expensiveGate } from "./expensive-gate.ts";
 import type { ErrorHandler, Handler, Locals as IntakeLocals } from "./handler.ts";
 import { ENDPOINTS } from "./openapi/endpoints.ts";
 import { batchRecipients, bulkRecipients, oneRecipient, rateLimited } from "./rate-limit.ts";
@@ -117,9 +118,11 @@ export function createIntake(deps: IntakeDeps): Intake {
   for (const route of sendRoutes)
     app.post(route.path, ...route.beforeBody, jsonBody(route.bodyLimit), ...route.afterBody);
   app.post("/api/v1/sms/preview", kit, auth, previewJson, previewSms(deps));
-  app.get("/api/v1/sms", kit, auth, searchSms(deps));
+  // Searches and exports share a budget of connections of their own (expensive-gate.ts).
+  const expensive = expensiveGate(Math.max(1, deps.config.PG_POOL_MAX - 2));
+  app.get("/api/v1/sms", kit, auth, expensive, searchSms(deps));
   // Before /api/v1/sms/:id, which would take "export.csv" for an id.
-  app.get("/api/v1/sms/export.csv", kit, auth, exportSms(deps));
+  app.get("/api/v1/sms/export.csv", kit, auth, expensive, exportSms(deps));
   app.get("/api/v1/sms/bulk/:bulk_id", kit, auth, getBulk(deps));
   app.get("/api/v1/sms/:id", legacy, auth, getSms(deps));
   // Extensions under the contract's paths, in the Kit conventions like every new endpoint.

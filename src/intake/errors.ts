@@ -172,6 +172,15 @@ export const ERRORS = {
       "rate limit exceeded: retry after the number of seconds in Retry-After",
     ),
   },
+  tooManyExpensive: {
+    status: 429,
+    kit: {
+      code: "TOO_MANY_REQUESTS",
+      message: "too many searches and exports in flight",
+      description:
+        "too many searches and exports in flight: retry after the number of seconds in Retry-After",
+    },
+  },
   tooManyAuthFailures: {
     status: 429,
     kit: {

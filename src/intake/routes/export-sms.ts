@@ -130,5 +130,5 @@ export const exportSmsEndpoint = endpoint({
       }),
     },
   },
-  failures: ["validation"],
+  failures: ["validation", "tooManyExpensive"],
 });

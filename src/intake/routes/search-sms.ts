@@ -145,5 +145,5 @@ export const searchSmsEndpoint = endpoint({
   errors: "kit",
   request: { query: searchSmsQuery },
   responses: { 200: { description: "A page of messages.", body: searchSmsResponse } },
-  failures: ["validation"],
+  failures: ["validation", "tooManyExpensive"],
 });
