@@ -649,6 +649,24 @@ export interface components {
       };
     };
     /** @description The legacy error shape (`error.type`). */
+    LegacyError_ERR_FORBIDDEN: {
+      /**
+       * @description always the empty string
+       * @constant
+       */
+      status: "";
+      message: string;
+      error: {
+        /**
+         * @description the machine-readable code
+         * @enum {string}
+         */
+        type: "ERR_FORBIDDEN";
+        description: string;
+        validation_errors?: components["schemas"]["FieldError"][];
+      };
+    };
+    /** @description The legacy error shape (`error.type`). */
     LegacyError_ERR_CONFLICT: {
       /**
        * @description always the empty string
@@ -716,6 +734,21 @@ export interface components {
          * @enum {string}
          */
         type: "ERR_TOO_MANY_REQUESTS";
+        description: string;
+        validation_errors?: components["schemas"]["FieldError"][];
+      };
+    };
+    /** @description The Kit error shape (`error.code`). */
+    KitError_TOO_MANY_REQUESTS: {
+      /** @constant */
+      status: "error";
+      message: string;
+      error: {
+        /**
+         * @description the machine-readable code
+         * @enum {string}
+         */
+        code: "TOO_MANY_REQUESTS";
         description: string;
         validation_errors?: components["schemas"]["FieldError"][];
       };
@@ -795,7 +828,7 @@ export interface components {
         id: string;
         to: string;
         /**
-         * @description failed for a number no operator serves.
+         * @description failed for a number no operator serves (billed), or on the account's opt-out list (charge 0, never sent).
          * @enum {string}
          */
         status: "enqueued" | "failed";
@@ -825,6 +858,21 @@ export interface components {
          * @enum {string}
          */
         code: "BAD_REQUEST" | "VALIDATION_ERROR";
+        description: string;
+        validation_errors?: components["schemas"]["FieldError"][];
+      };
+    };
+    /** @description The Kit error shape (`error.code`). */
+    KitError_FORBIDDEN: {
+      /** @constant */
+      status: "error";
+      message: string;
+      error: {
+        /**
+         * @description the machine-readable code
+         * @enum {string}
+         */
+        code: "FORBIDDEN";
         description: string;
         validation_errors?: components["schemas"]["FieldError"][];
       };
@@ -870,21 +918,6 @@ export interface components {
          * @enum {string}
          */
         code: "UNPROCESSABLE_ENTITY";
-        description: string;
-        validation_errors?: components["schemas"]["FieldError"][];
-      };
-    };
-    /** @description The Kit error shape (`error.code`). */
-    KitError_TOO_MANY_REQUESTS: {
-      /** @constant */
-      status: "error";
-      message: string;
-      error: {
-        /**
-         * @description the machine-readable code
-         * @enum {string}
-         */
-        code: "TOO_MANY_REQUESTS";
         description: string;
         validation_errors?: components["schemas"]["FieldError"][];
       };
@@ -1026,6 +1059,14 @@ export interface components {
       account_id: string;
       /** Format: date-time */
       created_at: string;
+      /** @description Extension: what the key may do; null for every scope. */
+      scopes:
+        | ("sms:send" | "sms:read" | "inbound:read" | "keys:manage" | "webhooks:manage" | "account:read")[]
+        | null;
+      /** @description Extension: the client addresses it may be used from; null for any. */
+      allowed_ips: string[] | null;
+      /** @description Extension: when it stops working; null for never. */
+      expires_at: string | null;
     };
     /** @description The stored record, serialised as is (PascalCase). Only ID, Name, Active, CreatedAt and LastUsedAt are to be relied on. */
     ApiKeyRecord: {
@@ -1052,6 +1093,14 @@ export interface components {
       Active: boolean;
       /** @description null if never used; refreshed at most once a minute. */
       LastUsedAt: string | null;
+      /** @description Extension: what the key may do; null for every scope. */
+      Scopes:
+        | ("sms:send" | "sms:read" | "inbound:read" | "keys:manage" | "webhooks:manage" | "account:read")[]
+        | null;
+      /** @description Extension: the client addresses it may be used from; null for any. */
+      AllowedIps: string[] | null;
+      /** @description Extension: when it stops working; null for never. */
+      ExpiresAt: string | null;
     };
     Balance: {
       currency: string;
@@ -1396,7 +1445,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -1512,6 +1570,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["LegacyError_ERR_FORBIDDEN"];
+        };
+      };
       /** @description idempotency key reused */
       409: {
         headers: {
@@ -1539,7 +1606,7 @@ export interface operations {
           "application/json": components["schemas"]["LegacyError_ERR_INSUFFICIENT_BALANCE"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -1550,7 +1617,9 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["LegacyError_ERR_TOO_MANY_REQUESTS"];
+          "application/json":
+            | components["schemas"]["LegacyError_ERR_TOO_MANY_REQUESTS"]
+            | components["schemas"]["KitError_TOO_MANY_REQUESTS"];
         };
       };
       /** @description internal error */
@@ -1657,6 +1726,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description idempotency key reused */
       409: {
         headers: {
@@ -1684,7 +1762,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNPROCESSABLE_ENTITY"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -1805,6 +1883,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description idempotency key reused */
       409: {
         headers: {
@@ -1832,7 +1919,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNPROCESSABLE_ENTITY"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2068,6 +2155,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description request body too large */
       413: {
         headers: {
@@ -2077,7 +2173,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_PAYLOAD_TOO_LARGE"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2161,6 +2257,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["LegacyError_ERR_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -2170,7 +2275,7 @@ export interface operations {
           "application/json": components["schemas"]["LegacyError_err_not_found"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2181,7 +2286,9 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["LegacyError_ERR_TOO_MANY_REQUESTS"];
+          "application/json":
+            | components["schemas"]["LegacyError_ERR_TOO_MANY_REQUESTS"]
+            | components["schemas"]["KitError_TOO_MANY_REQUESTS"];
         };
       };
       /** @description internal error */
@@ -2254,6 +2361,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -2272,7 +2388,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_CONFLICT"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2359,7 +2475,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2455,6 +2580,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -2464,7 +2598,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_NOT_FOUND"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2548,6 +2682,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -2566,7 +2709,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_CONFLICT"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2638,7 +2781,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2685,6 +2837,22 @@ export interface operations {
         "application/json": {
           /** @description not blank; no control characters */
           name: string;
+          /** @description Extension: what the key may do; every scope when absent. */
+          scopes?: (
+            | "sms:send"
+            | "sms:read"
+            | "inbound:read"
+            | "keys:manage"
+            | "webhooks:manage"
+            | "account:read"
+          )[];
+          /** @description Extension: the client addresses the key may be used from; any when absent. */
+          allowed_ips?: string[];
+          /**
+           * Format: date-time
+           * @description Extension: when the key stops working (then a 401); never when absent.
+           */
+          expires_at?: string;
         };
       };
     };
@@ -2726,6 +2894,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description request body too large */
       413: {
         headers: {
@@ -2735,7 +2912,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_PAYLOAD_TOO_LARGE"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2818,6 +2995,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -2827,7 +3013,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_NOT_FOUND"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2899,6 +3085,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -2908,7 +3103,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_NOT_FOUND"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2980,7 +3175,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3052,7 +3256,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3150,7 +3363,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3225,6 +3447,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -3234,7 +3465,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_NOT_FOUND"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3326,7 +3557,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3436,6 +3676,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description request body too large */
       413: {
         headers: {
@@ -3445,7 +3694,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_PAYLOAD_TOO_LARGE"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3519,6 +3768,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -3528,7 +3786,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_NOT_FOUND"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3600,7 +3858,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3703,6 +3970,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description request body too large */
       413: {
         headers: {
@@ -3712,7 +3988,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_PAYLOAD_TOO_LARGE"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3783,7 +4059,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3855,7 +4140,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -3942,7 +4236,16 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
-      /** @description too many requests */
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -4040,6 +4343,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description request body too large */
       413: {
         headers: {
@@ -4049,7 +4361,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_PAYLOAD_TOO_LARGE"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -4123,6 +4435,15 @@ export interface operations {
           "application/json": components["schemas"]["KitError_UNAUTHORIZED"];
         };
       };
+      /** @description forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["KitError_FORBIDDEN"];
+        };
+      };
       /** @description not found */
       404: {
         headers: {
@@ -4141,7 +4462,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_CONFLICT"];
         };
       };
-      /** @description too many requests */
+      /** @description too many requests; too many failed authentications */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];

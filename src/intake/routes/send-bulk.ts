@@ -103,7 +103,10 @@ export function manyResult(send: PreparedSend) {
 const bulkItemSchema = z.object({
   id: z.uuid().meta({ description: "Message id; behaves exactly like a single send's." }),
   to: z.string(),
-  status: z.enum(["enqueued", "failed"]).meta({ description: "failed for a number no operator serves." }),
+  status: z.enum(["enqueued", "failed"]).meta({
+    description:
+      "failed for a number no operator serves (billed), or on the account's opt-out list (charge 0, never sent).",
+  }),
   operator: z.string().meta({ description: "econet, netone, telecel, or empty when unroutable." }),
   charge: amount().meta({ description: "Held for this recipient, ten-thousandths: an integer here." }),
   charge_currency: z.string(),
