@@ -68,6 +68,9 @@ describe("production is the default, and safe", () => {
     const config = loadConfig({});
     expect(config.SHIRI_ENV).toBe("production");
     expect([config.WEBHOOK_ALLOW_PRIVATE, config.START_SIMULATORS]).toEqual([false, false]);
+    // NODE_ENV says how the code runs (compiled or not), not where: production all the same.
+    expect(loadConfig({ NODE_ENV: "production" }).SHIRI_ENV).toBe("production");
+    expect(productionRefusal(loadConfig({ NODE_ENV: "production" }))).not.toBeNull();
     const development = loadConfig({ SHIRI_ENV: "development" });
     expect([development.WEBHOOK_ALLOW_PRIVATE, development.START_SIMULATORS]).toEqual([true, true]);
     expect(productionRefusal(development)).toBeNull();
