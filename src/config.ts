@@ -45,6 +45,8 @@ const envSchema = z.object({
   /** A batch send's (and a batch preview's) body limit: up to BULK_MAX_RECIPIENTS texts of their own. */
   BATCH_BODY_LIMIT_BYTES: intFromEnv(8_388_608),
   BULK_MAX_RECIPIENTS: intFromEnv(10_000),
+  /** How often one number may appear in a bulk send (0: no cap; the contract bills repeats). */
+  BULK_MAX_REPEATS: intFromEnv(0),
   MAX_SEGMENTS: intFromEnv(10),
   IDEMPOTENCY_TTL_HOURS: intFromEnv(24),
   /** The most messages one CSV export may cover (before its status and operator filters). */

@@ -24,7 +24,7 @@ import {
  * (extension) schedules the whole send, and the result then gains data.send_at; smart_encoding,
  * validity_period and deliver_between (extensions, src/intake/send-options.ts) apply to every message.
  */
-export function bulkBody(maxRecipients: number) {
+export function bulkBody(maxRecipients: number, maxRepeats = 0) {
   return z
     .object({
       to: z
@@ -41,11 +41,33 @@ export function bulkBody(maxRecipients: number) {
       ...sendOptionsShape,
     })
     .strict()
-    .superRefine(webhookEventsNeedUrl);
+    .superRefine(webhookEventsNeedUrl)
+    .superRefine((body, ctx) => {
+      // The contract bills a number repeated like any other recipient: capped only when asked.
+      if (maxRepeats === 0) return;
+      const seen = new Map<string, number>();
+      for (const to of body.to) {
+        const number = internationalForm(to);
+        const times = (seen.get(number) ?? 0) + 1;
+        seen.set(number, times);
+        if (times === maxRepeats + 1)
+          ctx.addIssue({
+            code: "custom",
+            path: ["to"],
+            message: `must not name one number more than ${maxRepeats} times`,
+          });
+      }
+    });
+}
+
+/** +263…, 263… and 0… are one number (a number that is none of these stays as written). */
+function internationalForm(to: string): string {
+  const digits = to.trim().replace(/^\+/, "");
+  return digits.startsWith("0") ? `263${digits.slice(1)}` : digits;
 }
 
 export function sendBulk(deps: IntakeDeps): Handler {
-  const schema = bulkBody(deps.config.BULK_MAX_RECIPIENTS);
+  const schema = bulkBody(deps.config.BULK_MAX_RECIPIENTS, deps.config.BULK_MAX_REPEATS);
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
     const body = parseBody(schema, req.body);
