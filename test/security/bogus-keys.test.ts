@@ -20,23 +20,24 @@ let second: RunningService;
 beforeAll(async () => {
   t = await startTestService({ AUTH_FAILURES_PER_MINUTE: "50" }, "api");
   acct = await t.account();
-  // A second API process on the same database.
-  second = await startService(
-    loadConfig({
-      ...process.env,
-      DATABASE_URL: t.database.url,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      METRICS_PORT: "0",
-      SHIRI_ENV: "test",
-      START_SIMULATORS: "false",
-      LOG_LEVEL: "silent",
-      AUTH_FAILURES_PER_MINUTE: "50",
-    }),
-    createLogger("silent"),
-    "api",
-  );
+  second = await anotherApi({ AUTH_FAILURES_PER_MINUTE: "50" });
 });
+
+/** Another API process on the same database. */
+function anotherApi(env: Record<string, string> = {}): Promise<RunningService> {
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: t.database.url,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    METRICS_PORT: "0",
+    SHIRI_ENV: "test",
+    START_SIMULATORS: "false",
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  return startService(config, createLogger("silent"), "api");
+}
 afterAll(async () => {
   await second?.stop();
   await t?.stop();
@@ -100,20 +101,7 @@ describe("a flood of bogus keys", () => {
       [randomUUID(), acct.id, hashToken(old)],
     );
     // A fresh process learns the old key is there (the others keep their answer a minute).
-    const third = await startService(
-      loadConfig({
-        ...process.env,
-        DATABASE_URL: t.database.url,
-        HOST: "127.0.0.1",
-        PORT: "0",
-        METRICS_PORT: "0",
-        SHIRI_ENV: "test",
-        START_SIMULATORS: "false",
-        LOG_LEVEL: "silent",
-      }),
-      createLogger("silent"),
-      "api",
-    );
+    const third = await anotherApi();
     try {
       const base = `http://127.0.0.1:${third.port}`;
       expect(
