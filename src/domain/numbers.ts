@@ -76,3 +76,14 @@ export function internationalForm(raw: string, typeOfNumber?: number): string {
   if (typeOfNumber === TON_NATIONAL && NATIONAL_WITHOUT_TRUNK.test(written)) return COUNTRY_CODE + written;
   return written;
 }
+
+/**
+ * The ways a send's `to` (stored as sent, trimmed) may write a number in international form: with
+ * or without `+` or `00`, and for a Zimbabwean number its national form with the trunk 0.
+ */
+export function writtenForms(international: string): string[] {
+  const forms = [international, `+${international}`, `00${international}`];
+  const national = international.startsWith(COUNTRY_CODE) ? international.slice(COUNTRY_CODE.length) : null;
+  if (national !== null && national.length === NATIONAL_DIGITS) forms.push(`0${national}`);
+  return forms;
+}

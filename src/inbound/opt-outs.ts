@@ -1,4 +1,5 @@
 import type { Queryable, Tx } from "../db/pool.ts";
+import { failOptedOutMessages } from "../lifecycle/index.ts";
 import type { Position } from "../search/cursor.ts";
 import { type AccountEvent, recordAccountEvents } from "../webhooks/events.ts";
 
@@ -55,7 +56,9 @@ interface Request {
 
 /**
  * Puts numbers on their accounts' lists and records the events of those that were not on them
- * yet (a number already listed keeps its first entry: no change, no event). Returns the changes.
+ * yet (a number already listed keeps its first entry: no change, no event); the accounts'
+ * messages to a newly listed number that are still waiting fail OPTED_OUT, their holds released.
+ * Returns the changes.
  */
 export async function addOptOuts(tx: Queryable, requests: readonly Request[]): Promise<OptOutChange[]> {
   if (requests.length === 0) return [];
@@ -78,6 +81,9 @@ export async function addOptOuts(tx: Queryable, requests: readonly Request[]): P
     return { ...r, change: "opted_out", at: row.created_at };
   });
   await recordAccountEvents(tx, contactEvents(changes));
+  const byAccount = new Map<string, string[]>();
+  for (const c of changes) byAccount.set(c.accountId, [...(byAccount.get(c.accountId) ?? []), c.number]);
+  for (const [accountId, numbers] of byAccount) await failOptedOutMessages(tx, accountId, numbers);
   return changes;
 }
 

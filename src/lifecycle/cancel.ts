@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import { writtenForms } from "../domain/numbers.ts";
 import { release } from "../ledger/ledger.ts";
 import { recordMessageEvents } from "../webhooks/events.ts";
 
@@ -48,6 +49,48 @@ export async function cancelMessages(
         }
       : { name: "shiri_cancel_bulk", text: CANCEL_BULK, values: [accountId, CANCELLED, target.bulkId] },
   );
+  if (rows.length > 0) {
+    const ids = rows.map((r) => r.id);
+    await release(tx, ids);
+    await recordMessageEvents(tx, ids, "message.failed");
+  }
+  return rows;
+}
+
+/** The operator response of a message its number opted out of before it was dispatched. */
+export const OPTED_OUT_BEFORE_DISPATCH = "OPTED_OUT";
+
+/*
+ * enqueued → failed OPTED_OUT, for the messages of an account to numbers that have just opted
+ * out: the same guard and lock order as a cancel (a claimed message is left to its run).
+ */
+const OPT_OUT_WAITING = `
+  UPDATE messages m SET status = 'failed', operator_response = $2,
+                        last_error = 'the number opted out before dispatch', updated_at = now()
+    FROM (SELECT id FROM messages
+           WHERE account_id = $1 AND "to" = ANY ($3::text[]) AND status = 'enqueued'
+           ORDER BY id
+           FOR UPDATE) waiting
+   WHERE m.id = waiting.id
+  RETURNING m.id, m.operator`;
+
+/**
+ * Fails the account's messages still waiting (queued, or scheduled for later) to numbers that
+ * have just opted out (given in international form), in the caller's transaction: each fails with
+ * OPTED_OUT, its hold is released and its message.failed event recorded. A message already
+ * claimed by dispatch is on its way and is left as it is.
+ */
+export async function failOptedOutMessages(
+  tx: Queryable,
+  accountId: string,
+  numbers: readonly string[],
+): Promise<CancelledMessage[]> {
+  if (numbers.length === 0) return [];
+  const { rows } = await tx.query<CancelledMessage>(OPT_OUT_WAITING, [
+    accountId,
+    OPTED_OUT_BEFORE_DISPATCH,
+    numbers.flatMap(writtenForms),
+  ]);
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);
     await release(tx, ids);

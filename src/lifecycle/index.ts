@@ -1,7 +1,7 @@
 /**
  * The message lifecycle: every status change Shiri makes after a send is accepted, with the SQL
  * guard that allows it, the money it moves and the event it records. Dispatch, receipts, the
- * sweepers and the cancel endpoints call these functions; nothing else changes a message's status. (A send is written as
+ * sweepers, the cancel endpoints and the opt-out list call these functions; nothing else changes a message's status. (A send is written as
  * `enqueued`, or `failed` UNROUTABLE and billed at once, by src/sending/record-send.ts.)
  * test/integration/lifecycle.test.ts holds every row of this table to its word.
  */
@@ -26,6 +26,14 @@ export const TRANSITIONS = [
     name: "cancel",
     from: "enqueued (not yet claimed), on the sender's request",
     to: "failed CANCELLED",
+    money: "release",
+    event: "message.failed",
+    where: "cancel.ts",
+  },
+  {
+    name: "opt out",
+    from: "enqueued (not yet claimed), when its number goes on the account's opt-out list",
+    to: "failed OPTED_OUT",
     money: "release",
     event: "message.failed",
     where: "cancel.ts",
@@ -64,7 +72,13 @@ export const TRANSITIONS = [
   },
 ] as const;
 
-export { CANCELLED, type CancelledMessage, cancelMessages } from "./cancel.ts";
+export {
+  CANCELLED,
+  type CancelledMessage,
+  cancelMessages,
+  failOptedOutMessages,
+  OPTED_OUT_BEFORE_DISPATCH,
+} from "./cancel.ts";
 export { type ClaimedMessage, claimMessages, extendLease, releaseLease } from "./claim.ts";
 export { type Delivery, refreshDelivery } from "./deliver.ts";
 export { expireMessages, sweepExpired, VALIDITY_EXPIRED } from "./expire.ts";

@@ -9,9 +9,11 @@ import {
   cancelMessages,
   claimMessages,
   expireMessages,
+  failOptedOutMessages,
   giveUpLease,
   markAccepted,
   markRefused,
+  OPTED_OUT_BEFORE_DISPATCH,
   refreshDelivery,
   TRANSITIONS,
 } from "../../src/lifecycle/index.ts";
@@ -45,11 +47,11 @@ afterAll(async () => {
 const PRICE = 450;
 const lease = () => ({ owner: randomUUID(), lockSeconds: 60, validityHours: 24 });
 
-async function send(sendAt?: Date): Promise<string> {
+async function send(sendAt?: Date, to?: string): Promise<string> {
   const res = await call(t.base, "POST", "/api/v1/sms", {
     headers: acct.headers,
     body: {
-      to: `+26377${String(1_000_000 + Math.floor(Math.random() * 8_999_999))}`,
+      to: to ?? `+26377${String(1_000_000 + Math.floor(Math.random() * 8_999_999))}`,
       from: "SHIRI",
       message: "life",
       ...(sendAt ? { send_at: sendAt.toISOString() } : {}),
@@ -100,11 +102,12 @@ async function claimed(id: string) {
 }
 
 describe("the message lifecycle", () => {
-  it("documents seven transitions, each with its money and its event", () => {
+  it("documents eight transitions, each with its money and its event", () => {
     expect(TRANSITIONS.map((x) => x.name)).toEqual([
       "claim",
       "expire",
       "cancel",
+      "opt out",
       "accept",
       "refuse",
       "give up the lease",
@@ -164,6 +167,33 @@ describe("the message lifecycle", () => {
     expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([]);
     expect(await row(id)).toMatchObject({ status: "processing", billing: "held" });
     expect(await ledgerKinds(id)).toEqual([]);
+  });
+
+  it("opt out: enqueued → failed OPTED_OUT, whatever form `to` was sent in; a claimed one is left", async () => {
+    // (A national 0… number is unroutable: failed at acceptance, never waiting.)
+    const [scheduled, waiting, claimedOne] = [
+      await send(new Date(Date.now() + 3_600_000), "+263771555001"),
+      await send(undefined, "263771555001"),
+      await send(undefined, " 263771555001 "),
+    ];
+    await claimed(claimedOne);
+    const before = await balanceOf(t.service.pool, acct.id);
+    const failed = await tx((c) => failOptedOutMessages(c, acct.id, ["263771555001"]));
+    expect(failed.map((m) => m.id).sort()).toEqual([scheduled, waiting].sort());
+    for (const id of [scheduled, waiting]) {
+      expect(await row(id)).toMatchObject({
+        status: "failed",
+        billing: "released",
+        operator_response: OPTED_OUT_BEFORE_DISPATCH,
+      });
+      expect(await ledgerKinds(id)).toEqual(["release"]);
+      expect(await events(id)).toEqual(["message.failed"]);
+    }
+    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + 2 * PRICE);
+    expect(await row(claimedOne)).toMatchObject({ status: "processing", billing: "held" });
+    // Another account's list is not this one's.
+    const other = await t.account();
+    expect(await tx((c) => failOptedOutMessages(c, other.id, ["263771555001"]))).toEqual([]);
   });
 
   it("accept: processing → success, the hold captured once, message.success recorded", async () => {

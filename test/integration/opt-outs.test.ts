@@ -61,12 +61,27 @@ async function listed(account: TestAccount, number: string): Promise<boolean> {
 /** What the SMSC accepted for a destination. */
 const atSmsc = (to: string) => h.sims.get("econet").accepted.filter((a) => a.destination_addr === to);
 
+/**
+ * The balance agrees with the ledger. Read by two statements, so a capture committed between
+ * them (a reply being dispatched) can show for a moment: the two are read until they agree.
+ */
 async function expectLedgerBalanced(account: TestAccount): Promise<void> {
-  const [balance, ledger] = await Promise.all([
-    balanceOf(h.pool, account.id),
-    balanceFromLedger(h.pool, account.id),
-  ]);
-  expect({ available: balance?.available, held: balance?.held }).toEqual(ledger);
+  const read = async () => {
+    const [balance, ledger] = await Promise.all([
+      balanceOf(h.pool, account.id),
+      balanceFromLedger(h.pool, account.id),
+    ]);
+    return { balance: { available: balance?.available, held: balance?.held }, ledger };
+  };
+  let last = await read();
+  await waitFor(
+    async () => {
+      last = await read();
+      return last.balance.available === last.ledger.available && last.balance.held === last.ledger.held;
+    },
+    { timeoutMs: 5_000, what: "the balance to agree with the ledger" },
+  ).catch(() => {});
+  expect(last.balance).toEqual(last.ledger);
 }
 
 describe("STOP, then a send", () => {
@@ -175,6 +190,40 @@ describe("STOP, then a send", () => {
     expect(res.body).toMatchObject({ status: "enqueued" });
     await h.waitUntilSettled([(res.body as { id: string }).id], { delivered: true });
     expect(atSmsc(number).map((a) => a.text)).toContain("from another sender");
+  });
+});
+
+describe("a send accepted before the STOP", () => {
+  it("fails OPTED_OUT while it still waits, its hold released, and never reaches the SMSC", async () => {
+    const number = "263771100051";
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: { to: `+${number}`, from: "SHIRI", message: "tomorrow's offer", send_at: later },
+    });
+    const id = (res.body as { id: string }).id;
+    const before = await balanceOf(h.pool, h.acct.id);
+    await handsetSends(number, "quit");
+    await waitFor(async () => (await h.statusOf([id])).get(id)?.status === "failed", {
+      what: "the waiting send failed",
+    });
+    expect((await h.statusOf([id])).get(id)).toMatchObject({ operator_response: "OPTED_OUT" });
+    // Its hold is back (the opt-out reply, sent meanwhile, holds its own).
+    const reply = await h.pool.query<{ charge: number }>(
+      `SELECT m.charge FROM inbound_messages i JOIN messages m ON m.id = i.reply_message_id WHERE i."from" = $1`,
+      [number],
+    );
+    const charge = (await h.pool.query<{ charge: number }>("SELECT charge FROM messages WHERE id = $1", [id]))
+      .rows[0]?.charge;
+    expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(
+      (before?.available ?? 0) + (charge ?? 0) - (reply.rows[0]?.charge ?? 0),
+    );
+    await expectLedgerBalanced(h.acct);
+    // The reply alone reaches the SMSC, not the offer.
+    await waitFor(() => atSmsc(number).length > 0, { what: "the opt-out reply at the SMSC" });
+    const next = await h.send("+263771100098", "after");
+    await h.waitUntilSettled([next]);
+    expect(atSmsc(number).map((a) => a.source_addr)).toEqual([SHORT_CODE]);
   });
 });
 
