@@ -54,6 +54,15 @@ export async function listInboundNumbers(db: Queryable, accountId: string): Prom
   return rows.map((r) => ({ number: r.number, created_at: r.created_at.toISOString() }));
 }
 
+/** Whether the account owns this inbound number (written as listed), so may send from it. */
+export async function ownsInboundNumber(db: Queryable, accountId: string, number: string): Promise<boolean> {
+  const { rowCount } = await db.query("SELECT 1 FROM inbound_numbers WHERE number = $1 AND account_id = $2", [
+    number,
+    accountId,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Takes the number from the account; false when the account did not have it. */
 export async function removeInboundNumber(
   db: Queryable,

@@ -125,6 +125,19 @@ const view = (r: EntryRow): OptOutEntry => ({
 const COLUMNS = `number, created_at, source, keyword, inbound_message_id,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at`;
 
+/** Which of these numbers (international form) are on the account's list. */
+export async function listedAmong(
+  db: Queryable,
+  accountId: string,
+  numbers: readonly string[],
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ number: string }>(
+    "SELECT number FROM opt_outs WHERE account_id = $1 AND number = ANY ($2::text[])",
+    [accountId, [...new Set(numbers)]],
+  );
+  return new Set(rows.map((r) => r.number));
+}
+
 /** One number's entry on the account's list, or null. */
 export async function findOptOut(
   db: Queryable,

@@ -170,6 +170,18 @@ describe("STOP, then a send", () => {
     expect(report.clean, JSON.stringify(report)).toBe(true);
   });
 
+  it("a preview says so (failed, charge 0), and takes an inbound number as `from`", async () => {
+    const res = await call(h.t.base, "POST", "/api/v1/sms/preview", {
+      headers: h.acct.headers,
+      body: { to: ["+263771100004", `+${number}`], from: SHORT_CODE, message: "preview" },
+    });
+    expect(res.status).toBe(200);
+    const data = (res.body as { data: { charge: number; items: { status: string; charge: number }[] } }).data;
+    expect(data.items[1]).toMatchObject({ status: "failed", charge: 0 });
+    expect(data.items[0]).toMatchObject({ status: "enqueued" });
+    expect(data.charge).toBe(data.items[0]?.charge);
+  });
+
   it("an idempotent send to it stores and replays the failed answer", async () => {
     const send = () =>
       call(h.t.base, "POST", "/api/v1/sms", {

@@ -2,7 +2,10 @@ import type { RequestHandler } from "express";
 import { z } from "zod";
 import { listSenderIds } from "../../accounts/sender-ids.ts";
 import type { Queryable } from "../../db/pool.ts";
-import { prepareSend, textOf } from "../../sending/prepare-send.ts";
+import { internationalForm } from "../../domain/numbers.ts";
+import { ownsInboundNumber } from "../../inbound/inbound-numbers.ts";
+import { listedAmong } from "../../inbound/opt-outs.ts";
+import { type PreparedSend, prepareSend, textOf, withOptOuts } from "../../sending/prepare-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { timestamp } from "../openapi/conventions.ts";
@@ -33,7 +36,10 @@ const item = z.object({
   segments: z.int(),
   charge: z.int(),
   charge_currency: z.string(),
-  /** The status the send would give it: failed for a number no operator serves (billed, never sent). */
+  /**
+   * The status the send would give it: failed for a number no operator serves (billed, never sent)
+   * or on the account's opt-out list (charge 0).
+   */
   status: z.enum(["enqueued", "failed"]),
   message: z.string().optional().meta({ description: "A batch's item: its text as it would be sent." }),
   smart_encoded: z.literal(true).optional().meta({
@@ -131,27 +137,45 @@ export function previewSms(deps: IntakeDeps): RequestHandler {
       written = [body.message];
     }
     const senders = await listSenderIds(deps.pool, accountId);
-    if (!senders.some((s) => s.address === body.from && s.verification_status === "verified"))
+    const approved =
+      senders.some((s) => s.address === body.from && s.verification_status === "verified") ||
+      (await ownsInboundNumber(deps.pool, accountId, body.from));
+    if (!approved)
       throw new ApiError("validation", [{ field: "from", description: "unknown or unapproved sender id" }]);
+    // Recipients on the account's opt-out list would be failed at a charge of 0, as the send fails them.
+    const listed = await listedAmong(
+      deps.pool,
+      accountId,
+      recipients.map((to) => internationalForm(to)),
+    );
+    const withoutListed = (priced: PreparedSend) =>
+      listed.size === 0
+        ? priced
+        : withOptOuts(
+            priced,
+            new Set(priced.messages.filter((m) => listed.has(internationalForm(m.to))).map((m) => m.id)),
+          );
     const price = (smartEncoding: boolean) => {
       const texts = written.map((text) => textToSend(text, smartEncoding));
       const single = texts[0] ?? { body: "", smartEncoded: false };
-      return prepareSend({
-        accountId,
-        currency,
-        from: body.from,
-        body: single.body,
-        smartEncoded: single.smartEncoded,
-        ...(kind === "batch" ? { texts } : {}),
-        recipients,
-        webhookUrl: null,
-        webhookEvents: null,
-        bulk: kind !== "single",
-        sendAt: body.send_at ?? null,
-        validityPeriod: options.validityPeriod,
-        deliverBetween: options.deliverBetween,
-        validityHours: deps.config.MESSAGE_VALIDITY_HOURS,
-      });
+      return withoutListed(
+        prepareSend({
+          accountId,
+          currency,
+          from: body.from,
+          body: single.body,
+          smartEncoded: single.smartEncoded,
+          ...(kind === "batch" ? { texts } : {}),
+          recipients,
+          webhookUrl: null,
+          webhookEvents: null,
+          bulk: kind !== "single",
+          sendAt: body.send_at ?? null,
+          validityPeriod: options.validityPeriod,
+          deliverBetween: options.deliverBetween,
+          validityHours: deps.config.MESSAGE_VALIDITY_HOURS,
+        }),
+      );
     };
     const send = price(options.smartEncoding);
     const problem = (body.send_at && sendAtError(body.send_at)) || windowProblem(send);
