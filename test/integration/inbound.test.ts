@@ -375,3 +375,13 @@ describe("the operator's commands", () => {
     CLI_TEST_TIMEOUT_MS,
   );
 });
+
+describe("every callback", () => {
+  it("received so far was signed with the account's secret", () => {
+    expect(rx.received.length).toBeGreaterThan(0);
+    const unsigned = rx.received.filter(
+      (r) => !verifySignature(secret, r.body, String(r.headers["shiri-signature"])),
+    );
+    expect(unsigned.map((r) => r.event.type)).toEqual([]);
+  });
+});

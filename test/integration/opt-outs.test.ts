@@ -349,3 +349,17 @@ describe("the opt-out list through the API", () => {
     expect(await listed(h.acct, "263771100041")).toBe(true);
   });
 });
+
+describe("every callback", () => {
+  it("received so far was signed with the account's secret", () => {
+    expect(rx.received.length).toBeGreaterThan(0);
+    const unsigned = rx.received.filter(
+      (r) => !verifySignature(secret, r.body, String(r.headers["shiri-signature"])),
+    );
+    expect(unsigned.map((r) => r.event.type)).toEqual([]);
+    // Filtered: this webhook named the contact events and message.failed, not message.received.
+    expect(new Set(rx.received.map((r) => r.event.type))).toEqual(
+      new Set(["contact.opted_out", "contact.opted_in", "message.failed"]),
+    );
+  });
+});
