@@ -128,12 +128,17 @@ describe.skipIf(!hasPsql)("the compose stack's database roles (scripts/postgres-
       expect.arrayContaining(["public.messages", "public.ledger_entries", "pgboss.job"]),
     );
     // pg_monitor: other roles' statements are visible, not "<insufficient privilege>".
-    const activity = await exporter.query<{ query: string }>(
-      "SELECT query FROM pg_stat_activity WHERE usename = $1 AND query <> ''",
-      [names.app],
-    );
-    expect(activity.rows.length).toBeGreaterThan(0);
-    expect(activity.rows.every((r) => !r.query.includes("insufficient privilege"))).toBe(true);
+    const session = await app.connect();
+    try {
+      await session.query("SELECT 'seen by the exporter' AS statement");
+      const activity = await exporter.query<{ query: string }>(
+        "SELECT query FROM pg_stat_activity WHERE usename = $1 AND query LIKE '%seen by the exporter%'",
+        [names.app],
+      );
+      expect(activity.rows).toEqual([{ query: "SELECT 'seen by the exporter' AS statement" }]);
+    } finally {
+      session.release();
+    }
     await expect(exporter.query("SELECT count(*) FROM messages")).rejects.toThrow(/permission denied/);
     await expect(exporter.query("CREATE TABLE exporter_was_here ()")).rejects.toThrow(
       /read-only transaction|permission denied/,
