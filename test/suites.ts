@@ -13,5 +13,6 @@ export const PROCESS_TESTS = [
   "test/integration/money-never-stuck.test.ts",
   "test/integration/cli.test.ts",
   "test/integration/cli-admin.test.ts",
+  "test/integration/cli-send-defaults.test.ts",
   "test/integration/embedded-unavailable.test.ts",
 ];

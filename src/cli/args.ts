@@ -74,7 +74,13 @@ export interface ProcessCommand extends CommandBase {
   run: (args: ParsedArgs) => Promise<void>;
 }
 
-export type Command = DataCommand | ProcessCommand;
+/** A command that needs no database: it works its one JSON object out from its words alone. */
+export interface LocalCommand extends CommandBase {
+  kind: "local";
+  run: (args: ParsedArgs) => object;
+}
+
+export type Command = DataCommand | ProcessCommand | LocalCommand;
 
 export const FORMATS = ["json", "table"] as const;
 export type Format = (typeof FORMATS)[number];
@@ -91,7 +97,7 @@ const DATA_OPTIONS: Record<string, OptionSpec> = {
 
 /** Every option of the command, its own first: what the parser accepts and `--help` lists. */
 export function optionsOf(command: Command): Record<string, OptionSpec> {
-  return command.kind === "data" ? { ...command.options, ...DATA_OPTIONS } : { ...command.options };
+  return command.kind === "process" ? { ...command.options } : { ...command.options, ...DATA_OPTIONS };
 }
 
 /** True when the words ask for help (`--help` or `-h` anywhere before a `--`). */

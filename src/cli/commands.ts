@@ -9,6 +9,7 @@ import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.
 import { CARRIER_COMMANDS } from "./carrier.ts";
 import { INBOUND_COMMANDS, SIMULATE_MO } from "./inbound.ts";
 import { SEND_DEFAULT_COMMANDS } from "./send-defaults.ts";
+import { TEXT_COMMANDS } from "./text.ts";
 import { lowerWorkerPriority } from "./worker-priority.ts";
 
 /**
@@ -106,6 +107,7 @@ export const COMMANDS: readonly Command[] = [
   SIMULATE_MO,
   ...ADMIN_COMMANDS,
   ...SEND_DEFAULT_COMMANDS,
+  ...TEXT_COMMANDS,
   ...INBOUND_COMMANDS,
   ...CARRIER_COMMANDS,
   {

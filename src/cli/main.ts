@@ -114,6 +114,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     const args = parseCommandArgs(command, rest);
     if (command.kind === "process") await command.run(args);
+    else if (command.kind === "local") process.stdout.write(render(command.run(args), formatOf(args)));
     else await runData(command, args);
   } catch (err) {
     // A usage error names this command: its usage follows the message.

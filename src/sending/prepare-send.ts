@@ -80,7 +80,7 @@ export function textOf(send: PreparedSend, message: PreparedMessage): MessageTex
  * configured one as an expiry. Whether the window opens before that expiry is the caller's check
  * (src/intake/send-options.ts windowProblem).
  */
-function scheduleOf(
+export function scheduleOf(
   receivedAt: Date,
   input: {
     sendAt?: Date | null | undefined;

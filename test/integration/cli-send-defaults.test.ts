@@ -99,3 +99,87 @@ describe("shiri account send-defaults", { timeout: CLI_TEST_TIMEOUT_MS }, () => 
     );
   });
 });
+
+describe("shiri text", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  /** Nothing listens here: `shiri text` never reaches for a database. */
+  const offline = (...args: string[]) => shiri("postgres://postgres@127.0.0.1:1/nothing", args);
+
+  it("works a text out as the send would: template, smart encoding, segments, prices, window, validity", async () => {
+    const [filled, plain] = await inParallel(
+      [
+        [
+          "text",
+          "Hi {{name}} \u2013 it\u2019s {{amount}}\u2026",
+          "--variables",
+          '{"name":"Rudo","amount":12.5}',
+          "--smart-encoding",
+          "--send-at",
+          "2030-01-01T03:00:00+02:00",
+          "--validity-period",
+          "86400",
+          "--deliver-between",
+          "08:00-20:00",
+          "--time-zone",
+          "africa/harare",
+        ],
+        ["text", `${"a".repeat(150)}\u2019`],
+      ],
+      PARALLEL_RUNS,
+      (args) => offline(...args),
+    );
+    expect(oneJsonObject(filled as CliResult)).toEqual({
+      template: "Hi {{name}} \u2013 it\u2019s {{amount}}\u2026",
+      message: "Hi Rudo - it's 12.5...",
+      message_as_written: "Hi Rudo \u2013 it\u2019s 12.5\u2026",
+      smart_encoded: true,
+      replaced: 3,
+      encoding: "gsm7",
+      segments: 1,
+      units: 22,
+      currency: "USD",
+      charge: { econet: 450, netone: 400, telecel: 380 },
+      // Due at 01:00 UTC (03:00 in Harare), outside the window: it goes at 08:00 Harare, and expires
+      // a day after it was due, not after the window opened.
+      send_at: "2030-01-01T06:00:00.000Z",
+      expires_at: "2030-01-02T01:00:00.000Z",
+      validity_period: 86400,
+      deliver_between: { start: "08:00", end: "20:00", time_zone: "Africa/Harare" },
+    });
+    expect(oneJsonObject(plain as CliResult)).toMatchObject({
+      encoding: "ucs2",
+      segments: 3,
+      charge: { econet: 1350, netone: 1200, telecel: 1140 },
+    });
+  });
+
+  it("exit 1 for a missing variable or a window past the validity; exit 2 for bad words", async () => {
+    const results = await inParallel(
+      [
+        ["text", "Hi {{name}}", "--variables", "{}"],
+        [
+          "text",
+          "x",
+          "--send-at",
+          "2030-01-01T03:00:00+02:00",
+          "--validity-period",
+          "60",
+          "--deliver-between",
+          "08:00-20:00",
+          "--time-zone",
+          "Africa/Harare",
+        ],
+        ["text", "x", "--validity-period", "59"],
+        ["text", "x", "--variables", "[1]"],
+      ],
+      PARALLEL_RUNS,
+      (args) => offline(...args),
+    );
+    failedWith(results[0] as CliResult, /the template needs name/);
+    failedWith(
+      results[1] as CliResult,
+      /the window opens at 2030-01-01T06:00:00.000Z, after the validity ends/,
+    );
+    usageError(results[2] as CliResult, /--validity-period must be 60 to 259200 seconds/, "text");
+    usageError(results[3] as CliResult, /--variables must be a JSON object/, "text");
+  });
+});

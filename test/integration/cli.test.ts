@@ -305,12 +305,12 @@ describe("shiri: bad arguments", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       {
         args: ["account"],
         stderr: /"account" needs a command after it/,
-        usage: "account <create|list|show>",
+        usage: "account <create|list|show|send-defaults>",
       },
       {
         args: ["account", "delete", "--account", id],
         stderr: /unknown command "account delete"/,
-        usage: "account <create|list|show>",
+        usage: "account <create|list|show|send-defaults>",
       },
       {
         args: ["account", "create", "--balance", "1"],
