@@ -173,6 +173,7 @@ export async function recordSends(
       perMessage.smartEncoded.push(m.text?.smartEncoded ?? null);
     }
   });
+  const ownTexts = perMessage.body.some((body) => body !== null);
   const { rows } = await tx.query<{ send_no: number | null; opted_out: string | null }>({
     // Named: prepared once per connection, since every send runs it.
     name: "shiri_insert_sends",
@@ -205,10 +206,12 @@ export async function recordSends(
       perSend.expiresAt,
       perSend.deliverBetween,
       perSend.smartEncoded,
-      perMessage.body,
-      perMessage.encoding,
-      perMessage.segments,
-      perMessage.smartEncoded,
+      // Sends without texts of their own (all but batches) pass none: unnest pads with NULLs, and a
+      // 10,000-recipient bulk send ships no 40,000 NULLs.
+      ownTexts ? perMessage.body : [],
+      ownTexts ? perMessage.encoding : [],
+      ownTexts ? perMessage.segments : [],
+      ownTexts ? perMessage.smartEncoded : [],
     ],
   });
   const written = new Set<number>();

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.ts";
 import { balanceOf } from "../../src/ledger/ledger.ts";
+import { prepareSend } from "../../src/sending/prepare-send.ts";
+import { recordSends } from "../../src/sending/record-send.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -313,5 +316,89 @@ describe("a batch is all-or-nothing, like a bulk send", () => {
     expect(again.body).toEqual(first.body);
     expect(await messageCount(acct)).toBe(1);
     expect(await available(acct)).toBe(100_000 - 450);
+  });
+});
+
+describe("a batch committed together with other sends", () => {
+  it("keeps each message's text when it shares a group commit with single and bulk sends", async () => {
+    const acct = await t.account({ balance: 1_000_000 });
+    const sends = await Promise.all([
+      batch(acct, {
+        from: "SHIRI",
+        messages: [
+          { to: "+263771234567", message: "batch one" },
+          { to: "+263771234567", message: "batch two" },
+        ],
+      }),
+      ...Array.from({ length: 4 }, (_, i) =>
+        call(t.base, "POST", "/api/v1/sms", {
+          headers: acct.headers,
+          body: { to: "+263771234567", from: "SHIRI", message: `single ${i}` },
+        }),
+      ),
+      call(t.base, "POST", "/api/v1/sms/bulk", {
+        headers: acct.headers,
+        body: { to: ["+263771234567", "+263711234567"], from: "SHIRI", message: "bulk text" },
+      }),
+    ]);
+    expect(sends.map((s) => s.status)).toEqual(Array(6).fill(202));
+    const { rows } = await t.service.pool.query<{ body: string }>(
+      "SELECT body FROM messages WHERE account_id = $1 ORDER BY body",
+      [acct.id],
+    );
+    expect(rows.map((r) => r.body)).toEqual([
+      "batch one",
+      "batch two",
+      "bulk text",
+      "bulk text",
+      "single 0",
+      "single 1",
+      "single 2",
+      "single 3",
+    ]);
+  });
+
+  it("in one transaction, a batch's own texts and a single send's body each land on their messages", async () => {
+    const acct = await t.account({ balance: 1_000_000 });
+    const base = {
+      accountId: acct.id,
+      currency: "USD",
+      from: "SHIRI",
+      webhookUrl: null,
+      webhookEvents: null,
+    };
+    const batchSend = prepareSend({
+      ...base,
+      body: "",
+      recipients: ["+263771234567", "+263711234567"],
+      texts: [
+        { body: "own \u{1F600}", smartEncoded: false },
+        { body: "own two", smartEncoded: true },
+      ],
+      bulk: true,
+    });
+    const single = prepareSend({ ...base, body: "the single", recipients: ["+263731234567"], bulk: false });
+    const { refused } = await withTransaction(t.service.pool, (tx) =>
+      recordSends(
+        tx,
+        t.service.boss,
+        acct.id,
+        [
+          { send: single, accountWebhookEvents: [] },
+          { send: batchSend, accountWebhookEvents: [] },
+        ],
+        { dispatchBatchSize: 50 },
+      ),
+    );
+    expect(refused.size).toBe(0);
+    const { rows } = await t.service.pool.query(
+      "SELECT body, encoding, segments, smart_encoded FROM messages WHERE account_id = $1 ORDER BY body",
+      [acct.id],
+    );
+    expect(rows).toEqual([
+      { body: "own two", encoding: "gsm7", segments: 1, smart_encoded: true },
+      { body: "own \u{1F600}", encoding: "ucs2", segments: 1, smart_encoded: null },
+      { body: "the single", encoding: "gsm7", segments: 1, smart_encoded: null },
+    ]);
   });
 });
