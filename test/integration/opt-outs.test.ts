@@ -284,6 +284,27 @@ describe("HELP", () => {
   });
 });
 
+describe("an inbound number as `from`", () => {
+  it("sends from the account's own number, written as listed; another account cannot", async () => {
+    const res = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: { to: "+263771100061", from: LONG_NUMBER, message: "from our number" },
+    });
+    expect(res.body).toMatchObject({ status: "enqueued", sender_id: LONG_NUMBER });
+    await h.waitUntilSettled([(res.body as { id: string }).id], { delivered: true });
+    expect(atSmsc("263771100061")).toMatchObject([{ source_addr: LONG_NUMBER, text: "from our number" }]);
+    const refused = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: other.headers,
+      body: { to: "+263771100062", from: LONG_NUMBER, message: "not ours" },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      error: { type: "ERR_BAD_REQUEST" },
+      message: "unknown or unapproved sender id",
+    });
+  });
+});
+
 describe("the opt-out list through the API", () => {
   it("POST lists a number once (201, then 200), in any of its forms", async () => {
     const add = (number: string) =>
