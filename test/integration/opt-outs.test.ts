@@ -220,7 +220,16 @@ describe("a send accepted before the STOP", () => {
       what: "the waiting send failed",
     });
     expect((await h.statusOf([id])).get(id)).toMatchObject({ operator_response: "OPTED_OUT" });
-    // Its hold is back (the opt-out reply, sent meanwhile, holds its own).
+    // Its hold is back (the opt-out reply, sent meanwhile, holds its own: waited for first).
+    await waitFor(
+      async () =>
+        (
+          await h.pool.query("SELECT 1 FROM inbound_messages WHERE \"from\" = $1 AND reply = 'sent'", [
+            number,
+          ])
+        ).rowCount === 1,
+      { what: "the opt-out reply to be sent" },
+    );
     const reply = await h.pool.query<{ charge: number }>(
       `SELECT m.charge FROM inbound_messages i JOIN messages m ON m.id = i.reply_message_id WHERE i."from" = $1`,
       [number],
