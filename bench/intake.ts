@@ -24,6 +24,13 @@ const WARMUP_SECONDS = knob("BENCH_WARMUP_SECONDS", 3, 0, 60);
 const SECONDS = knob("BENCH_SECONDS", 10, 1, 120);
 const BULK_RECIPIENTS = knob("BENCH_BULK_RECIPIENTS", 10_000, 1, 10_000);
 const BULK_RUNS = knob("BENCH_BULK_RUNS", 3, 1, 10);
+/** Items of the batch phase (issue 30: within a bulk send of as many recipients, plus 50 %). */
+const BATCH_ITEMS = knob("BENCH_BATCH_ITEMS", 10_000, 1, 10_000);
+/** "template" (items of variables filled into a template) or "texts" (a text of its own each). */
+const BATCH_KIND = process.env.BENCH_BATCH_KIND ?? "template";
+if (BATCH_KIND !== "template" && BATCH_KIND !== "texts") {
+  throw new Error(`BENCH_BATCH_KIND must be "template" or "texts", got ${BATCH_KIND}`);
+}
 const CPU_PROF = process.env.BENCH_CPU_PROF === "1";
 /** Single sends spread over this many accounts (1 = one high-volume sender, the target case). */
 const ACCOUNTS = knob("BENCH_ACCOUNTS", 1, 1, 500);
@@ -144,22 +151,95 @@ async function oneBulk(api: ApiProcess, key: string, recipients: string[]): Prom
   return elapsed;
 }
 
-async function bulkSend(api: ApiProcess, key: string, pool: Pool): Promise<BulkResult> {
-  const warmup = await oneBulk(api, key, freshRecipients(BULK_RECIPIENTS));
-  const runs: number[] = [];
+interface BatchResult {
+  kind: "template" | "texts";
+  items: number;
+  body_bytes: number;
+  runs_ms: number[];
+  warmup_ms: number;
+  median_ms: number;
+  messages_per_second: number;
+  /** Each batch run's time over the bulk run just before it. */
+  run_ratios: number[];
+}
+
+/** A batch of distinct texts: a name and an amount per recipient, as a reminder run has them. */
+function batchBody(recipients: readonly string[]): string {
+  const messages = recipients.map((to, i) =>
+    BATCH_KIND === "template"
+      ? { to, variables: { name: `Customer ${i}`, amount: (i % 9_000) / 100 + 10 } }
+      : { to, message: `Hi Customer ${i}, your balance is USD ${(i % 9_000) / 100 + 10}. Shiri bench.` },
+  );
+  return JSON.stringify({
+    from: SENDER,
+    ...(BATCH_KIND === "template"
+      ? { template: "Hi {{name}}, your balance is USD {{amount}}. Shiri bench." }
+      : {}),
+    messages,
+  });
+}
+
+async function oneBatch(api: ApiProcess, key: string, body: string, items: number): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${api.base}/api/v1/sms/batch`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+    signal: AbortSignal.timeout(120_000),
+  });
+  const text = await res.text();
+  const elapsed = performance.now() - started;
+  if (res.status !== 202) throw new Error(`batch send answered ${res.status}: ${text.slice(0, 500)}`);
+  const total = (JSON.parse(text) as { data: { total: number } }).data.total;
+  if (total !== items) throw new Error(`batch send accepted ${total} of ${items}`);
+  return elapsed;
+}
+
+/**
+ * The bulk and batch phases, their runs taking turns (a bulk send, then a batch, each with fresh
+ * recipients and fresh statistics), so that a busy machine slows both alike and their ratio stays
+ * the question: a batch of BATCH_ITEMS against a bulk send of BULK_RECIPIENTS.
+ */
+async function bulkAndBatch(
+  api: ApiProcess,
+  key: string,
+  pool: Pool,
+): Promise<{ bulk: BulkResult; batch: BatchResult }> {
+  const bulkWarmup = await oneBulk(api, key, freshRecipients(BULK_RECIPIENTS));
+  const batchWarmup = await oneBatch(api, key, batchBody(freshRecipients(BATCH_ITEMS)), BATCH_ITEMS);
+  const bulkRuns: number[] = [];
+  const batchRuns: number[] = [];
+  let bodyBytes = 0;
   for (let i = 0; i < BULK_RUNS; i++) {
     const recipients = freshRecipients(BULK_RECIPIENTS);
     await analyze(pool);
-    runs.push(await oneBulk(api, key, recipients));
+    bulkRuns.push(await oneBulk(api, key, recipients));
+    const body = batchBody(freshRecipients(BATCH_ITEMS));
+    bodyBytes = Buffer.byteLength(body);
+    await analyze(pool);
+    batchRuns.push(await oneBatch(api, key, body, BATCH_ITEMS));
   }
-  const mid = median(runs);
+  const bulkMedian = median(bulkRuns);
+  const batchMedian = median(batchRuns);
   return {
-    account: BULK_ACCOUNT === "fresh" ? "fresh" : "same",
-    recipients: BULK_RECIPIENTS,
-    runs_ms: runs.map((ms) => round(ms, 1)),
-    warmup_ms: round(warmup, 1),
-    median_ms: round(mid, 1),
-    recipients_per_second: round((BULK_RECIPIENTS / mid) * 1000, 0),
+    bulk: {
+      account: BULK_ACCOUNT === "fresh" ? "fresh" : "same",
+      recipients: BULK_RECIPIENTS,
+      runs_ms: bulkRuns.map((ms) => round(ms, 1)),
+      warmup_ms: round(bulkWarmup, 1),
+      median_ms: round(bulkMedian, 1),
+      recipients_per_second: round((BULK_RECIPIENTS / bulkMedian) * 1000, 0),
+    },
+    batch: {
+      kind: BATCH_KIND === "texts" ? "texts" : "template",
+      items: BATCH_ITEMS,
+      body_bytes: bodyBytes,
+      runs_ms: batchRuns.map((ms) => round(ms, 1)),
+      warmup_ms: round(batchWarmup, 1),
+      median_ms: round(batchMedian, 1),
+      messages_per_second: round((BATCH_ITEMS / batchMedian) * 1000, 0),
+      run_ratios: batchRuns.map((ms, i) => round(ms / (bulkRuns[i] ?? ms), 2)),
+    },
   };
 }
 
@@ -215,13 +295,15 @@ async function main(): Promise<void> {
       pool,
     );
 
-    console.error(`bulk send: 1 warm-up + ${BULK_RUNS} runs of ${BULK_RECIPIENTS} recipients…`);
-    const bulk = await bulkSend(api, bulkAccount.key, pool);
+    console.error(
+      `bulk send of ${BULK_RECIPIENTS} and batch (${BATCH_KIND}) of ${BATCH_ITEMS}, taking turns: 1 warm-up + ${BULK_RUNS} runs each…`,
+    );
+    const { bulk, batch } = await bulkAndBatch(api, bulkAccount.key, pool);
     const stored = await storedMessages(pool);
-    if (stored.bulk !== BULK_RECIPIENTS * (BULK_RUNS + 1)) {
-      throw new Error(
-        `expected ${BULK_RECIPIENTS * (BULK_RUNS + 1)} bulk messages stored, found ${stored.bulk}`,
-      );
+    // A batch is a bulk send whose messages carry their own texts: counted with the bulk sends.
+    const expectedBulk = (BULK_RECIPIENTS + BATCH_ITEMS) * (BULK_RUNS + 1);
+    if (stored.bulk !== expectedBulk) {
+      throw new Error(`expected ${expectedBulk} bulk and batch messages stored, found ${stored.bulk}`);
     }
     // Requests still in flight when autocannon stops are finished by the server: at least every 2xx.
     const answered202 = single.status_codes["202"] ?? 0;
@@ -251,6 +333,14 @@ async function main(): Promise<void> {
         actual: bulk.median_ms,
         unit: "ms",
       },
+      {
+        // Issue 30: a batch of as many messages within the bulk send's time plus 50 %.
+        name: `${BATCH_ITEMS}-message batch (${batch.kind}) accepted (median), vs bulk × 1.5`,
+        direction: "≤",
+        target: round(bulk.median_ms * 1.5 * (BATCH_ITEMS / BULK_RECIPIENTS), 1),
+        actual: batch.median_ms,
+        unit: "ms",
+      },
     ];
     const judged = targets.map((t) => ({ ...t, ...judge(t) }));
 
@@ -263,6 +353,7 @@ async function main(): Promise<void> {
       single_send: single,
       stored_messages: stored,
       bulk_send: bulk,
+      batch_send: batch,
       targets: judged,
     };
     await mkdir(fileURLToPath(new URL("./results/", import.meta.url)), { recursive: true });
@@ -283,6 +374,11 @@ async function main(): Promise<void> {
         `${bulk.median_ms} ms (runs ${bulk.runs_ms.join(", ")})`,
       ],
       ["bulk recipients/s", `${bulk.recipients_per_second}`],
+      [
+        `batch ${BATCH_ITEMS} (${batch.kind}, ${round(batch.body_bytes / 1024, 0)} KiB) accept, median of ${BULK_RUNS}`,
+        `${batch.median_ms} ms (runs ${batch.runs_ms.join(", ")})`,
+      ],
+      ["batch run / bulk run before it", batch.run_ratios.join(", ")],
     ];
     process.stdout.write(`\n${markdownTable(["measure", "value"], rows)}\n\n`);
     process.stdout.write(
