@@ -1454,7 +1454,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_FORBIDDEN"];
         };
       };
-      /** @description too many requests; too many failed authentications */
+      /** @description too many requests; too many failed authentications; too many searches and exports in flight */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
@@ -2484,7 +2484,7 @@ export interface operations {
           "application/json": components["schemas"]["KitError_FORBIDDEN"];
         };
       };
-      /** @description too many requests; too many failed authentications */
+      /** @description too many requests; too many failed authentications; too many searches and exports in flight */
       429: {
         headers: {
           "Retry-After": components["headers"]["Retry-After-Limit"];
