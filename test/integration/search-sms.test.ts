@@ -286,6 +286,8 @@ describe("the search indexes leave the pipeline's updates HOT", () => {
       "messages_account_to_idx",
       "messages_bulk_page_idx",
       "messages_due_idx",
+      // Partial, on expires_at (migration 031): written once, never updated.
+      "messages_expires_idx",
       "messages_pkey",
     ]);
     for (const { def } of rows)
