@@ -8,8 +8,8 @@ ALTER TABLE api_keys
   -- While no active key lacks one, a token with a wrong checksum is refused without a lookup.
   ADD COLUMN checksummed boolean NOT NULL DEFAULT false;
 
--- The key lookup every request makes (migrations 015, 030) returns them too, and an expired key is
--- no key at all (a 401, like a revoked one).
+-- The key lookup every request makes (migration 015) returns them too, and an expired key is no
+-- key at all (a 401, like a revoked one).
 DROP FUNCTION api_keys_by_hash(text[], integer);
 CREATE FUNCTION api_keys_by_hash(p_hashes text[], p_stale_after_seconds integer)
 RETURNS TABLE (
@@ -20,10 +20,6 @@ RETURNS TABLE (
   stale boolean,
   has_webhook boolean,
   webhook_events text[],
-  smart_encoding boolean,
-  deliver_start text,
-  deliver_end text,
-  deliver_time_zone text,
   scopes text[],
   allowed_ips text[],
   expires_at timestamptz
@@ -35,12 +31,9 @@ BEGIN
   RETURN QUERY
   SELECT k.id, k.token_hash, k.account_id, a.currency,
          (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => p_stale_after_seconds)),
-         w.account_id IS NOT NULL, w.events,
-         COALESCE(d.smart_encoding, false), d.deliver_start, d.deliver_end, d.deliver_time_zone,
-         k.scopes, k.allowed_ips::text[], k.expires_at
+         w.account_id IS NOT NULL, w.events, k.scopes, k.allowed_ips::text[], k.expires_at
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
     LEFT JOIN account_webhooks w ON w.account_id = k.account_id AND w.url IS NOT NULL
-    LEFT JOIN account_send_defaults d ON d.account_id = k.account_id
    WHERE k.token_hash = ANY (p_hashes) AND k.active AND (k.expires_at IS NULL OR k.expires_at > now());
 END
 $$;
