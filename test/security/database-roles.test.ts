@@ -22,11 +22,17 @@ const suffix = randomBytes(4).toString("hex");
 const names = { app: `shiri_app_${suffix}`, exporter: `shiri_exp_${suffix}`, stranger: `stranger_${suffix}` };
 const database = `shiri_roles_${suffix}`;
 const admin = () => inject("adminDatabaseUrl");
-/** The test server, as one role, on the roles' database (the server trusts loopback: no password). */
+/** Each role's password: the test server may trust loopback (this machine's) or ask (the embedded one). */
+const PASSWORDS: Record<string, string> = {
+  [names.app]: "app-secret",
+  [names.exporter]: "exporter-secret",
+  [names.stranger]: "stranger-secret",
+};
+/** The test server, as one role, on the roles' database. */
 const urlAs = (role: string) => {
   const u = new URL(admin());
   u.username = role;
-  u.password = "";
+  u.password = PASSWORDS[role] ?? "";
   u.pathname = `/${database}`;
   return u.toString();
 };
@@ -146,7 +152,7 @@ describe.skipIf(!hasPsql)("the compose stack's database roles (scripts/postgres-
   });
 
   it("lets no other role connect to Shiri's database", async () => {
-    await asAdmin(`CREATE ROLE ${names.stranger} LOGIN`);
+    await asAdmin(`CREATE ROLE ${names.stranger} LOGIN PASSWORD '${PASSWORDS[names.stranger]}'`);
     const stranger = new pg.Client({ connectionString: urlAs(names.stranger) });
     await expect(stranger.connect()).rejects.toThrow(/permission denied for database/);
   });
