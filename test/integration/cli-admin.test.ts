@@ -114,7 +114,11 @@ describe("shiri --help and --version", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect((show as CliResult).stderr).not.toContain("account create");
     usageError(unknown as CliResult, /unknown command "frobnicate"/, "<command>");
     expect((unknown as CliResult).stderr).toContain("  sender-id approve");
-    usageError(group as CliResult, /"api-key" needs a command after it/, "api-key <create|list|revoke>");
+    usageError(
+      group as CliResult,
+      /"api-key" needs a command after it/,
+      "api-key <create|narrow|list|revoke>",
+    );
   });
 
   it("a database that cannot be reached is a failure: exit 1, one line", async () => {
@@ -236,8 +240,33 @@ describe("shiri api-key list and revoke", { timeout: CLI_TEST_TIMEOUT_MS }, () =
     const listed = await run("api-key", "list", "--account", a.id);
     const keys = oneJsonArray(listed);
     expect(keys.map((k) => Object.keys(k).sort())).toEqual([
-      ["active", "api_key_id", "created_at", "last_used_at", "name", "revoked_at"],
-      ["active", "api_key_id", "created_at", "last_used_at", "name", "revoked_at"],
+      [
+        "active",
+        "allowed_ips",
+        "api_key_id",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "name",
+        "revoked_at",
+        "scopes",
+      ],
+      [
+        "active",
+        "allowed_ips",
+        "api_key_id",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "name",
+        "revoked_at",
+        "scopes",
+      ],
+    ]);
+    // A key made without a policy may do everything, from anywhere, for ever.
+    expect(keys.map((k) => [k.scopes, k.allowed_ips, k.expires_at])).toEqual([
+      [null, null, null],
+      [null, null, null],
     ]);
     expect(keys.map((k) => [k.api_key_id, k.name, k.active, k.revoked_at])).toEqual([
       [a.keyId, "default", true, null],
@@ -270,7 +299,7 @@ describe("shiri api-key list and revoke", { timeout: CLI_TEST_TIMEOUT_MS }, () =
     const table = await run("api-key", "list", "--account", a.id, "--format", "table");
     expect(table.code).toBe(0);
     expect(table.stdout.split("\n")[0]).toMatch(
-      /^api_key_id +name +active +created_at +last_used_at +revoked_at$/,
+      /^api_key_id +name +active +created_at +last_used_at +revoked_at +scopes +allowed_ips +expires_at$/,
     );
     expect(table.stdout).toMatch(new RegExp(`\n${second.api_key_id} +billing +false `));
   });
