@@ -15,6 +15,8 @@ beforeAll(async () => {
     env: {
       DISPATCH_LOCK_SECONDS: "2",
       DISPATCH_JOB_EXPIRE_SECONDS: "1",
+      // pg-boss looks for expired jobs every second, so the job surely expires within the batch.
+      QUEUE_SUPERVISE_SECONDS: "1",
       SMPP_ECONET_RESPONSE_TIMEOUT_MS: "15000",
     },
   });
