@@ -17,6 +17,8 @@ import { isPricedCurrency } from "../domain/pricing.ts";
 import { balanceOf, topUp } from "../ledger/ledger.ts";
 import { setAccountRateLimits } from "../limits/rate-limits.ts";
 import {
+  ACCOUNT_OPTION,
+  accountIdOf,
   CommandError,
   type DataCommand,
   type OptionSpec,
@@ -24,6 +26,7 @@ import {
   requireOption,
   stringOption,
   UsageError,
+  uuidOption,
 } from "./args.ts";
 
 /**
@@ -31,20 +34,8 @@ import {
  * Each is one entry of the table: its run checks the words (a usage error, before any database)
  * and returns what to do with the database, which gives the one JSON object or array printed.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const ACCOUNT: Record<string, OptionSpec> = {
-  account: { type: "string", value: "ID", help: "the account's id, a UUID", required: true },
-};
+const ACCOUNT = ACCOUNT_OPTION;
 const SENDER = [{ name: "SENDER", help: "the sender id: 3 to 11 letters or digits, as the account has it" }];
-
-function uuidOption(args: ParsedArgs, name: string, what: string): string {
-  const id = requireOption(args, name);
-  if (!UUID.test(id)) throw new UsageError(`--${name} must be ${what} (a UUID), got "${id}"`);
-  return id.toLowerCase();
-}
-
-const accountIdOf = (args: ParsedArgs) => uuidOption(args, "account", "an account id");
 
 const MAX_LIMIT = 2_147_483_647;
 

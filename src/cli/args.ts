@@ -151,6 +151,22 @@ export function requireOption(args: ParsedArgs, name: string): string {
   return value;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The --account option every account command takes. */
+export const ACCOUNT_OPTION: Record<string, OptionSpec> = {
+  account: { type: "string", value: "ID", help: "the account's id, a UUID", required: true },
+};
+
+/** A required option holding a UUID (`what` names it in the usage error), lower-cased. */
+export function uuidOption(args: ParsedArgs, name: string, what: string): string {
+  const id = requireOption(args, name);
+  if (!UUID.test(id)) throw new UsageError(`--${name} must be ${what} (a UUID), got "${id}"`);
+  return id.toLowerCase();
+}
+
+export const accountIdOf = (args: ParsedArgs): string => uuidOption(args, "account", "an account id");
+
 export function formatOf(args: ParsedArgs): Format {
   return stringOption(args, "format") === "table" ? "table" : "json";
 }

@@ -20,6 +20,8 @@ import {
 } from "../inbound/keywords.ts";
 import { searchInbound } from "../inbound/search-inbound.ts";
 import {
+  ACCOUNT_OPTION,
+  accountIdOf,
   CommandError,
   type DataCommand,
   type OptionSpec,
@@ -35,18 +37,8 @@ import {
  * replies, the inbound messages no account owns, and `simulate-mo`, which has a running carrier
  * simulator send a mobile-originated message (a rehearsal without a handset).
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const ACCOUNT: Record<string, OptionSpec> = {
-  account: { type: "string", value: "ID", help: "the account's id, a UUID", required: true },
-};
+const ACCOUNT = ACCOUNT_OPTION;
 const NUMBER = [{ name: "NUMBER", help: "a short code or a number (+263…, 263… or 0… are one number)" }];
-
-function accountIdOf(args: ParsedArgs): string {
-  const id = requireOption(args, "account");
-  if (!UUID.test(id)) throw new UsageError(`--account must be an account id (a UUID), got "${id}"`);
-  return id.toLowerCase();
-}
 
 function numberOf(args: ParsedArgs): string {
   const written = args.positionals[0] ?? "";

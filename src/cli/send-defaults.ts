@@ -2,10 +2,11 @@ import { findAccount } from "../accounts/accounts.ts";
 import { getSendDefaults, type SendDefaults, setSendDefaults } from "../accounts/send-defaults.ts";
 import { canonicalTimeZone, type DeliveryWindow, TIME_OF_DAY } from "../domain/delivery-window.ts";
 import {
+  ACCOUNT_OPTION,
+  accountIdOf,
   CommandError,
   type DataCommand,
   type ParsedArgs,
-  requireOption,
   stringOption,
   UsageError,
 } from "./args.ts";
@@ -14,7 +15,6 @@ import {
  * `shiri account send-defaults`: an account's defaults for its sends (issue 30), which every send
  * that does not say otherwise takes: smart encoding, and a delivery window.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WINDOW = /^(\d{2}:\d{2})-(\d{2}:\d{2})$/;
 
 /** The defaults as printed: the API's field names. */
@@ -60,7 +60,7 @@ export const SEND_DEFAULT_COMMANDS: readonly DataCommand[] = [
       "overrides them. In force from the account's next request in every API process.",
     ].join("\n"),
     options: {
-      account: { type: "string", value: "ID", help: "the account's id, a UUID", required: true },
+      ...ACCOUNT_OPTION,
       "smart-encoding": {
         type: "string",
         value: "on|off",
@@ -75,15 +75,11 @@ export const SEND_DEFAULT_COMMANDS: readonly DataCommand[] = [
       "time-zone": { type: "string", value: "ZONE", help: "the window's IANA time zone, e.g. Africa/Harare" },
     },
     run: (args) => {
-      const accountId = requireOption(args, "account");
-      if (!UUID.test(accountId))
-        throw new UsageError(`--account must be an account id (a UUID), got "${accountId}"`);
+      const id = accountIdOf(args);
       const smart = stringOption(args, "smart-encoding");
       const window = windowOf(args);
       return async (pool) => {
-        if (!(await findAccount(pool, accountId.toLowerCase())))
-          throw new CommandError(`no account ${accountId}`);
-        const id = accountId.toLowerCase();
+        if (!(await findAccount(pool, id))) throw new CommandError(`no account ${id}`);
         if (smart === undefined && window === undefined)
           return sendDefaultsReport(id, await getSendDefaults(pool, id));
         const saved = await setSendDefaults(pool, id, {

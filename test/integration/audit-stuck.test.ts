@@ -2,21 +2,12 @@
  * `shiri audit` names what holds each stuck message up: a batch's hold, a dispatch job due that no
  * worker takes (its carrier unreachable), or no job at all. Econet points at a closed port.
  */
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
 import { audit } from "../../src/audit/audit.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 
 let h: DispatchHarness;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 beforeAll(async () => {
   h = await startDispatchHarness({ env: { SMPP_ECONET_PORT: String(await closedPort()) } });

@@ -1,6 +1,5 @@
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
 import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import { shiri as cli } from "../support/cli.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
@@ -16,14 +15,6 @@ import { waitFor } from "../support/wait-for.ts";
 const VALIDITY_HOURS = "0.001";
 
 let h: DispatchHarness;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 const shiri = (args: readonly string[]) => cli(h.t.database.url, args);
 

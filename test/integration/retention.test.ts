@@ -1,6 +1,5 @@
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
 import { audit } from "../../src/audit/audit.ts";
 import { openMark, sampleOpenMessages } from "../../src/lifecycle/open-mark.ts";
 import { type RetentionPolicy, runRetention } from "../../src/retention/retention.ts";
@@ -27,14 +26,6 @@ const POLICY: RetentionPolicy = {
   chunk: 2,
   pauseMs: 0,
 };
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 beforeAll(async () => {
   receiver = await startReceiver();

@@ -1,6 +1,5 @@
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 import { type Receiver, startReceiver } from "./webhooks-receiver.ts";
@@ -13,14 +12,6 @@ import { type Receiver, startReceiver } from "./webhooks-receiver.ts";
 let t: TestService;
 let acct: TestAccount;
 let rx: Receiver;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 beforeAll(async () => {
   const port = String(await closedPort());

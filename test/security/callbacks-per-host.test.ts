@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -43,14 +43,6 @@ async function slowReceiver(delayMs: number) {
   };
 }
 let rx: Awaited<ReturnType<typeof slowReceiver>>;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 beforeAll(async () => {
   const port = String(await closedPort());

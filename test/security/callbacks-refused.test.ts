@@ -1,6 +1,5 @@
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
 import { type Receiver, startReceiver } from "../integration/webhooks-receiver.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -17,14 +16,6 @@ let owner: TestAccount;
 let other: TestAccount;
 let rx: Receiver;
 let answer = 410;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 beforeAll(async () => {
   const port = String(await closedPort());
