@@ -1,14 +1,17 @@
-import { decodeGsm7, decodeUcs2 } from "../domain/segments.ts";
-import type { DeliverSmTlvs } from "../smpp/session.ts";
-
 /**
  * What a handset's message says, from the octets of its parts: where a part sits in a
  * concatenated message, and the text of the joined octets in the part's data_coding.
  */
+import type { DeliverSmTlvs } from "../smpp/session.ts";
 
-/** The encodings an inbound message is decoded from, as the API names them. */
-export const INBOUND_ENCODINGS = ["gsm7", "ascii", "latin1", "ucs2"] as const;
-export type InboundEncoding = (typeof INBOUND_ENCODINGS)[number];
+// The encodings of user data are SMPP's (its data_coding); the receipt reader uses them too.
+export {
+  decodeText,
+  encodingOf,
+  INBOUND_ENCODINGS,
+  type InboundEncoding,
+  isKnownDataCoding,
+} from "../smpp/data-coding.ts";
 
 /** A part of a concatenated message: its message's reference, how many parts, which one (from 1). */
 export interface Concatenation {
@@ -38,57 +41,4 @@ export function concatenationOf(udh: readonly Buffer[], tlvs: DeliverSmTlvs): Co
   if (!found && ref !== undefined && total !== undefined && seq !== undefined) found = { ref, total, seq };
   if (!found || found.total < 2 || found.seq < 1 || found.seq > found.total) return null;
   return found;
-}
-
-/**
- * The encoding a data_coding names (SMPP 3.4 5.2.19): 0 the SMSC default alphabet, taken to be
- * GSM 03.38 unpacked, one septet an octet (an assumption: no Zimbabwean SMSC observed); 1 IA5
- * (ASCII); 3 Latin-1; 8 UCS-2. The GSM message-class codings (0xF0–0xFF) are GSM 03.38 or 8-bit
- * by their bit 2. 8-bit binary and codings Shiri does not know are read as Latin-1, so every
- * octet shows as one character and none is lost (mobile_originated keeps the octets).
- */
-export function encodingOf(dataCoding: number): InboundEncoding {
-  if (dataCoding >= 0xf0) return (dataCoding & 0x04) === 0 ? "gsm7" : "latin1";
-  switch (dataCoding) {
-    case 0:
-      return "gsm7";
-    case 1:
-      return "ascii";
-    case 8:
-      return "ucs2";
-    default:
-      return "latin1";
-  }
-}
-
-/** Whether encodingOf had to guess: a data_coding that is not one of the four. */
-export function isKnownDataCoding(dataCoding: number): boolean {
-  return [0, 1, 3, 8].includes(dataCoding) || dataCoding >= 0xf0;
-}
-
-/**
- * The text of a message's octets (its parts' joined, so a character split between two parts is
- * read whole). Forgiving, since a handset's text is kept whatever it holds: a septet with its
- * eighth bit set is read without it, an escape with nothing after it is dropped, and a UCS-2 text
- * of an odd number of octets loses its last one. UCS-2 is read as UTF-16, so surrogate pairs
- * (emoji) survive.
- */
-export function decodeText(octets: Buffer, encoding: InboundEncoding): string {
-  switch (encoding) {
-    case "gsm7": {
-      const septets = Buffer.from(octets.map((o) => o & 0x7f));
-      // Masked to seven bits, the only thing decodeGsm7 can refuse is an unfinished last escape.
-      try {
-        return decodeGsm7(septets);
-      } catch {
-        return decodeGsm7(septets.subarray(0, -1));
-      }
-    }
-    case "ascii":
-      return Buffer.from(octets.map((o) => o & 0x7f)).toString("latin1");
-    case "latin1":
-      return octets.toString("latin1");
-    case "ucs2":
-      return decodeUcs2(octets.subarray(0, octets.length - (octets.length % 2)));
-  }
 }

@@ -1,142 +1,48 @@
 /**
- * One SMPP 3.4 transceiver session to one carrier. The PDUs are node-smpp's, framed and coded by
- * wire.ts and pdu-codec.ts; this session adds what node-smpp lacks: bind and rebind with back-off,
- * a window of submits in flight, per-PDU response timeouts, enquire_link both ways, throttling
- * back-off, and an honest outcome for every submit, including those lost on the wire.
+ * One SMPP 3.4 transceiver session to one carrier, its PDUs framed by wire.ts and coded by
+ * pdu-codec.ts: bind and rebind with back-off, a window of submits in flight, per-PDU response
+ * timeouts, enquire_link both ways, throttling back-off, and an honest outcome for every submit,
+ * including those lost on the wire. Its options and outcomes are typed in session-types.ts.
  */
-import smpp, { type PDU } from "smpp";
 import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
-import type { LinkEvent, LinkLossReason } from "./link-events.ts";
-import { isReceiptType, type SmppAddresses, type SubmitSmFields, validityPeriod } from "./pdu-codec.ts";
-import { type Outgoing, OutgoingSubmit, SmppWire } from "./wire.ts";
+import { toDeliverSm } from "./deliver-sm.ts";
+import type { LinkLossReason } from "./link-events.ts";
+import { isResponse, type Pdu, request, responseTo, stringField, tlvValue } from "./pdu.ts";
+import type { PduBodyError } from "./pdu-codec.ts";
+import type {
+  LateAnswer,
+  SessionState,
+  SmppLogger,
+  SmppSessionOptions,
+  SubmitOptions,
+  SubmitOutcome,
+  SubmitParams,
+} from "./session-types.ts";
+import { type SubmitSmFields, submitSm, validityPeriod } from "./submit-sm.ts";
+import { SmppWire } from "./wire.ts";
 
-export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
+export type { DeliverSm, DeliverSmTlvs } from "./deliver-sm.ts";
+export type {
+  LateAnswer,
+  RateLimiter,
+  SessionState,
+  SmppLogger,
+  SmppSessionOptions,
+  SubmitOptions,
+  SubmitOutcome,
+  SubmitParams,
+} from "./session-types.ts";
 
-/** pino-compatible. */
-export interface SmppLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-  debug(obj: object, msg: string): void;
-}
-
-export interface RateLimiter {
-  /** Resolves when one submit_sm may be written; the returned function is called once it is answered. */
-  acquire(): Promise<() => void>;
-}
-
-export interface SubmitParams {
-  source_addr: string;
-  destination_addr: string;
-  data_coding: number;
-  /** Encoded user data, without the UDH. */
-  short_message: Buffer;
-  /** User data header, with its length octet: prepended to the user data, UDHI set in esm_class. */
-  udh?: Buffer;
-  /** Default 1: a receipt on any final state. */
-  registered_delivery?: number;
-  /** An absolute expiry, or seconds from submission (sent in SMPP relative form). */
-  validity?: Date | number;
-  /** Override the settings' TON/NPI, e.g. for a numeric sender. */
-  source_addr_ton?: number;
-  source_addr_npi?: number;
-  /** Concatenation by the sar_* TLVs (SMPP 3.4 5.3.2.22–24) instead of a UDH. */
-  sar?: { ref: number; total: number; seq: number };
-}
-
-export type SubmitOutcome =
-  | { kind: "response"; command_status: number; message_id: string }
-  /** Never reached the wire: safe to retry. */
-  | {
-      kind: "not_sent";
-      reason: "not_bound" | "closing" | "socket_unwritable" | "invalid_pdu" | "rate_limiter" | "withdrawn";
-    }
-  /** Was on the wire and the carrier may have accepted it: settle by receipt, never resend blindly. */
-  | { kind: "unknown"; reason: "connection_lost" }
-  /**
-   * No answer within response_timeout_ms. The carrier may still answer: `late` resolves with that
-   * answer if it comes within the late-answer window on the same connection, else with null.
-   */
-  | { kind: "unknown"; reason: "timeout"; late: Promise<LateAnswer | null> };
-
-/** How one submit may be called off while it waits for a window slot or a TPS token. */
-export interface SubmitOptions {
-  /**
-   * Asked right before the PDU is written: false withdraws it (outcome not_sent "withdrawn"). The
-   * dispatcher withdraws the submits of messages whose lease it no longer holds.
-   */
-  stillWanted?: () => boolean;
-}
-
-/** A submit_sm_resp that came after its submit had timed out. */
-export interface LateAnswer {
-  command_status: number;
-  message_id: string;
-}
-
-export interface DeliverSmTlvs {
-  receipted_message_id?: string;
-  message_state?: number;
-  network_error_code?: Buffer;
-  user_message_reference?: number;
-  /** Concatenation by TLVs (SMPP 3.4 5.3.2.22–24): the message's reference, its parts, this part. */
-  sar_msg_ref_num?: number;
-  sar_total_segments?: number;
-  sar_segment_seqnum?: number;
-}
-
-export interface DeliverSm extends SmppAddresses {
-  service_type: string;
-  esm_class: number;
-  data_coding: number;
-  /** Decoded by data_coding; message_payload's text when short_message is empty. */
-  short_message: string;
-  /** UDH information elements ([IEI, length, ...data]) when esm_class has UDHI. */
-  udh: Buffer[];
-  /**
-   * Not a receipt: the user data's octets as they came, after the UDH (short_message's, else
-   * message_payload's), for the inbound stage to decode itself (see pdu-codec.ts decodePdu).
-   */
-  user_data?: Buffer;
-  /** esm_class message type is a delivery receipt: final (0x04) or intermediate (see isIntermediate). */
-  isReceipt: boolean;
-  /**
-   * An intermediate delivery notification: SMPP 3.4's 0x20, or 0x08 (SME delivery
-   * acknowledgement), which some SMSCs use for it. It never ends a message.
-   */
-  isIntermediate: boolean;
-  tlvs: DeliverSmTlvs;
-}
-
-export interface SmppSessionOptions {
-  settings: SmppSettings;
-  logger: SmppLogger;
-  /** Shared TPS budget; awaited once per submit_sm, after it has a window slot, just before the write. */
-  rateLimiter?: RateLimiter;
-  /** deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC retries. */
-  onDeliverSm?: (pdu: DeliverSm) => Promise<void> | void;
-  onStateChange?: (state: SessionState) => void;
-  /** A bound session lost (not by close()), and each bind that follows such a loss. */
-  onLinkEvent?: (event: LinkEvent, reason: LinkLossReason) => void;
-  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
-  /** Pause of new submits after ESME_RTHROTTLED / ESME_RMSGQFUL, doubling while they persist. */
-  throttle?: { initialDelayMs?: number; maxDelayMs?: number };
-  /** How long close() waits for submits in flight; default response_timeout_ms. */
-  closeTimeoutMs?: number;
-  /** How long after a submit's timeout its answer still counts (recorded, not resent); default 3 × response_timeout_ms. */
-  lateAnswerWindowMs?: number;
-}
-
-type Reply = PDU | "timeout" | "closed";
+type Reply = Pdu | "timeout" | "closed";
 
 interface Connection {
   session: SmppWire;
   /** Requests awaiting a response, by sequence_number. */
   pending: Map<number, (reply: Reply) => void>;
   /** Submits that timed out, by sequence_number, still listening for a late answer. */
-  late: Map<number, (answer: PDU | null) => void>;
+  late: Map<number, (answer: Pdu | null) => void>;
   closed: boolean;
   whenClosed: Promise<void>;
   enquireOutstanding: boolean;
@@ -153,7 +59,7 @@ interface Connection {
  * submits (or the deliver_sm_resps of a burst of receipts) leaves in a few packets instead of one
  * write call and one packet each. Nagle stays off, so nothing waits past the tick.
  */
-function write(conn: Connection, pdu: Outgoing, sent?: () => void): boolean {
+function write(conn: Connection, pdu: Pdu, sent?: () => void): boolean {
   const socket = conn.session.socket;
   if (!conn.corked && socket.writable) {
     conn.corked = true;
@@ -167,89 +73,12 @@ function write(conn: Connection, pdu: Outgoing, sent?: () => void): boolean {
 }
 
 const INTERFACE_VERSION_3_4 = 0x34;
-/** esm_class bits 2–5: message type (SMPP 3.4 5.2.12). */
-const ESM_CLASS_TYPE_MASK = 0x3c;
-const ESM_CLASS_INTERMEDIATE = new Set([0x08, 0x20]);
-/** esm_class's UDH indicator. */
-const ESM_CLASS_UDHI = 0x40;
 /** Requests SMPP 3.4 defines without a response PDU. */
 const NO_RESPONSE = new Set(["alert_notification", "outbind"]);
-const TLV_KINDS = {
-  receipted_message_id: "string",
-  message_state: "number",
-  network_error_code: "buffer",
-  user_message_reference: "number",
-  sar_msg_ref_num: "number",
-  sar_total_segments: "number",
-  sar_segment_seqnum: "number",
-} as const;
-
-function str(v: unknown): string {
-  return typeof v === "string" ? v : "";
-}
-
-function num(v: unknown): number {
-  return typeof v === "number" ? v : 0;
-}
-
 /** Exponential with "equal jitter": half fixed, half random, so a fleet does not reconnect in step. */
 function backoff(attempt: number, initialMs: number, maxMs: number): number {
   const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
   return ceiling / 2 + (Math.random() * ceiling) / 2;
-}
-
-function decodeText(sm: unknown): { text: string; udh: Buffer[] } {
-  if (typeof sm !== "object" || sm === null || !("message" in sm)) return { text: "", udh: [] };
-  const message: unknown = sm.message;
-  const udh: unknown = "udh" in sm ? sm.udh : undefined;
-  return {
-    text: typeof message === "string" ? message : Buffer.isBuffer(message) ? message.toString("latin1") : "",
-    udh: Array.isArray(udh) ? udh.filter((ie): ie is Buffer => Buffer.isBuffer(ie)) : [],
-  };
-}
-
-/** A deliver_sm as Shiri reads it (exported for the codec's tests). */
-export function toDeliverSm(pdu: PDU): DeliverSm {
-  let { text, udh } = decodeText(pdu.short_message);
-  if (text === "" && pdu.message_payload !== undefined) ({ text, udh } = decodeText(pdu.message_payload));
-  const tlvs: Record<string, unknown> = {};
-  for (const [name, kind] of Object.entries(TLV_KINDS)) {
-    const v = pdu[name];
-    if (
-      kind === "string"
-        ? typeof v === "string"
-        : kind === "number"
-          ? typeof v === "number"
-          : Buffer.isBuffer(v)
-    )
-      tlvs[name] = v;
-  }
-  const esm_class = num(pdu.esm_class);
-  const isIntermediate = ESM_CLASS_INTERMEDIATE.has(esm_class & ESM_CLASS_TYPE_MASK);
-  const raw = pdu.user_data;
-  // The UDH's first octet is its length: the text starts after it.
-  const user_data = !Buffer.isBuffer(raw)
-    ? undefined
-    : (esm_class & ESM_CLASS_UDHI) !== 0 && raw.length > 0
-      ? raw.subarray(Math.min(raw.length, 1 + (raw[0] as number)))
-      : raw;
-  return {
-    service_type: str(pdu.service_type),
-    source_addr_ton: num(pdu.source_addr_ton),
-    source_addr_npi: num(pdu.source_addr_npi),
-    source_addr: str(pdu.source_addr),
-    dest_addr_ton: num(pdu.dest_addr_ton),
-    dest_addr_npi: num(pdu.dest_addr_npi),
-    destination_addr: str(pdu.destination_addr),
-    esm_class,
-    data_coding: num(pdu.data_coding),
-    short_message: text,
-    udh,
-    ...(user_data ? { user_data } : {}),
-    isReceipt: isReceiptType(esm_class),
-    isIntermediate,
-    tlvs: tlvs as DeliverSmTlvs,
-  };
 }
 
 export class SmppSession {
@@ -351,9 +180,9 @@ export class SmppSession {
       if (this.stateNow !== "bound" || !conn) return { kind: "not_sent", reason: "not_bound" };
       if (options.stillWanted && !options.stillWanted()) return { kind: "not_sent", reason: "withdrawn" };
       let reply: Promise<Reply> | null;
-      let pdu: OutgoingSubmit;
+      let pdu: Pdu;
       try {
-        pdu = new OutgoingSubmit(this.submitFields(params));
+        pdu = submitSm(this.submitFields(params));
         reply = this.request(conn, pdu);
       } catch (error) {
         this.log.error(
@@ -377,7 +206,7 @@ export class SmppSession {
         return { kind: "response", command_status, message_id: "" };
       }
       this.noteStatus(r.command_status);
-      return { kind: "response", command_status: r.command_status, message_id: str(r.message_id) };
+      return { kind: "response", command_status: r.command_status, message_id: stringField(r, "message_id") };
     } finally {
       answered();
       this.releaseSlot();
@@ -401,7 +230,7 @@ export class SmppSession {
     await this.drained(this.options.closeTimeoutMs ?? this.settings.response_timeout_ms);
     clearInterval(this.enquireTimer);
     if (wasBound && !conn.closed) {
-      const reply = this.request(conn, new smpp.PDU("unbind", {}));
+      const reply = this.request(conn, request("unbind"));
       const r = reply ? await reply : "closed";
       if (typeof r !== "string") this.log.info({ command_status: r.command_status }, "unbound");
     }
@@ -462,12 +291,13 @@ export class SmppSession {
       this.onClosed(conn);
       markClosed();
     });
-    session.on("pdu", (pdu) => this.onPdu(conn, pdu));
+    session.on("pdu", (pdu: Pdu) => this.onPdu(conn, pdu));
+    session.on("invalid", (error: PduBodyError) => this.onInvalidPdu(conn, error));
   }
 
   private async bind(conn: Connection): Promise<void> {
     const { host, port, system_id, system_type } = this.settings;
-    const pdu = new smpp.PDU("bind_transceiver", {
+    const pdu = request("bind_transceiver", {
       system_id,
       password: this.settings.password,
       system_type,
@@ -489,9 +319,9 @@ export class SmppSession {
     if (this.stopping) return void conn.session.destroy();
     this.reconnectAttempt = 0;
     this.bindRefusal = null;
-    const version = r.sc_interface_version;
+    const version = tlvValue(r, "sc_interface_version");
     this.bindAnswer = {
-      system_id: typeof r.system_id === "string" ? r.system_id : "",
+      system_id: stringField(r, "system_id"),
       interface_version: typeof version === "number" ? version : null,
     };
     this.log.info({ host, port, system_id }, "smpp session bound");
@@ -532,16 +362,16 @@ export class SmppSession {
    * answer proves it took the message: it is recorded, not sent again). Null when the window
    * passes or the connection closes first.
    */
-  private lateAnswer(conn: Connection, pdu: Outgoing): Promise<LateAnswer | null> {
+  private lateAnswer(conn: Connection, pdu: Pdu): Promise<LateAnswer | null> {
     const seq = pdu.sequence_number;
     if (conn.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
       const timer = setTimeout(() => heard(null), this.lateWindowMs());
-      const heard = (answer: PDU | null) => {
+      const heard = (answer: Pdu | null) => {
         clearTimeout(timer);
         conn.late.delete(seq);
         if (!answer || answer.command === "generic_nack") return resolve(null);
-        resolve({ command_status: answer.command_status, message_id: str(answer.message_id) });
+        resolve({ command_status: answer.command_status, message_id: stringField(answer, "message_id") });
       };
       conn.late.set(seq, heard);
     });
@@ -553,7 +383,7 @@ export class SmppSession {
   }
 
   /** Sends a request; resolves with its response, "timeout" or "closed". Null if nothing was written. */
-  private request(conn: Connection, pdu: Outgoing): Promise<Reply> | null {
+  private request(conn: Connection, pdu: Pdu): Promise<Reply> | null {
     if (conn.closed || !write(conn, pdu)) return null;
     const seq = pdu.sequence_number;
     return new Promise((resolve) => {
@@ -567,8 +397,8 @@ export class SmppSession {
     });
   }
 
-  private onPdu(conn: Connection, pdu: PDU): void {
-    if (pdu.isResponse()) {
+  private onPdu(conn: Connection, pdu: Pdu): void {
+    if (isResponse(pdu)) {
       const settle = conn.pending.get(pdu.sequence_number);
       if (settle) {
         settle(pdu);
@@ -589,7 +419,7 @@ export class SmppSession {
           command: pdu.command,
           sequence_number: pdu.sequence_number,
           status: describeStatus(pdu.command_status),
-          message_id: str(pdu.message_id),
+          message_id: stringField(pdu, "message_id"),
         },
         "response to no pending request",
       );
@@ -597,7 +427,7 @@ export class SmppSession {
     }
     switch (pdu.command) {
       case "enquire_link":
-        write(conn, pdu.response());
+        write(conn, responseTo(pdu));
         return;
       case "unbind":
         // Answered, then the connection is closed; onClosed binds again (promptly) unless we stop.
@@ -609,19 +439,37 @@ export class SmppSession {
         // SMSC closes, and each proves the carrier took its segment. Answering at once and
         // closing would lose them, and every such segment would be sent again.
         void this.drained(this.settings.response_timeout_ms).then(() => {
-          if (!conn.closed) write(conn, pdu.response(), () => conn.session.close());
+          if (!conn.closed) write(conn, responseTo(pdu), () => conn.session.close());
         });
         return;
       case "deliver_sm":
         void this.handleDeliverSm(conn, pdu);
         return;
       default:
-        if (!NO_RESPONSE.has(pdu.command))
-          write(conn, pdu.response({ command_status: STATUS.ESME_RINVCMDID }));
+        if (!NO_RESPONSE.has(pdu.command)) write(conn, responseTo(pdu, STATUS.ESME_RINVCMDID));
     }
   }
 
-  private async handleDeliverSm(conn: Connection, pdu: PDU): Promise<void> {
+  /**
+   * A PDU whose body does not fit its command_length: a request is answered with generic_nack
+   * and ESME_RINVCMDLEN (SMPP 3.4 4.3); a response is dropped, and its request, left unanswered,
+   * times out (an unknown outcome, settled by its receipt).
+   */
+  private onInvalidPdu(conn: Connection, error: PduBodyError): void {
+    const { header } = error;
+    this.log.warn({ err: error.message, sequence_number: header.sequence_number }, "unreadable PDU");
+    if (isResponse(header) || NO_RESPONSE.has(header.command)) return;
+    write(conn, {
+      command: "generic_nack",
+      command_id: 0x80000000,
+      command_status: STATUS.ESME_RINVCMDLEN,
+      sequence_number: header.sequence_number,
+      fields: {},
+      tlvs: [],
+    });
+  }
+
+  private async handleDeliverSm(conn: Connection, pdu: Pdu): Promise<void> {
     let command_status = STATUS.ESME_ROK;
     try {
       await this.options.onDeliverSm?.(toDeliverSm(pdu));
@@ -633,13 +481,13 @@ export class SmppSession {
         "deliver_sm handler failed",
       );
     }
-    if (!conn.closed) write(conn, pdu.response({ command_status }));
+    if (!conn.closed) write(conn, responseTo(pdu, command_status));
   }
 
   private async enquireLink(conn: Connection): Promise<void> {
     if (conn.enquireOutstanding || conn.closed) return;
     conn.enquireOutstanding = true;
-    const reply = this.request(conn, new smpp.PDU("enquire_link", {}));
+    const reply = this.request(conn, request("enquire_link"));
     const r = reply ? await reply : "timeout";
     conn.enquireOutstanding = false;
     if (r === "timeout") {

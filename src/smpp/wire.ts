@@ -1,26 +1,17 @@
 import { EventEmitter } from "node:events";
 import net from "node:net";
-import type { PDU } from "smpp";
-import { decodePdu, encodePdu, encodeSubmitSm, HEADER_BYTES, type SubmitSmFields } from "./pdu-codec.ts";
+import { isResponse, type Pdu } from "./pdu.ts";
+import { decodePdu, encodePdu, HEADER_BYTES, PduBodyError } from "./pdu-codec.ts";
 
-/** node-smpp's PDU.maxLength: a longer command_length is a framing error. */
+/** The largest PDU read (node-smpp's PDU.maxLength): a longer command_length is a framing error. */
 const MAX_PDU_BYTES = 16_384;
 const LAST_SEQUENCE_NUMBER = 0x7fffffff;
 
-/** A submit_sm given by its fields, encoded by pdu-codec.ts when it is written. */
-export class OutgoingSubmit {
-  readonly command = "submit_sm";
-  /** Set when written (0 until then). */
-  sequence_number = 0;
-  constructor(readonly fields: SubmitSmFields) {}
-}
-
-export type Outgoing = PDU | OutgoingSubmit;
-
 /**
- * One TCP connection to an SMSC, cut into PDUs: what session.ts used of node-smpp's Session
- * (connect, send with sequence numbers, close, destroy; "connect", "pdu", "error" and "close"
- * events), with the PDUs decoded and encoded by pdu-codec.ts.
+ * One TCP connection to an SMSC, cut into PDUs decoded and encoded by pdu-codec.ts: connect, send
+ * with sequence numbers, close, destroy; "connect", "pdu", "invalid" (a PduBodyError: the PDU's
+ * header read, its body not; the stream reads on), "error" (after which nothing more is read)
+ * and "close" events.
  */
 export class SmppWire extends EventEmitter {
   readonly socket: net.Socket;
@@ -39,15 +30,17 @@ export class SmppWire extends EventEmitter {
     this.socket.on("close", () => this.emit("close"));
   }
 
-  /** False (and nothing written) when the socket is not writable. Numbers requests as node-smpp does. */
-  send(pdu: Outgoing, sent?: () => void): boolean {
+  /**
+   * False (and nothing written) when the socket is not writable. Numbers a request that has no
+   * number yet, from 1 up to 2^31 - 1 and round again. Throws when the PDU cannot be encoded.
+   */
+  send(pdu: Pdu, sent?: () => void): boolean {
     if (!this.socket.writable) return false;
-    const submit = pdu instanceof OutgoingSubmit;
-    if ((submit || !pdu.isResponse()) && !pdu.sequence_number) {
+    if (!isResponse(pdu) && !pdu.sequence_number) {
       if (this.sequence === LAST_SEQUENCE_NUMBER) this.sequence = 0;
       pdu.sequence_number = ++this.sequence;
     }
-    const bytes = submit ? encodeSubmitSm(pdu.fields, pdu.sequence_number) : encodePdu(pdu);
+    const bytes = encodePdu(pdu);
     this.socket.write(bytes, sent && (() => sent()));
     return true;
   }
@@ -71,14 +64,20 @@ export class SmppWire extends EventEmitter {
         return;
       }
       if (bytes.length < length) break;
-      let pdu: PDU;
-      try {
-        pdu = decodePdu(bytes.subarray(0, length));
-      } catch (error) {
-        this.fail(error instanceof Error ? error : new Error(String(error)));
-        return;
-      }
+      const whole = bytes.subarray(0, length);
       bytes = bytes.subarray(length);
+      let pdu: Pdu;
+      try {
+        pdu = decodePdu(whole);
+      } catch (error) {
+        if (!(error instanceof PduBodyError)) {
+          this.fail(error instanceof Error ? error : new Error(String(error)));
+          return;
+        }
+        this.emit("invalid", error);
+        if (this.broken) return;
+        continue;
+      }
       this.emit("pdu", pdu);
       if (this.broken) return;
     }

@@ -1,12 +1,16 @@
 /**
  * SmppWire (src/smpp/wire.ts) over a real loopback socket: PDUs cut at any point by TCP come out
  * whole and in order, requests are numbered, and a command_length out of SMPP's bounds is a
- * framing error that stops the reading.
+ * framing error that stops the reading, while a PDU whose body does not read is reported and the
+ * reading goes on.
  */
 import net, { type AddressInfo } from "node:net";
-import smpp, { type PDU } from "smpp";
+import smpp from "smpp";
 import { afterEach, describe, expect, it } from "vitest";
-import { OutgoingSubmit, SmppWire } from "../../src/smpp/wire.ts";
+import { type Pdu, request, responseTo, stringField, tlvValue } from "../../src/smpp/pdu.ts";
+import type { PduBodyError } from "../../src/smpp/pdu-codec.ts";
+import { submitSm } from "../../src/smpp/submit-sm.ts";
+import { SmppWire } from "../../src/smpp/wire.ts";
 import { deliverSmBytes, receiptText, SUBMIT_FIELDS } from "../support/pdus.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -59,8 +63,8 @@ describe("SmppWire", () => {
     });
     let chunks = 0;
     wire.socket.on("data", () => chunks++);
-    const received: PDU[] = [];
-    wire.on("pdu", (pdu: PDU) => received.push(pdu));
+    const received: Pdu[] = [];
+    wire.on("pdu", (pdu: Pdu) => received.push(pdu));
     await waitFor(() => received.length === 5, { timeoutMs: 10_000 });
     // The stream did come in pieces smaller than a PDU.
     expect(chunks).toBeGreaterThan(stream.length / 4);
@@ -71,16 +75,16 @@ describe("SmppWire", () => {
       ["submit_sm_resp", 4],
       ["enquire_link", 5],
     ]);
-    expect(received.map((p) => p.receipted_message_id).slice(0, 3)).toEqual(["1", "2", "3"]);
-    expect(received[3]?.message_id).toBe("abc");
+    expect(received.slice(0, 3).map((p) => tlvValue(p, "receipted_message_id"))).toEqual(["1", "2", "3"]);
+    expect(stringField(received[3] as Pdu, "message_id")).toBe("abc");
   });
 
   it("numbers its requests from 1 and leaves a response's number as it is", async () => {
     const chunks: Buffer[] = [];
     const wire = await connected((socket) => socket.on("data", (chunk: Buffer) => chunks.push(chunk)));
-    const submit = new OutgoingSubmit(SUBMIT_FIELDS);
-    const enquire = new smpp.PDU("enquire_link", {});
-    const answer = new smpp.PDU("deliver_sm_resp", { sequence_number: 42 });
+    const submit = submitSm(SUBMIT_FIELDS);
+    const enquire = request("enquire_link");
+    const answer = responseTo({ ...request("deliver_sm"), sequence_number: 42 });
     expect(wire.send(submit)).toBe(true);
     expect(wire.send(enquire)).toBe(true);
     expect(wire.send(answer)).toBe(true);
@@ -103,12 +107,26 @@ describe("SmppWire", () => {
     const bad = Buffer.alloc(16);
     bad.writeUInt32BE(8, 0);
     const wire = await connected((socket) => socket.write(Buffer.concat([receipt(1), bad, receipt(2)])));
-    const received: PDU[] = [];
+    const received: Pdu[] = [];
     const errors: Error[] = [];
-    wire.on("pdu", (pdu: PDU) => received.push(pdu));
+    wire.on("pdu", (pdu: Pdu) => received.push(pdu));
     wire.on("error", (error: Error) => errors.push(error));
     await waitFor(() => errors.length === 1, { timeoutMs: 5_000 });
     expect(errors[0]?.message).toMatch(/PDU length/);
     expect(received.map((p) => p.sequence_number)).toEqual([1]);
+  });
+
+  it("reports a PDU whose body does not read, with its header, and reads on", async () => {
+    // A deliver_sm whose source_addr has no NUL within its 21 octets.
+    const bad = deliverSmBytes({ source_addr: "2".repeat(30), sequence_number: 9 });
+    const wire = await connected((socket) => socket.write(Buffer.concat([receipt(1), bad, receipt(2)])));
+    const received: Pdu[] = [];
+    const invalid: PduBodyError[] = [];
+    wire.on("pdu", (pdu: Pdu) => received.push(pdu));
+    wire.on("invalid", (error: PduBodyError) => invalid.push(error));
+    await waitFor(() => received.length === 2, { timeoutMs: 5_000 });
+    expect(received.map((p) => p.sequence_number)).toEqual([1, 2]);
+    expect(invalid.map((e) => [e.header.command, e.header.sequence_number])).toEqual([["deliver_sm", 9]]);
+    expect(invalid[0]?.message).toMatch(/source_addr has no NUL within 21 octets/);
   });
 });

@@ -1,5 +1,5 @@
 import smpp, { type PduOptions } from "smpp";
-import type { SmppAddresses, SubmitSmFields } from "../../src/smpp/pdu-codec.ts";
+import type { SmppAddresses, SubmitSmFields } from "../../src/smpp/submit-sm.ts";
 
 /** A one-segment GSM submit as session.ts fills it. */
 export const SUBMIT_FIELDS: SubmitSmFields = {

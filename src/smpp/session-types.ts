@@ -1,0 +1,90 @@
+/**
+ * What an SmppSession (session.ts) is given and what it answers: its options, a submit's
+ * parameters and outcome.
+ */
+import type { SmppSettings } from "../../carriers/types.ts";
+import type { DeliverSm } from "./deliver-sm.ts";
+import type { LinkEvent, LinkLossReason } from "./link-events.ts";
+
+export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
+
+/** pino-compatible. */
+export interface SmppLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface RateLimiter {
+  /** Resolves when one submit_sm may be written; the returned function is called once it is answered. */
+  acquire(): Promise<() => void>;
+}
+
+export interface SubmitParams {
+  source_addr: string;
+  destination_addr: string;
+  data_coding: number;
+  /** Encoded user data, without the UDH. */
+  short_message: Buffer;
+  /** User data header, with its length octet: prepended to the user data, UDHI set in esm_class. */
+  udh?: Buffer;
+  /** Default 1: a receipt on any final state. */
+  registered_delivery?: number;
+  /** An absolute expiry, or seconds from submission (sent in SMPP relative form). */
+  validity?: Date | number;
+  /** Override the settings' TON/NPI, e.g. for a numeric sender. */
+  source_addr_ton?: number;
+  source_addr_npi?: number;
+  /** Concatenation by the sar_* TLVs (SMPP 3.4 5.3.2.22–24) instead of a UDH. */
+  sar?: { ref: number; total: number; seq: number };
+}
+
+export type SubmitOutcome =
+  | { kind: "response"; command_status: number; message_id: string }
+  /** Never reached the wire: safe to retry. */
+  | {
+      kind: "not_sent";
+      reason: "not_bound" | "closing" | "socket_unwritable" | "invalid_pdu" | "rate_limiter" | "withdrawn";
+    }
+  /** Was on the wire and the carrier may have accepted it: settle by receipt, never resend blindly. */
+  | { kind: "unknown"; reason: "connection_lost" }
+  /**
+   * No answer within response_timeout_ms. The carrier may still answer: `late` resolves with that
+   * answer if it comes within the late-answer window on the same connection, else with null.
+   */
+  | { kind: "unknown"; reason: "timeout"; late: Promise<LateAnswer | null> };
+
+/** How one submit may be called off while it waits for a window slot or a TPS token. */
+export interface SubmitOptions {
+  /**
+   * Asked right before the PDU is written: false withdraws it (outcome not_sent "withdrawn"). The
+   * dispatcher withdraws the submits of messages whose lease it no longer holds.
+   */
+  stillWanted?: () => boolean;
+}
+
+/** A submit_sm_resp that came after its submit had timed out. */
+export interface LateAnswer {
+  command_status: number;
+  message_id: string;
+}
+
+export interface SmppSessionOptions {
+  settings: SmppSettings;
+  logger: SmppLogger;
+  /** Shared TPS budget; awaited once per submit_sm, after it has a window slot, just before the write. */
+  rateLimiter?: RateLimiter;
+  /** deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC retries. */
+  onDeliverSm?: (pdu: DeliverSm) => Promise<void> | void;
+  onStateChange?: (state: SessionState) => void;
+  /** A bound session lost (not by close()), and each bind that follows such a loss. */
+  onLinkEvent?: (event: LinkEvent, reason: LinkLossReason) => void;
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** Pause of new submits after ESME_RTHROTTLED / ESME_RMSGQFUL, doubling while they persist. */
+  throttle?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** How long close() waits for submits in flight; default response_timeout_ms. */
+  closeTimeoutMs?: number;
+  /** How long after a submit's timeout its answer still counts (recorded, not resent); default 3 × response_timeout_ms. */
+  lateAnswerWindowMs?: number;
+}
