@@ -3,7 +3,7 @@
  * from the PDU pdu-codec.ts decoded.
  */
 import { decodeText, encodingOf } from "./data-coding.ts";
-import { numberField, type Pdu, stringField, TLV_TAGS } from "./pdu.ts";
+import { numberField, type Pdu, stringField, TLV_TAGS, tlvOfTag } from "./pdu.ts";
 import type { SmppAddresses } from "./submit-sm.ts";
 
 export interface DeliverSmTlvs {
@@ -64,12 +64,13 @@ const TLV_KINDS = {
   sar_segment_seqnum: "number",
 } as const;
 
+const TLVS_READ = Object.entries(TLV_KINDS).map(([name, kind]) => [name, kind, TLV_TAGS.get(name)] as const);
+
 /** The TLVs Shiri reads, each when present with its type (the first of a tag repeated). */
 function tlvsOf(pdu: Pdu): DeliverSmTlvs {
   const tlvs: Record<string, unknown> = {};
-  for (const [name, kind] of Object.entries(TLV_KINDS)) {
-    const tag = TLV_TAGS.get(name);
-    const value = pdu.tlvs.find((tlv) => tlv.tag === tag)?.value;
+  for (const [name, kind, tag] of TLVS_READ) {
+    const value = tag === undefined ? undefined : tlvOfTag(pdu, tag);
     if (kind === "buffer" ? Buffer.isBuffer(value) : typeof value === kind) tlvs[name] = value;
   }
   return tlvs as DeliverSmTlvs;
@@ -93,10 +94,10 @@ function informationElements(udh: Buffer): Buffer[] {
 function userDataOf(pdu: Pdu): Buffer {
   const short = pdu.fields.short_message;
   if (Buffer.isBuffer(short) && short.length > 0) return short;
-  const payload = pdu.tlvs.find((tlv) => tlv.tag === MESSAGE_PAYLOAD)?.value;
+  const payload = tlvOfTag(pdu, MESSAGE_PAYLOAD);
   return Buffer.isBuffer(payload) ? payload : Buffer.alloc(0);
 }
-const MESSAGE_PAYLOAD = TLV_TAGS.get("message_payload");
+const MESSAGE_PAYLOAD = 0x0424;
 
 /** A deliver_sm as Shiri reads it. */
 export function toDeliverSm(pdu: Pdu): DeliverSm {

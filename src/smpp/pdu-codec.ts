@@ -46,49 +46,66 @@ export function decodePdu(bytes: Buffer): Pdu {
   };
   const body = COMMANDS[pdu.command]?.body;
   if (!body) return pdu;
-  const fail = (reason: string) => new PduBodyError({ ...pdu, fields: {}, tlvs: [] }, reason);
   let at = HEADER_BYTES;
   for (const field of body) {
     if (at >= bytes.length) return pdu;
-    const [value, next] = readField(bytes, at, field);
-    if (next > bytes.length) throw fail(`${field.name} runs past the end of the PDU`);
-    if (value === null) throw fail(`${field.name} has no NUL within ${field.max} octets`);
+    const value = readField(bytes, at, field);
+    const next = fieldEnd;
+    if (next > bytes.length) throw bodyError(pdu, `${field.name} runs past the end of the PDU`);
+    if (value === null)
+      throw bodyError(
+        pdu,
+        `${field.name} has no NUL ${field.max ? `within ${field.max} octets` : "before the end"}`,
+      );
     pdu.fields[field.name] = value;
     at = next;
   }
   while (at < bytes.length) {
-    if (at + 4 > bytes.length) throw fail(`${bytes.length - at} octets after the last TLV`);
+    if (at + 4 > bytes.length) throw bodyError(pdu, `${bytes.length - at} octets after the last TLV`);
     const tag = bytes.readUInt16BE(at);
     const length = bytes.readUInt16BE(at + 2);
     at += 4;
-    if (at + length > bytes.length) throw fail(`TLV 0x${tag.toString(16)} runs past the end of the PDU`);
+    if (at + length > bytes.length)
+      throw bodyError(pdu, `TLV 0x${tag.toString(16)} runs past the end of the PDU`);
     const value = readTlv(bytes.subarray(at, at + length), TLV_TYPES.get(tag));
-    if (value === null) throw fail(`TLV 0x${tag.toString(16)} does not hold its type`);
+    if (value === null) throw bodyError(pdu, `TLV 0x${tag.toString(16)} does not hold its type`);
     pdu.tlvs.push({ tag, value });
     at += length;
   }
   return pdu;
 }
 
-/** A field's value and where the next starts; null for a C-octet string with no NUL in reach. */
-function readField(bytes: Buffer, at: number, field: FieldSpec): [FieldValue | null, number] {
+/** Where the field readField read last ends (a variable, not a pair: this runs for every field). */
+let fieldEnd = 0;
+
+/** The error for a body that does not read, with the PDU's header alone. */
+function bodyError(pdu: Pdu, reason: string): PduBodyError {
+  return new PduBodyError({ ...pdu, fields: {}, tlvs: [] }, reason);
+}
+
+/** A field's value, its end in fieldEnd; null for a C-octet string with no NUL in reach. */
+function readField(bytes: Buffer, at: number, field: FieldSpec): FieldValue | null {
   switch (field.type) {
     case "int8":
-      return [bytes[at] as number, at + 1];
+      fieldEnd = at + 1;
+      return bytes[at] as number;
     case "int16":
-      return at + 2 > bytes.length ? [0, at + 2] : [bytes.readUInt16BE(at), at + 2];
+      fieldEnd = at + 2;
+      return fieldEnd > bytes.length ? 0 : bytes.readUInt16BE(at);
     case "int32":
-      return at + 4 > bytes.length ? [0, at + 4] : [bytes.readUInt32BE(at), at + 4];
+      fieldEnd = at + 4;
+      return fieldEnd > bytes.length ? 0 : bytes.readUInt32BE(at);
     case "cstring": {
       const end = bytes.indexOf(0, at);
-      if (end < 0 || end - at >= (field.max ?? Number.POSITIVE_INFINITY)) return [null, at];
+      fieldEnd = at;
+      if (end < 0 || end - at >= (field.max ?? Number.POSITIVE_INFINITY)) return null;
+      fieldEnd = end + 1;
       // node-smpp read C-octet strings as ASCII (the eighth bit cleared); Shiri reads them the same.
-      return [bytes.toString("ascii", at, end), end + 1];
+      return bytes.toString("ascii", at, end);
     }
     case "octets8": {
-      const length = bytes[at] as number;
-      const end = at + 1 + length;
-      return [Buffer.from(bytes.subarray(at + 1, Math.min(end, bytes.length))), end];
+      fieldEnd = at + 1 + (bytes[at] as number);
+      return Buffer.from(bytes.subarray(at + 1, Math.min(fieldEnd, bytes.length)));
     }
   }
 }
@@ -116,16 +133,16 @@ function readTlv(value: Buffer, type: TlvType | undefined): FieldValue | null {
 /**
  * The bytes of a PDU. A PDU with a non-zero command_status is its header alone, as node-smpp
  * wrote every error answer; absent fields are written as 0 or empty. Throws on an octet string
- * over 255 octets or an integer out of its range.
+ * over 255 octets or an integer out of its range. One buffer, sized first, written once: this
+ * runs for every submit and every answer.
  */
 export function encodePdu(pdu: Pdu): Buffer {
   const body = pdu.command_status === 0 ? (COMMANDS[pdu.command]?.body ?? []) : [];
   const tlvs = pdu.command_status === 0 ? pdu.tlvs : [];
-  const values = body.map((field) => fieldOctets(field, pdu.fields[field.name]));
-  const tlvValues = tlvs.map((tlv) => tlvOctets(tlv));
   let length = HEADER_BYTES;
-  for (const value of values) length += typeof value === "number" ? 0 : value.length;
-  for (const field of body) length += INT_SIZE[field.type] ?? 0;
+  for (const field of body) length += fieldSize(field, pdu.fields[field.name]);
+  const tlvValues: Buffer[] = [];
+  for (const tlv of tlvs) tlvValues.push(tlvOctets(tlv));
   for (const value of tlvValues) length += 4 + value.length;
   const out = Buffer.allocUnsafe(length);
   out.writeUInt32BE(length, 0);
@@ -133,40 +150,56 @@ export function encodePdu(pdu: Pdu): Buffer {
   out.writeUInt32BE(pdu.command_status >>> 0, 8);
   out.writeUInt32BE(pdu.sequence_number >>> 0, 12);
   let at = HEADER_BYTES;
-  body.forEach((field, i) => {
-    const value = values[i] as number | Buffer;
-    if (typeof value !== "number") at += value.copy(out, at);
-    else if (field.type === "int8") at = out.writeUInt8(value, at);
-    else if (field.type === "int16") at = out.writeUInt16BE(value, at);
-    else at = out.writeUInt32BE(value, at);
-  });
-  tlvs.forEach((tlv, i) => {
+  for (const field of body) at = writeField(out, at, field, pdu.fields[field.name]);
+  for (let i = 0; i < tlvs.length; i++) {
     const value = tlvValues[i] as Buffer;
-    at = out.writeUInt16BE(tlv.tag, at);
+    at = out.writeUInt16BE((tlvs[i] as Tlv).tag, at);
     at = out.writeUInt16BE(value.length, at);
     at += value.copy(out, at);
-  });
+  }
   return out;
 }
 
-const INT_SIZE: Readonly<Partial<Record<string, number>>> = { int8: 1, int16: 2, int32: 4 };
-
-/** An integer field's value (written in place), or a string field's octets with its NUL or length. */
-function fieldOctets(field: FieldSpec, value: FieldValue | undefined): number | Buffer {
+function fieldSize(field: FieldSpec, value: FieldValue | undefined): number {
   switch (field.type) {
     case "int8":
+      return 1;
     case "int16":
+      return 2;
     case "int32":
-      return typeof value === "number" ? value : 0;
+      return 4;
     case "cstring":
-      return withNul(typeof value === "string" ? value : "");
+      // One octet a character (latin1), as node-smpp wrote them, and the NUL.
+      return (typeof value === "string" ? value.length : 0) + 1;
     case "octets8": {
-      const octets = Buffer.isBuffer(value) ? value : Buffer.alloc(0);
-      if (octets.length > 255) throw new RangeError(`${field.name} of ${octets.length} octets`);
-      return Buffer.concat([Buffer.of(octets.length), octets]);
+      const length = Buffer.isBuffer(value) ? value.length : 0;
+      if (length > 255) throw new RangeError(`${field.name} of ${length} octets`);
+      return 1 + length;
     }
   }
 }
+
+function writeField(out: Buffer, at: number, field: FieldSpec, value: FieldValue | undefined): number {
+  switch (field.type) {
+    case "int8":
+      return out.writeUInt8(typeof value === "number" ? value : 0, at);
+    case "int16":
+      return out.writeUInt16BE(typeof value === "number" ? value : 0, at);
+    case "int32":
+      return out.writeUInt32BE(typeof value === "number" ? value : 0, at);
+    case "cstring": {
+      const end = at + (typeof value === "string" ? out.write(value, at, "latin1") : 0);
+      out[end] = 0;
+      return end + 1;
+    }
+    case "octets8": {
+      const octets = Buffer.isBuffer(value) ? value : EMPTY;
+      out[at] = octets.length;
+      return at + 1 + octets.copy(out, at + 1);
+    }
+  }
+}
+const EMPTY = Buffer.alloc(0);
 
 /** A C-octet string's octets, one a character as node-smpp wrote them, and its NUL. */
 function withNul(text: string): Buffer {

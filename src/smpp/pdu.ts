@@ -35,7 +35,7 @@ export type FieldType = "int8" | "int16" | "int32" | "cstring" | "octets8";
 export interface FieldSpec {
   name: string;
   type: FieldType;
-  /** For a cstring: its maximum size, the NUL included. */
+  /** For a cstring: its maximum size, the NUL included (none: up to the end of the PDU). */
   max?: number;
 }
 
@@ -72,7 +72,11 @@ const SHORT_MESSAGE: readonly FieldSpec[] = [
   int8("sm_default_msg_id"),
   { name: "short_message", type: "octets8" },
 ];
-const MESSAGE_ID: readonly FieldSpec[] = [cstring("message_id", 65)];
+/**
+ * SMPP gives message_id 65 octets; carriers send longer ones, which dispatch takes and counts as
+ * unusable for matching (docs/decisions/0001), so it is read up to its NUL whatever its length.
+ */
+const MESSAGE_ID: readonly FieldSpec[] = [{ name: "message_id", type: "cstring" }];
 
 /**
  * Every command SMPP 3.4 and 5.0 define, by name: its id, and the body Shiri reads and writes.
@@ -208,5 +212,11 @@ export function numberField(pdu: Pdu, name: string): number {
 /** The first TLV of a name, undefined when absent. */
 export function tlvValue(pdu: Pdu, name: string): FieldValue | undefined {
   const tag = TLV_TAGS.get(name);
-  return pdu.tlvs.find((tlv) => tlv.tag === tag)?.value;
+  return tag === undefined ? undefined : tlvOfTag(pdu, tag);
+}
+
+/** The value of the first TLV of a tag, undefined when absent. */
+export function tlvOfTag(pdu: Pdu, tag: number): FieldValue | undefined {
+  for (const tlv of pdu.tlvs) if (tlv.tag === tag) return tlv.value;
+  return undefined;
 }
