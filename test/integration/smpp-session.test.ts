@@ -405,11 +405,13 @@ describe("SmppSession", () => {
 
 /**
  * An SMSC written here, for the requests the simulator never makes: it answers every submit_sm
- * with generic_nack, and unbinds the first session of its own accord once told to.
+ * with generic_nack, unbinds the first session of its own accord once told to, and writes it any
+ * bytes it is given; it keeps the responses it gets (but to unbind).
  */
 async function startRudeSmsc() {
   const sessions: Session[] = [];
   const stats = { binds: 0, unbindResps: 0 };
+  const responses: PDU[] = [];
   const server = smpp.createServer({}, (session: Session) => {
     sessions.push(session);
     session.on("error", () => session.destroy());
@@ -426,7 +428,7 @@ async function startRudeSmsc() {
         session.close();
       } else if (!pdu.isResponse()) {
         session.send(pdu.response());
-      }
+      } else responses.push(pdu);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
@@ -434,7 +436,9 @@ async function startRudeSmsc() {
   return {
     port: (server.address() as AddressInfo).port,
     stats,
+    responses,
     unbindFirst: () => sessions[0]?.unbind({}),
+    writeFirst: (bytes: Buffer) => sessions[0]?.socket.write(bytes),
   };
 }
 
@@ -449,6 +453,31 @@ describe("SmppSession and the SMSC's own requests", () => {
     await waitFor(() => smsc.stats.binds === 2 && session.state === "bound", { what: "a rebind" });
     expect(states).toEqual(["connecting", "bound", "disconnected", "connecting", "bound"]);
     expect(linkEvents).toEqual(["disconnect:peer_unbind", "rebind:peer_unbind"]);
+  });
+
+  it("answers an unreadable request with generic_nack ESME_RINVCMDLEN, an unknown one with ESME_RINVCMDID", async () => {
+    const smsc = await startRudeSmsc();
+    const { session, logs } = await boundSession(smsc.port);
+    // A deliver_sm whose source_addr has no NUL within SMPP's 21 octets, then a command SMPP lacks.
+    const unreadable = new smpp.PDU("deliver_sm", {
+      source_addr: "2".repeat(30),
+      short_message: "x",
+      sequence_number: 901,
+    }).toBuffer();
+    const unknown = Buffer.alloc(16);
+    unknown.writeUInt32BE(16, 0);
+    unknown.writeUInt32BE(0x00000777, 4);
+    unknown.writeUInt32BE(902, 12);
+
+    smsc.writeFirst(Buffer.concat([unreadable, unknown]));
+
+    await waitFor(() => smsc.responses.length === 2, { what: "both answered" });
+    expect(smsc.responses.map((p) => [p.command, p.command_status, p.sequence_number])).toEqual([
+      ["generic_nack", STATUS.ESME_RINVCMDLEN, 901],
+      ["generic_nack", STATUS.ESME_RINVCMDID, 902],
+    ]);
+    expect(logs.find((l) => l.msg === "unreadable PDU")?.obj).toMatchObject({ sequence_number: 901 });
+    expect(session.state).toBe("bound");
   });
 
   it("treats a generic_nack for a submit as that submit failing, with the nack's status", async () => {
