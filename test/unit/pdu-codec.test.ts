@@ -464,7 +464,9 @@ describe("decodePdu: malformed input", () => {
   it("reads a message_id over SMPP's 65 octets, as carriers send them, but not one with no NUL", () => {
     const long = theirBytes("submit_sm_resp", { message_id: "a".repeat(100), sequence_number: 3 });
     expect(stringField(decodePdu(long), "message_id")).toBe("a".repeat(100));
-    expect(() => decodePdu(withLength(long.subarray(0, long.length - 1)))).toThrow(/message_id has no NUL before the end/);
+    expect(() => decodePdu(withLength(long.subarray(0, long.length - 1)))).toThrow(
+      /message_id has no NUL before the end/,
+    );
   });
 
   it("refuses a field cut in the middle, and a TLV longer than what is left", () => {
