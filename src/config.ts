@@ -34,6 +34,8 @@ const envSchema = z.object({
    * more backends only contend (on the 2-core bench machine 5 gave 2,100 sends/s, 20 gave 1,150–1,400).
    */
   PG_POOL_MAX: z.coerce.number().int().positive().default(5),
+  /** A pooled connection beyond the first is closed after this long unused (docs/decisions/0011). */
+  PG_POOL_IDLE_MS: z.coerce.number().int().positive().default(2_000),
   /** Per connection: longest statement, lock wait, idle open transaction, wait for a connection. */
   PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   PG_LOCK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
@@ -82,8 +84,18 @@ const envSchema = z.object({
    * which runs less often, finds bigger batches that cost less a message (bench/RESULTS.md).
    */
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(5),
-  /** Idle wait between polls of an empty dispatch queue. */
+  /**
+   * Dispatch's poll while awake: for a short while after work (what a send commits without an
+   * announcement is found this way), and while waiting for room or for its link. Idle, a
+   * dispatcher sleeps until work is announced (IDLE_POLL_MS at most; docs/decisions/0011).
+   */
   DISPATCH_POLL_MS: intFromEnv(50),
+  /**
+   * The longest an idle loop (dispatch, webhook relay and delivery) sleeps when no work is
+   * announced: it covers an announcement lost to a listener reconnecting. Jobs and events that come
+   * due by the clock (scheduled sends, retries) wake their loop on time whatever this is.
+   */
+  IDLE_POLL_MS: z.coerce.number().int().positive().default(5_000),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */
   DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(2_000),
   /** Dispatch batches in flight per operator: while one settles, the next is submitted. */
@@ -143,7 +155,7 @@ const envSchema = z.object({
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
   WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
-  /** Idle wait between looks for due callbacks. */
+  /** The webhook loops' poll while awake (see DISPATCH_POLL_MS; idle, they sleep up to IDLE_POLL_MS). */
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(100),
   /** Delivered and failed webhook events are kept this many days, then deleted. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),

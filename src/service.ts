@@ -17,10 +17,13 @@ import { type BindState, createReadiness } from "./observability/health.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
 import { startSamplers } from "./observability/samplers.ts";
 import { type Queue, startQueue } from "./queue/boss.ts";
+import { startDueWatch } from "./queue/due-watch.ts";
+import { listenForWork, localSignals, type WorkSignals } from "./queue/wakeups.ts";
 import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/retention.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
 import { transactionsWithEventJobs } from "./webhooks/event-jobs.ts";
+import { outboxDue } from "./webhooks/relay.ts";
 
 export type Role = "api" | "worker" | "all";
 
@@ -60,7 +63,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     );
     stops.push(database.stop);
     const timeouts = databaseTimeouts(config);
-    const pool = createPool(database.url, config.PG_POOL_MAX, timeouts);
+    const pool = createPool(database.url, config.PG_POOL_MAX, timeouts, config.PG_POOL_IDLE_MS);
     stops.push(() => pool.end());
     const migrated = await migrate(pool, migrationOptions(config, logger));
     if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
@@ -73,6 +76,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       dispatchJobExpireSeconds: config.DISPATCH_JOB_EXPIRE_SECONDS,
       dispatchJobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
       timeouts,
+      pool,
     });
     stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));
 
@@ -122,13 +126,26 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // 4. Dispatch: per-operator workers over SMPP → receipts → ledger and callbacks.
     let simulators: RunningSimulators | null = null;
+    // One listening connection wakes the idle loops when work is announced (src/queue/wakeups.ts).
+    let signals: WorkSignals = localSignals();
     if (role !== "api") {
+      const listening = await listenForWork(database.url, timeouts, logger);
+      signals = listening;
+      stops.push(() => listening.stop());
+      const watch = startDueWatch({
+        pool,
+        signals,
+        logger,
+        pollMs: config.IDLE_POLL_MS,
+        sources: [outboxDue],
+      });
+      stops.push(() => watch.stop());
       if (config.START_SIMULATORS) {
         const running = await startCarrierSimulators(config, logger);
         simulators = running;
         stops.push(() => running.stop());
       }
-      const started = startDispatch({ config, pool, boss, logger, metrics });
+      const started = startDispatch({ config, pool, boss, logger, metrics, signals });
       dispatch = started;
       stops.push(() => started.stop());
       // Inbound: the links store what handsets send; this makes whole what never completed and
@@ -155,6 +172,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         logger,
         metrics,
         options: webhookDeliveryOptions(config),
+        signals,
       });
       stops.push(() => webhooks.stop());
     }

@@ -2,7 +2,16 @@ import type { Config } from "../config.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { Waker } from "../periodic.ts";
 import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
+import {
+  AWAKE_AFTER_WORK_MS,
+  CALLBACK_JOBS_TOPIC,
+  IDLE_BACKSTOP_POLLS,
+  localSignals,
+  OUTBOX_TOPIC,
+  type WorkSignals,
+} from "../queue/wakeups.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
 import {
@@ -32,8 +41,10 @@ export interface WebhookDeliveryOptions {
   secretGraceMs: number;
   /** How often the relay loop looks for events whose job was lost (see stranded.ts). */
   strandedSweepMs: number;
-  /** How often an idle worker looks for due events and jobs. */
+  /** How often the loops look for events and jobs while awake (just after work). */
   pollMs: number;
+  /** The due watch's poll (IDLE_POLL_MS): idle, the loops sleep until woken, and a dozen of these at most. */
+  idlePollMs: number;
   allowPrivate: boolean;
   /** DNS servers for callbacks' names (WEBHOOK_DNS_SERVERS); the system's resolver when empty. */
   dnsServers: string[];
@@ -46,31 +57,6 @@ const WEBHOOK_FETCH_LOCK = 7_426_023;
 const RELAY_LIMIT = 1000;
 /** Stranded events requeued per pass: a bounded statement; the next pass takes the rest. */
 const STRANDED_CHUNK = 10_000;
-
-/** A sleep that a wake() ends early; a wake() with nobody asleep makes the next sleep return at once. */
-class Waker {
-  #pending = false;
-  #wake: (() => void) | null = null;
-  wake(): void {
-    if (this.#wake) this.#wake();
-    else this.#pending = true;
-  }
-  sleep(ms: number): Promise<void> {
-    if (this.#pending) {
-      this.#pending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#wake = done;
-    });
-  }
-}
 
 /**
  * The webhook stage of a worker process: a relay loop that turns due outbox events into pg-boss
@@ -86,12 +72,23 @@ export function startWebhookDelivery(deps: {
   logger: Logger;
   metrics: Metrics;
   options: WebhookDeliveryOptions;
+  /** Announcements of work: the idle loops sleep until theirs (none: they poll every idlePollMs). */
+  signals?: WorkSignals;
 }): { stop(): Promise<void> } {
   const { pool, boss, options } = deps;
   const logger = deps.logger.child({ stage: "webhooks" });
   const inFlight = new Set<Promise<void>>();
   const relayWaker = new Waker();
   const deliveryWaker = new Waker();
+  const signals = deps.signals ?? localSignals();
+  const unsubscribe = [
+    signals.on(OUTBOX_TOPIC, () => relayWaker.wake()),
+    signals.on(CALLBACK_JOBS_TOPIC, () => deliveryWaker.wake()),
+  ];
+  /** When each loop last found work: until AWAKE_AFTER_WORK_MS later it keeps polling. */
+  let relayWorkAt = 0;
+  let deliveryWorkAt = 0;
+  const awake = (since: number) => Date.now() - since < AWAKE_AFTER_WORK_MS;
   // pg-boss's fetch and completion, as named statements on the service's pool.
   const onPool = statementsOn(pool);
   let stopped = false;
@@ -123,8 +120,16 @@ export function startWebhookDelivery(deps: {
           }
         }
         const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
-        if (moved > 0) deliveryWaker.wake();
+        if (moved > 0) {
+          relayWorkAt = Date.now();
+          deliveryWaker.wake();
+        }
         if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
+        if (!awake(relayWorkAt)) {
+          // Idle: until an announcement, or the due watch's wake (a retry come due, a lost announcement).
+          await relayWaker.sleep(IDLE_BACKSTOP_POLLS * options.idlePollMs);
+          continue;
+        }
       } catch (err) {
         logger.error({ err }, "webhook relay failed; retrying");
       }
@@ -148,7 +153,12 @@ export function startWebhookDelivery(deps: {
         logger.error({ err }, "webhook fetch failed; retrying");
         jobs = [];
       }
-      if (jobs.length === 0) await deliveryWaker.sleep(options.pollMs);
+      if (jobs.length > 0) deliveryWorkAt = Date.now();
+      // Idle: until an announcement, or the due watch's wake (a job retry come due, a lost announcement).
+      else
+        await deliveryWaker.sleep(
+          awake(deliveryWorkAt) ? options.pollMs : IDLE_BACKSTOP_POLLS * options.idlePollMs,
+        );
     }
   }
 
@@ -205,6 +215,7 @@ export function startWebhookDelivery(deps: {
   return {
     async stop() {
       stopped = true;
+      for (const off of unsubscribe) off();
       relayWaker.wake();
       deliveryWaker.wake();
       await loops;
@@ -231,6 +242,7 @@ export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
     secretGraceMs: config.WEBHOOK_SECRET_GRACE_HOURS * 3_600_000,
     strandedSweepMs: config.WEBHOOK_STRANDED_SWEEP_MS,
     pollMs: config.WEBHOOK_POLL_MS,
+    idlePollMs: config.IDLE_POLL_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     dnsServers: (config.WEBHOOK_DNS_SERVERS ?? "")
       .split(",")

@@ -1,5 +1,6 @@
 import { type Pool, type Transact, withTransaction } from "../db/pool.ts";
 import { type Queue, statementsOn } from "../queue/boss.ts";
+import { announceWork, CALLBACK_JOBS_TOPIC } from "../queue/wakeups.ts";
 import { takingUpEvents } from "./events.ts";
 import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
 
@@ -23,6 +24,8 @@ export function transactionsWithEventJobs(pool: Pool, boss: Queue, batchSize: nu
           ),
           { db: statementsOn(tx) },
         );
+      // Wakes an idle delivery loop at commit (see src/queue/wakeups.ts).
+      if (recorded.length > 0) await announceWork(tx, [CALLBACK_JOBS_TOPIC]);
       return result;
     });
 }

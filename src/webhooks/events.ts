@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
+import { announceWork, OUTBOX_TOPIC } from "../queue/wakeups.ts";
 
 /**
  * Message events a sender can receive by webhook. "message.undelivered" is a final receipt
@@ -144,6 +145,8 @@ export async function recordMessageEvents(
   const takenUp = takenUpIn.get(tx);
   if (!takenUp) {
     await tx.query(RECORD_EVENTS, [messageIds, type]);
+    // Left to the relay: it is woken at commit (see src/queue/wakeups.ts).
+    await announceWork(tx, [OUTBOX_TOPIC]);
     return;
   }
   const { rows } = await tx.query<RecordedEvent>(RECORD_EVENTS_IN_JOBS, [messageIds, type]);
@@ -193,6 +196,7 @@ export async function recordAccountEvents(tx: Queryable, events: readonly Accoun
   const takenUp = takenUpIn.get(tx);
   if (!takenUp) {
     await tx.query(RECORD_ACCOUNT_EVENTS, values);
+    await announceWork(tx, [OUTBOX_TOPIC]);
     return;
   }
   const { rows } = await tx.query<RecordedEvent>(RECORD_ACCOUNT_EVENTS_IN_JOBS, values);

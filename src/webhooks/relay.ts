@@ -1,5 +1,6 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { type Queue, statementsOn } from "../queue/boss.ts";
+import { type DueState, type Queue, statementsOn } from "../queue/boss.ts";
+import { OUTBOX_TOPIC } from "../queue/wakeups.ts";
 import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
 
 /**
@@ -38,4 +39,20 @@ export async function relayDueEvents(
     await boss.insert(WEBHOOK_QUEUE, webhookJobs(events, opts.batchSize), { db: statementsOn(tx) });
     return rows.length;
   });
+}
+
+/**
+ * The outbox as it stands, for the due watch (src/queue/due-watch.ts): whether events wait for
+ * the relay now, and in how many ms the next retry comes due. The relay, idle, waits to be woken.
+ */
+export async function outboxDue(pool: Pool): Promise<DueState[]> {
+  const { rows } = await pool.query<{ due_now: boolean | null; next_ms: number | null }>({
+    name: "shiri_outbox_due",
+    text: `SELECT min(next_attempt_at) <= now() AS due_now,
+                  (extract(epoch FROM min(next_attempt_at) - now()) * 1000)::float8 AS next_ms
+             FROM webhook_events WHERE enqueued_at IS NULL`,
+  });
+  const row = rows[0];
+  if (!row || row.next_ms === null) return [];
+  return [{ topic: OUTBOX_TOPIC, dueNow: row.due_now === true, nextDueMs: row.due_now ? null : row.next_ms }];
 }
