@@ -65,6 +65,15 @@ export async function announceWork(tx: Queryable, topics: readonly string[]): Pr
   });
 }
 
+/**
+ * Forgets when topics were last announced: called after a transaction that may have announced
+ * rolled back (its NOTIFY went nowhere), so the next commit announces again instead of relying on
+ * a loop that nothing woke.
+ */
+export function announcementsLost(): void {
+  announced.clear();
+}
+
 /** Who wants to hear of a topic's work, and a process's own way to say there is some. */
 export interface WorkSignals {
   /** Calls `wake` on every announcement of the topic, and after the listener reconnects; returns an unsubscribe. */
