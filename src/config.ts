@@ -87,13 +87,14 @@ const envSchema = z.object({
   /**
    * Dispatch's poll while awake: for a short while after work (what a send commits without an
    * announcement is found this way), and while waiting for room or for its link. Idle, a
-   * dispatcher sleeps until work is announced (IDLE_POLL_MS at most; docs/decisions/0011).
+   * dispatcher sleeps until work is announced or the due watch wakes it (docs/decisions/0011).
    */
   DISPATCH_POLL_MS: intFromEnv(50),
   /**
-   * The longest an idle loop (dispatch, webhook relay and delivery) sleeps when no work is
-   * announced: it covers an announcement lost to a listener reconnecting. Jobs and events that come
-   * due by the clock (scheduled sends, retries) wake their loop on time whatever this is.
+   * How often an idle worker's due watch (src/queue/due-watch.ts) looks at the dispatch and
+   * callback queues and the webhook outbox: the longest an announcement lost without a reconnect
+   * makes work wait. Jobs and events due by the clock (scheduled sends, retries) wake their loop on
+   * time whatever this is.
    */
   IDLE_POLL_MS: z.coerce.number().int().positive().default(5_000),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */
@@ -155,7 +156,7 @@ const envSchema = z.object({
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
   WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
-  /** The webhook loops' poll while awake (see DISPATCH_POLL_MS; idle, they sleep up to IDLE_POLL_MS). */
+  /** The webhook loops' poll while awake (see DISPATCH_POLL_MS; idle, they sleep until woken). */
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(100),
   /** Delivered and failed webhook events are kept this many days, then deleted. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
