@@ -97,3 +97,12 @@ describe("the README and docs/", () => {
     for (const page of manual) expect(readme, page).toContain(`](docs/${page})`);
   });
 });
+
+describe("docs/configuration.md", () => {
+  it("names every setting src/config.ts reads from the environment", () => {
+    const settings = [...read("src/config.ts").matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? "");
+    expect(settings.length).toBeGreaterThan(50);
+    const page = read("docs/configuration.md");
+    expect(settings.filter((name) => !page.includes(`\`${name}\``))).toEqual([]);
+  });
+});
