@@ -79,7 +79,8 @@ const envSchema = z.object({
   /**
    * The nice value a `--role worker` process gives itself at start (0: none). Where it shares a
    * machine with an API, the API then has the CPU first: its requests wait less, and the worker,
-   * which runs less often, finds bigger batches that cost less a message (bench/RESULTS.md).
+   * which runs less often, finds bigger batches that cost less a message
+   * (docs/decisions/0022-workers-give-way-to-the-api.md).
    */
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(5),
   /** Idle wait between polls of an empty dispatch queue. */

@@ -237,7 +237,7 @@ function refuseDeclaredOversize(limit: number): RequestHandler {
 
 /**
  * The JSON parser would decode bytes that are not UTF-8 into U+FFFD and send that to a handset;
- * such a body is refused instead (400, the "unreadable body" error), as the README promises.
+ * such a body is refused instead (400, the "unreadable body" error), as docs/api.md promises.
  * Other charsets (UTF-16, UTF-32) are decoded by the parser.
  */
 function refuseInvalidUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {

@@ -1,4 +1,5 @@
--- Two indexes of the callback outbox that cost more than they served (bench/RESULTS.md, issue 8).
+-- Two indexes of the callback outbox that cost more than they served
+-- (docs/decisions/0024-what-the-send-path-does-not-pay-for.md).
 -- Every event is written three times within a second (its insert, the relay's enqueue, its
 -- delivery), and each of those writes adds an entry to every index of the table.
 
