@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
+import type { RequestHandler } from "express";
 import { type Logger, urlForLog } from "../logger.ts";
-import type { Handler } from "./handler.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -11,7 +11,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * a key, a number or a text. A few lines by hand instead of
  * pino-http, which builds a child logger for every request that nothing here uses.
  */
-export function accessLog(logger: Logger): Handler {
+export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const given = req.headers["x-request-id"];
@@ -21,7 +21,7 @@ export function accessLog(logger: Logger): Handler {
     res.once("finish", () => {
       logger.info(
         {
-          req: { id, method: req.method, url: urlForLog(req.originalUrl ?? req.url ?? "") },
+          req: { id, method: req.method, url: urlForLog(req.originalUrl) },
           res: { statusCode: res.statusCode },
           account_id: res.locals.accountId,
           responseTime: Number(process.hrtime.bigint() - started) / 1e6,
