@@ -109,12 +109,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       });
       // Stops run last first: the server closes, then the limiter gives its slices back.
       stops.push(() => intake.close());
-      const server = await listen(
-        intake.listener,
-        config.HOST,
-        config.PORT,
-        config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      );
+      const server = await listen(intake.app, config.HOST, config.PORT, config.HTTP_KEEP_ALIVE_TIMEOUT_MS);
       port = addressPort(server);
       stops.push(() => closeServer(server));
       logger.info({ port, host: config.HOST }, "api listening");
@@ -262,7 +257,7 @@ export function databaseTimeouts(config: Config): DatabaseTimeouts {
 }
 
 function listen(
-  listener: Intake["listener"],
+  listener: Intake["app"],
   host: string,
   port: number,
   keepAliveTimeoutMs: number,
