@@ -10,6 +10,7 @@ import { migrate, migrationOptions } from "./db/migrate.ts";
 import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
+import { transactionsWithEventJobs } from "./events/event-jobs.ts";
 import { startInboundUpkeep } from "./inbound/inbound-stage.ts";
 import { createIntake, type Intake } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
@@ -20,7 +21,6 @@ import { type Queue, startQueue } from "./queue/boss.ts";
 import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/retention.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
-import { transactionsWithEventJobs } from "./webhooks/event-jobs.ts";
 
 export type Role = "api" | "worker" | "all";
 

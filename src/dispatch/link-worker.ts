@@ -25,7 +25,7 @@ export interface LinkWorkerDeps {
   config: Config;
   pool: Pool;
   boss: Queue;
-  /** Opens the transactions that record status changes (see src/webhooks/event-jobs.ts). */
+  /** Opens the transactions that record status changes (see src/events/event-jobs.ts). */
   transact: Transact;
   logger: Logger;
   metrics: Metrics;

@@ -3,7 +3,7 @@ import type { Queryable } from "../db/pool.ts";
 import { newMessageId } from "../domain/message-id.ts";
 import { internationalForm, resolveOperator } from "../domain/numbers.ts";
 import type { DeliverSm } from "../smpp/session.ts";
-import { recordAccountEvents } from "../webhooks/events.ts";
+import { recordAccountEvents } from "../events/events.ts";
 import { type InboundMessage, toInboundView } from "./inbound-message.ts";
 import { type KeywordRow, keywordOf, settingsOf } from "./keywords.ts";
 import { addOptOuts, type OptOutChange, removeOptOuts } from "./opt-outs.ts";

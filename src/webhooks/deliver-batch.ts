@@ -1,9 +1,9 @@
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "../queue/webhook-jobs.ts";
 import type { CallbackSettings } from "./account-webhooks.ts";
 import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
-import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "./queue.ts";
 import { stopKey, stoppedError, stopUrls } from "./refusals.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
 

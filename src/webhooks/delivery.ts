@@ -3,6 +3,7 @@ import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
+import { WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
 import {
@@ -13,7 +14,6 @@ import {
   type StoppedUrls,
 } from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
-import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";

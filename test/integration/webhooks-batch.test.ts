@@ -10,7 +10,7 @@ import {
 } from "../../src/webhooks/deliver-batch.ts";
 import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
 import { callbackAgents } from "../../src/webhooks/post-callback.ts";
-import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
+import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
 import { requeueStrandedEvents, STRANDED_AFTER_SECONDS } from "../../src/webhooks/stranded.ts";

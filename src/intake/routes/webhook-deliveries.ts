@@ -7,7 +7,7 @@ import {
   redeliverEvent,
   redeliverRange,
 } from "../../webhooks/deliveries.ts";
-import { EVENT_TYPES } from "../../webhooks/events.ts";
+import { EVENT_TYPES } from "../../events/events.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { kitEnvelope, timestamp } from "../openapi/conventions.ts";

@@ -7,7 +7,7 @@ import {
   putAccountWebhook,
   rotateSigningSecret,
 } from "../../webhooks/account-webhooks.ts";
-import { EVENT_TYPES } from "../../webhooks/events.ts";
+import { EVENT_TYPES } from "../../events/events.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";

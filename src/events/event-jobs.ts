@@ -1,7 +1,7 @@
 import { type Pool, type Transact, withTransaction } from "../db/pool.ts";
 import { type Queue, statementsOn } from "../queue/boss.ts";
+import { WEBHOOK_QUEUE, webhookJobs } from "../queue/webhook-jobs.ts";
 import { takingUpEvents } from "./events.ts";
-import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
 
 /**
  * Transactions whose new callback events get their delivery jobs in the same transaction: the

@@ -14,7 +14,7 @@ export interface WebhookJob {
 export const JOB_BUDGET_MS = 60_000;
 
 export const WEBHOOK_QUEUE_OPTIONS = {
-  // Retries of events are scheduled by the outbox (retry.ts); a job retry only covers a worker
+  // Retries of events are scheduled by the outbox (src/webhooks/retry.ts); a job retry only covers a worker
   // that died mid-job, once its job expires (well after the job's own time budget).
   retryLimit: 10,
   retryDelay: 30,
