@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
-import { FINAL_STATES } from "../receipts/read-receipt.ts";
+import { FINAL_STATES } from "../domain/receipt-states.ts";
 import { recordMessageEvents } from "../events/events.ts";
 
 const FINAL = [...FINAL_STATES];
