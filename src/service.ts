@@ -16,9 +16,9 @@ import { createIntake, type Intake } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
 import { type BindState, createReadiness } from "./observability/health.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
-import { startSamplers } from "./observability/samplers.ts";
 import { type Queue, startQueue } from "./queue/boss.ts";
 import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/retention.ts";
+import { startSamplers } from "./samplers.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
 import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
 
