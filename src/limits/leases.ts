@@ -1,4 +1,12 @@
-import type { LimitScope, LimitState, RateLimitDecision, RateLimitRequest } from "./rate-limits.ts";
+import type {
+  GiveBack,
+  LeasedDecision,
+  LimitScope,
+  LimitState,
+  RateLimitDecision,
+  RateLimitRequest,
+  SliceWants,
+} from "./rate-limits.ts";
 
 /**
  * One API process's slices of the shared rate-limit buckets (migration 016): the arithmetic only,
@@ -44,31 +52,6 @@ interface Demand {
   windowStart: number;
   current: number;
   previous: number;
-}
-
-/** A limit as the database decided it for a request, with the slice it granted (0: none). */
-export interface LeasedLimit extends LimitState {
-  leased: number;
-}
-
-export interface LeasedDecision {
-  allowed: boolean;
-  limits: LeasedLimit[];
-}
-
-/** What to give back to one bucket in the database. */
-export interface GiveBack {
-  /** The row in rate_limit_state: 'key:<id>' or 'account:<id>'. */
-  subject: string;
-  scope: LimitScope;
-  units: number;
-}
-
-/** The slices a request asks for along with its own decision (0: none). */
-export interface SliceWants {
-  key: number;
-  account: number;
-  recipients: number;
 }
 
 /** Below this many units used in a lifetime a slice would save less than one statement. */

@@ -1,5 +1,4 @@
 import type { Queryable, Tx } from "../db/pool.ts";
-import type { GiveBack, LeasedDecision, SliceWants } from "./leases.ts";
 
 /**
  * Rate limits kept in Postgres (migration 010), so every API process shares them: requests per
@@ -42,6 +41,31 @@ export interface RateLimitDecision {
   allowed: boolean;
   /** The limits that applied (none when every one is off). */
   limits: LimitState[];
+}
+
+/** A limit as the database decided it for a request, with the slice it granted (0: none). */
+export interface LeasedLimit extends LimitState {
+  leased: number;
+}
+
+export interface LeasedDecision {
+  allowed: boolean;
+  limits: LeasedLimit[];
+}
+
+/** What to give back to one bucket in the database. */
+export interface GiveBack {
+  /** The row in rate_limit_state: 'key:<id>' or 'account:<id>'. */
+  subject: string;
+  scope: LimitScope;
+  units: number;
+}
+
+/** The slices a request asks for along with its own decision (0: none). */
+export interface SliceWants {
+  key: number;
+  account: number;
+  recipients: number;
 }
 
 interface LeaseRow {

@@ -1,8 +1,9 @@
 import { Coalescer } from "../coalescer.ts";
 import type { Queryable } from "../db/pool.ts";
-import { type BucketId, LeaseBook, type LeasedDecision } from "./leases.ts";
+import { type BucketId, LeaseBook } from "./leases.ts";
 import {
   giveBackSlices,
+  type LeasedDecision,
   leaseRateLimits,
   type RateLimitDecision,
   type RateLimitDefaults,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type BucketId, LeaseBook, type LeasedDecision, type LeasedLimit } from "../../src/limits/leases.ts";
-import type { RateLimitRequest } from "../../src/limits/rate-limits.ts";
+import { type BucketId, LeaseBook } from "../../src/limits/leases.ts";
+import type { LeasedDecision, LeasedLimit, RateLimitRequest } from "../../src/limits/rate-limits.ts";
 
 /** The slices' arithmetic on a clock of the test's own (ms): no database, no timers. */
 const LIFETIME = 200;
