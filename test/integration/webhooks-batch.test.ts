@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
+import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { callbackSettings } from "../../src/webhooks/account-webhooks.ts";
 import {
   type BatchContext,
@@ -10,7 +11,6 @@ import {
 } from "../../src/webhooks/deliver-batch.ts";
 import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
 import { callbackAgents } from "../../src/webhooks/post-callback.ts";
-import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
 import { requeueStrandedEvents, STRANDED_AFTER_SECONDS } from "../../src/webhooks/stranded.ts";

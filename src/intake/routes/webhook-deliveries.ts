@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from "express";
 import { z } from "zod";
+import { EVENT_TYPES } from "../../events/events.ts";
 import {
   listDeliveries,
   REDELIVER_RANGE_LIMIT,
@@ -7,7 +8,6 @@ import {
   redeliverEvent,
   redeliverRange,
 } from "../../webhooks/deliveries.ts";
-import { EVENT_TYPES } from "../../events/events.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { kitEnvelope, timestamp } from "../openapi/conventions.ts";
