@@ -19,7 +19,7 @@ import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/rete
 import { startSamplers } from "./samplers.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
 import { loadSimulator } from "./simulator-loader.ts";
-import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
+import { callbackOptions, startCallbacks } from "./webhooks/callbacks.ts";
 
 export type Role = "api" | "worker" | "all";
 
@@ -148,12 +148,12 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // 5. Webhooks: the events outbox → signed callbacks, never on the send or dispatch path.
     if (role !== "api") {
-      const webhooks = startWebhookDelivery({
+      const webhooks = startCallbacks({
         pool,
         boss,
         logger,
         metrics,
-        options: webhookDeliveryOptions(config),
+        options: callbackOptions(config),
       });
       stops.push(() => webhooks.stop());
     }

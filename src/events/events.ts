@@ -137,8 +137,9 @@ export async function takingUpEvents<T>(
  * Records one event per message id, snapshotting the Message as GET /api/v1/sms/{id} shows it
  * now, for messages whose destination (the send's webhook_url, else the account webhook) wants
  * this type; a no-op for the others. Call it in the transaction of the status change, after the
- * change. Set-based: one statement whatever the count. Delivery happens later, off this path (see
- * src/webhooks/delivery.ts): the relay puts the event in a job, or the transaction's opener does (takingUpEvents).
+ * change. Set-based: one statement whatever the count. The callback is sent later, off this path
+ * (see src/webhooks/callbacks.ts): the relay puts the event in a job, or the transaction's opener
+ * does (takingUpEvents).
  */
 export async function recordMessageEvents(
   tx: Queryable,

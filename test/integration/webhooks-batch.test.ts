@@ -3,13 +3,13 @@ import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { callbackSettings } from "../../src/webhooks/account-webhooks.ts";
+import { callbackOptions } from "../../src/webhooks/callbacks.ts";
 import {
   type BatchContext,
   deliverBatch,
   type EventRow,
   LOAD_EVENTS,
 } from "../../src/webhooks/deliver-batch.ts";
-import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
 import { callbackAgents } from "../../src/webhooks/post-callback.ts";
 import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
@@ -25,7 +25,7 @@ let t: TestService;
 let acct: TestAccount;
 const receivers: Receiver[] = [];
 const agents = callbackAgents();
-const options = webhookDeliveryOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
+const options = callbackOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
 const ctx = (): BatchContext => ({
   pool: t.service.pool,
   logger: createLogger("silent"),

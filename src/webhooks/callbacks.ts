@@ -19,7 +19,7 @@ import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { requeueStrandedEvents } from "./stranded.ts";
 
-export interface WebhookDeliveryOptions {
+export interface CallbackOptions {
   timeoutMs: number;
   /** Requests in flight per destination host, across all workers (pg-boss group concurrency). */
   concurrencyPerHost: number;
@@ -74,18 +74,18 @@ class Waker {
 
 /**
  * The webhook stage of a worker process: a relay loop that turns due outbox events into pg-boss
- * jobs (the API's events and retries; the worker's own are born in jobs), and a delivery loop
+ * jobs (the API's events and retries; the worker's own are born in jobs), and a sending loop
  * that fetches those jobs and sends each one's events. Each request is bounded by its timeout,
  * each host's requests in flight by pg-boss group concurrency (a job sends one request at a
  * time) and the process's by maxInFlight; a fetch never waits for a request. A receiver that
  * hangs holds a few slots of its own host, never the loop, other hosts, sending or dispatch.
  */
-export function startWebhookDelivery(deps: {
+export function startCallbacks(deps: {
   pool: Pool;
   boss: Queue;
   logger: Logger;
   metrics: Metrics;
-  options: WebhookDeliveryOptions;
+  options: CallbackOptions;
 }): { stop(): Promise<void> } {
   const { pool, boss, options } = deps;
   const logger = deps.logger.child({ stage: "webhooks" });
@@ -216,8 +216,8 @@ export function startWebhookDelivery(deps: {
   };
 }
 
-/** The delivery settings from the service configuration. */
-export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
+/** The callback settings from the service configuration. */
+export function callbackOptions(config: Config): CallbackOptions {
   return {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,
