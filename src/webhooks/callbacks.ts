@@ -6,17 +6,17 @@ import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
 import { WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
-import {
-  type BatchContext,
-  deliverBatch,
-  type EventRow,
-  LOAD_EVENTS,
-  type StoppedUrls,
-} from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
 import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
+import {
+  type BatchContext,
+  type EventRow,
+  LOAD_EVENTS,
+  type StoppedUrls,
+  sendCallbackBatch,
+} from "./send-batch.ts";
 import { requeueStrandedEvents } from "./stranded.ts";
 
 export interface CallbackOptions {
@@ -193,7 +193,7 @@ export function startCallbacks(deps: {
     stopped: StoppedUrls,
   ): Promise<void> {
     try {
-      await deliverBatch(ctx, job.data, events, settings, stopped);
+      await sendCallbackBatch(ctx, job.data, events, settings, stopped);
       await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
     } catch (err) {
       // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.

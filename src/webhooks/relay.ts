@@ -27,7 +27,7 @@ export async function relayDueEvents(
 ): Promise<number> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: string; url: string; attempts: number; next_attempt_at: Date }>({
-      // Named: the due index's order and the LIMIT fix its plan (see deliver-batch.ts's record).
+      // Named: the due index's order and the LIMIT fix its plan (see send-batch.ts's record).
       name: "shiri_relay_due",
       text: CLAIM_DUE,
       values: [opts.limit],

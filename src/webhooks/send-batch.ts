@@ -7,7 +7,7 @@ import { type AttemptOutcome, type PostOptions, postCallback } from "./post-call
 import { stopKey, stoppedError, stopUrls } from "./refusals.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
 
-/** An outbox row as a delivery needs it; the payload is sent as stored, never rebuilt. */
+/** An outbox row as sending its callback needs it; the payload is sent as stored, never rebuilt. */
 export interface EventRow {
   id: string;
   account_id: string;
@@ -60,7 +60,7 @@ export type StoppedUrls = Map<string, Date>;
  * back-off, so a dead receiver costs one request per job, not one per event. Outcomes are
  * recorded in one statement per job.
  */
-export async function deliverBatch(
+export async function sendCallbackBatch(
   ctx: BatchContext,
   job: WebhookJob,
   events: Map<string, EventRow>,
