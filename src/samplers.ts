@@ -4,7 +4,7 @@ import type { Pool } from "./db/pool.ts";
 import { sampleOpenMessages } from "./lifecycle/open-mark.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { dispatchQueue } from "./queue/boss.ts";
-import { countPendingEvents } from "./webhooks/deliveries.ts";
+import { countPendingEvents } from "./webhooks/callback-log.ts";
 
 /*
  * Beside service.ts at the top of the layers (docs/decisions/0010): it reads every stage's tables
