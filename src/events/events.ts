@@ -61,8 +61,8 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
 /*
  * One INSERT ... SELECT whatever the number of ids. The Message is built here exactly as
  * toMessageView (src/intake/message-view.ts) renders it, field for field and in the same order,
- * so the payload is the event's own snapshot: delivery never reads the message again and the
- * event shows the change it announces. The destination is fixed now too: the send's webhook_url
+ * so the payload is the event's own snapshot: sending the callback never reads the message again
+ * and the event shows the change it announces. The destination is fixed now too: the send's webhook_url
  * with the event types it asked for (webhook_events, NULL for all), else the account webhook with
  * its own (events, NULL for all). Messages whose destination does not want the type are skipped.
  */
@@ -185,7 +185,7 @@ export interface AccountEvent {
 
 /**
  * Records account events for the accounts whose webhook wants them; a no-op for the others. One
- * statement whatever the count; delivery as recordMessageEvents's.
+ * statement whatever the count; callbacks as recordMessageEvents's.
  */
 export async function recordAccountEvents(tx: Queryable, events: readonly AccountEvent[]): Promise<void> {
   if (events.length === 0) return;

@@ -91,7 +91,7 @@ export function startCallbacks(deps: {
   const logger = deps.logger.child({ stage: "webhooks" });
   const inFlight = new Set<Promise<void>>();
   const relayWaker = new Waker();
-  const deliveryWaker = new Waker();
+  const sendWaker = new Waker();
   // pg-boss's fetch and completion, as named statements on the service's pool.
   const onPool = statementsOn(pool);
   let stopped = false;
@@ -123,7 +123,7 @@ export function startCallbacks(deps: {
           }
         }
         const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
-        if (moved > 0) deliveryWaker.wake();
+        if (moved > 0) sendWaker.wake();
         if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
       } catch (err) {
         logger.error({ err }, "webhook relay failed; retrying");
@@ -132,11 +132,11 @@ export function startCallbacks(deps: {
     }
   }
 
-  async function deliveryLoop(): Promise<void> {
+  async function sendLoop(): Promise<void> {
     while (!stopped) {
       const free = options.maxInFlight - inFlight.size;
       if (free <= 0) {
-        await deliveryWaker.sleep(options.pollMs);
+        await sendWaker.sleep(options.pollMs);
         continue;
       }
       let jobs: Job<WebhookJob>[];
@@ -148,7 +148,7 @@ export function startCallbacks(deps: {
         logger.error({ err }, "webhook fetch failed; retrying");
         jobs = [];
       }
-      if (jobs.length === 0) await deliveryWaker.sleep(options.pollMs);
+      if (jobs.length === 0) await sendWaker.sleep(options.pollMs);
     }
   }
 
@@ -180,7 +180,7 @@ export function startCallbacks(deps: {
     for (const job of jobs) {
       const running = runJob(job, events, settings, stopped).finally(() => {
         inFlight.delete(running);
-        deliveryWaker.wake();
+        sendWaker.wake();
       });
       inFlight.add(running);
     }
@@ -201,12 +201,12 @@ export function startCallbacks(deps: {
     }
   }
 
-  const loops = Promise.all([relayLoop(), deliveryLoop()]);
+  const loops = Promise.all([relayLoop(), sendLoop()]);
   return {
     async stop() {
       stopped = true;
       relayWaker.wake();
-      deliveryWaker.wake();
+      sendWaker.wake();
       await loops;
       // A stopping job sends no further event, so this waits for one request per job at most.
       await Promise.allSettled([...inFlight]);
