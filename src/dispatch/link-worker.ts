@@ -12,7 +12,7 @@ import type { DeliverSm } from "../smpp/session.ts";
 import { BindSlot } from "./bind-slot.ts";
 import { CarrierLink } from "./carrier-link.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { throttleForBind } from "./tps-throttle.ts";
+import { pacerForBind } from "./tps-pacer.ts";
 
 export interface LinkWorkerDeps {
   /** The link's name: SMPP_<LINK>_* are its settings. */
@@ -146,7 +146,7 @@ export class LinkWorker {
     });
     const link = new CarrierLink(name, settings, {
       logger,
-      rateLimiter: throttleForBind(settings.tps_limit, settings.max_binds),
+      rateLimiter: pacerForBind(settings.tps_limit, settings.max_binds),
       breaker: {
         errorThresholdPercentage: config.BREAKER_ERROR_PERCENT,
         volumeThreshold: config.BREAKER_VOLUME_THRESHOLD,

@@ -3,7 +3,7 @@ import type { SmscIdFormat } from "../../carriers/index.ts";
 import { buildSubmits } from "../../src/dispatch/build-submits.ts";
 import { jobsToFetch } from "../../src/dispatch/dispatcher.ts";
 import { retryDelaySeconds } from "../../src/dispatch/settle.ts";
-import { TpsThrottle } from "../../src/dispatch/tps-throttle.ts";
+import { TpsPacer } from "../../src/dispatch/tps-pacer.ts";
 import { decodeUcs2 } from "../../src/domain/segments.ts";
 import { readReceipt } from "../../src/receipts/read-receipt.ts";
 import type { DeliverSm } from "../../src/smpp/session.ts";
@@ -74,14 +74,14 @@ describe("buildSubmits", () => {
   });
 });
 
-describe("TpsThrottle", () => {
+describe("TpsPacer", () => {
   it("lets `perSecond` through, then reuses a slot only a second after its PDU was answered", async () => {
     let now = 0;
-    const throttle = new TpsThrottle(2, () => now);
-    const answerFirst = await throttle.acquire();
-    const answerSecond = await throttle.acquire();
+    const pacer = new TpsPacer(2, () => now);
+    const answerFirst = await pacer.acquire();
+    const answerSecond = await pacer.acquire();
     let third = false;
-    const pending = throttle.acquire().then((answer) => {
+    const pending = pacer.acquire().then((answer) => {
       third = true;
       return answer;
     });
@@ -98,7 +98,7 @@ describe("TpsThrottle", () => {
   });
 
   it("refuses a non-positive rate", () => {
-    expect(() => new TpsThrottle(0)).toThrow(RangeError);
+    expect(() => new TpsPacer(0)).toThrow(RangeError);
   });
 });
 
