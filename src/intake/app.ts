@@ -4,6 +4,7 @@ import { AuthFailureGuard } from "../limits/auth-failures.ts";
 import { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
 import { type HealthAnswer, healthzAnswer, readyzAnswer } from "../observability/health.ts";
+import { countRateLimitSlice } from "../observability/metrics.ts";
 import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
@@ -161,10 +162,7 @@ function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
     },
     {
       onBatch: (size) => deps.metrics.rateLimitBatch.observe(size),
-      onLease: (scope, units) => {
-        deps.metrics.rateLimitLeases.inc({ scope });
-        deps.metrics.rateLimitLeasedUnits.inc({ scope }, units);
-      },
+      onSlice: (scope, units) => countRateLimitSlice(deps.metrics, scope, units),
       onLocal: () => deps.metrics.rateLimitLocal.inc(),
       onGiveBack: (scope, units) => deps.metrics.rateLimitReturnedUnits.inc({ scope }, units),
       onError: (err) => deps.logger.warn({ err }, "unused rate limit slices not given back"),

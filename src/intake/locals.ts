@@ -1,6 +1,6 @@
 import type { KeyScopes } from "../accounts/scopes.ts";
 import type { SendDefaults } from "../accounts/send-defaults.ts";
-import type { MessageEventType } from "../webhooks/events.ts";
+import type { MessageEventType } from "../events/events.ts";
 import type { ErrorShape } from "./errors.ts";
 
 /**

@@ -3,23 +3,23 @@ import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
+import { WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
-import {
-  type BatchContext,
-  deliverBatch,
-  type EventRow,
-  LOAD_EVENTS,
-  type StoppedUrls,
-} from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
-import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
+import {
+  type BatchContext,
+  type EventRow,
+  LOAD_EVENTS,
+  type StoppedUrls,
+  sendCallbackBatch,
+} from "./send-batch.ts";
 import { requeueStrandedEvents } from "./stranded.ts";
 
-export interface WebhookDeliveryOptions {
+export interface CallbackOptions {
   timeoutMs: number;
   /** Requests in flight per destination host, across all workers (pg-boss group concurrency). */
   concurrencyPerHost: number;
@@ -74,24 +74,24 @@ class Waker {
 
 /**
  * The webhook stage of a worker process: a relay loop that turns due outbox events into pg-boss
- * jobs (the API's events and retries; the worker's own are born in jobs), and a delivery loop
+ * jobs (the API's events and retries; the worker's own are born in jobs), and a sending loop
  * that fetches those jobs and sends each one's events. Each request is bounded by its timeout,
  * each host's requests in flight by pg-boss group concurrency (a job sends one request at a
  * time) and the process's by maxInFlight; a fetch never waits for a request. A receiver that
  * hangs holds a few slots of its own host, never the loop, other hosts, sending or dispatch.
  */
-export function startWebhookDelivery(deps: {
+export function startCallbacks(deps: {
   pool: Pool;
   boss: Queue;
   logger: Logger;
   metrics: Metrics;
-  options: WebhookDeliveryOptions;
+  options: CallbackOptions;
 }): { stop(): Promise<void> } {
   const { pool, boss, options } = deps;
   const logger = deps.logger.child({ stage: "webhooks" });
   const inFlight = new Set<Promise<void>>();
   const relayWaker = new Waker();
-  const deliveryWaker = new Waker();
+  const sendWaker = new Waker();
   // pg-boss's fetch and completion, as named statements on the service's pool.
   const onPool = statementsOn(pool);
   let stopped = false;
@@ -123,7 +123,7 @@ export function startWebhookDelivery(deps: {
           }
         }
         const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
-        if (moved > 0) deliveryWaker.wake();
+        if (moved > 0) sendWaker.wake();
         if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
       } catch (err) {
         logger.error({ err }, "webhook relay failed; retrying");
@@ -132,11 +132,11 @@ export function startWebhookDelivery(deps: {
     }
   }
 
-  async function deliveryLoop(): Promise<void> {
+  async function sendLoop(): Promise<void> {
     while (!stopped) {
       const free = options.maxInFlight - inFlight.size;
       if (free <= 0) {
-        await deliveryWaker.sleep(options.pollMs);
+        await sendWaker.sleep(options.pollMs);
         continue;
       }
       let jobs: Job<WebhookJob>[];
@@ -148,7 +148,7 @@ export function startWebhookDelivery(deps: {
         logger.error({ err }, "webhook fetch failed; retrying");
         jobs = [];
       }
-      if (jobs.length === 0) await deliveryWaker.sleep(options.pollMs);
+      if (jobs.length === 0) await sendWaker.sleep(options.pollMs);
     }
   }
 
@@ -180,7 +180,7 @@ export function startWebhookDelivery(deps: {
     for (const job of jobs) {
       const running = runJob(job, events, settings, stopped).finally(() => {
         inFlight.delete(running);
-        deliveryWaker.wake();
+        sendWaker.wake();
       });
       inFlight.add(running);
     }
@@ -193,7 +193,7 @@ export function startWebhookDelivery(deps: {
     stopped: StoppedUrls,
   ): Promise<void> {
     try {
-      await deliverBatch(ctx, job.data, events, settings, stopped);
+      await sendCallbackBatch(ctx, job.data, events, settings, stopped);
       await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
     } catch (err) {
       // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
@@ -201,12 +201,12 @@ export function startWebhookDelivery(deps: {
     }
   }
 
-  const loops = Promise.all([relayLoop(), deliveryLoop()]);
+  const loops = Promise.all([relayLoop(), sendLoop()]);
   return {
     async stop() {
       stopped = true;
       relayWaker.wake();
-      deliveryWaker.wake();
+      sendWaker.wake();
       await loops;
       // A stopping job sends no further event, so this waits for one request per job at most.
       await Promise.allSettled([...inFlight]);
@@ -216,8 +216,8 @@ export function startWebhookDelivery(deps: {
   };
 }
 
-/** The delivery settings from the service configuration. */
-export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
+/** The callback settings from the service configuration. */
+export function callbackOptions(config: Config): CallbackOptions {
   return {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,

@@ -1,10 +1,15 @@
-import { OPERATORS } from "../../carriers/index.ts";
-import type { Config } from "../config.ts";
-import type { Pool } from "../db/pool.ts";
-import { sampleOpenMessages } from "../lifecycle/open-mark.ts";
-import { dispatchQueue } from "../queue/boss.ts";
-import { countPendingEvents } from "../webhooks/deliveries.ts";
-import type { Metrics } from "./metrics.ts";
+import { OPERATORS } from "../carriers/index.ts";
+import type { Config } from "./config.ts";
+import type { Pool } from "./db/pool.ts";
+import { sampleOpenMessages } from "./lifecycle/open-mark.ts";
+import type { Metrics } from "./observability/metrics.ts";
+import { dispatchQueue } from "./queue/boss.ts";
+import { countPendingEvents } from "./webhooks/callback-log.ts";
+
+/*
+ * Beside service.ts at the top of the layers (docs/decisions/0010): it reads every stage's tables
+ * into src/observability's gauges, while src/observability itself stays below the stages.
+ */
 
 const SAMPLE_EVERY_MS = 5_000;
 
