@@ -1,10 +1,12 @@
 /**
- * Kannel 1.4.5 beside Shiri's pipeline-single scenario (bench/peers/kannel.md), in one command:
- * the SMPP sink, bearerbox and smsbox on a configuration generated in a fresh temporary directory
- * (the file store on), a delivery-report receiver in this process, and the load generator sending
- * GET /cgi-bin/sendsms, 50 in flight, each request to a new recipient with its own dlr-url.
+ * Kannel 1.4.5 beside Shiri's whole-pipeline scenarios (bench/peers/kannel.md), in one command:
+ * the SMPP sink, bearerbox and smsbox on a tuned configuration generated in a fresh temporary
+ * directory (the file store on), a delivery-report receiver in this process, and the load
+ * generator sending GET /cgi-bin/sendsms, each request to new recipients, one dlr-url a message.
  *
  *   node --import tsx bench/peers/kannel-bench.ts [--messages 20000] [--connections 50] [--timeout 300]
+ *     [--per-request 1]          (recipients a sendsms request, space-separated in `to`: 100 for the
+ *                                 bulk comparison, with --connections 10)
  *     [--smsbox-max-pending N]   (bearerbox's window of reports and replies towards smsbox; Kannel's
  *                                 default, 100, unless given)
  *
@@ -43,6 +45,9 @@ import {
 } from "./load-protocol.ts";
 
 const PORTS = { admin: 13000, smsbox: 13001, sendsms: 13013, smpp: 2775 } as const;
+/** The tuned settings (issue 27): submits in flight on the bind, dlr-url fetches under way. */
+const MAX_PENDING_SUBMITS = 100;
+const SMSBOX_MAX_PENDING_REQUESTS = 512;
 /**
  * The probe's recipient; otherwise the pipeline scenario's sender, text and recipients (SENDER,
  * MESSAGE, FIRST_SUBSCRIBER in load-protocol.ts).
@@ -114,9 +119,12 @@ function portFree(port: number): Promise<boolean> {
 }
 
 /**
- * Kannel's configuration: one SMPP bind to the sink with Shiri's window (50 submits in flight),
- * delivery reports kept in memory, accepted messages in the file store. Logs at warning level,
- * as Shiri's processes run in the bench (LOG_LEVEL=warn), and no access log.
+ * Kannel's configuration as a high-volume operator tunes it (issue 27; the why of each setting in
+ * docs/decisions/0012-kannel-comparison.md): one SMPP bind to the sink with 100 submits in flight,
+ * no throughput cap, delivery reports kept in memory, accepted messages in the file store, smsbox
+ * fetching up to 512 dlr-urls at once. Logs at warning level, as Shiri's processes run in the
+ * bench (LOG_LEVEL=warn), and no access log. Kannel refuses a field its group does not know
+ * ("Group 'smsbox' may not contain field …") and does not start, so every name here is read.
  */
 function kannelConf(dir: string, secret: string, smsboxMaxPending: number | null): string {
   const q = (s: string) => `"${s}"`;
@@ -147,9 +155,9 @@ smsc-username = shiri
 smsc-password = econet1
 # Kannel refuses to start an SMPP connection without one; the sink ignores it.
 system-type = ""
-# Shiri's window: 50 submits in flight on one bind (Kannel's default is 10). No throughput cap
-# (Kannel has none unless one is set).
-max-pending-submits = 50
+# 100 submits in flight on one bind (Kannel's default is 10). No throughput cap (Kannel has none
+# unless one is set).
+max-pending-submits = ${MAX_PENDING_SUBMITS}
 # The sink's ids (bench/peers/sink-ids.ts): hex in submit_sm_resp (bit 0 set), decimal in the
 # receipt (bit 1 clear), and the receipted_message_id TLV in the receipt's form (--tlv-id receipt).
 msg-id-type = 0x01
@@ -165,6 +173,8 @@ sendsms-port = ${PORTS.sendsms}
 sendsms-interface = 127.0.0.1
 log-file = ${q(path.join(dir, "smsbox.log"))}
 log-level = 2
+# dlr-url fetches (and MO requests) smsbox keeps under way at once.
+max-pending-requests = ${SMSBOX_MAX_PENDING_REQUESTS}
 
 group = sendsms-user
 username = ${SENDSMS_USER}
@@ -202,7 +212,8 @@ async function startDlrReceiver(): Promise<DlrReceiver> {
     res.end();
     receiver.requests++;
     const query = new URL(req.url ?? "/", "http://receiver").searchParams;
-    const id = query.get("id");
+    // Kannel's %p: the message's recipient, its digits the message's id.
+    const id = digits(query.get("id") ?? "");
     const sent = Number(query.get("sent"));
     if (!id || !Number.isFinite(sent)) {
       receiver.unreadable++;
@@ -252,12 +263,14 @@ async function getText(url: string): Promise<{ status: number; text: string } | 
 interface Options {
   messages: number;
   connections: number;
+  /** Recipients a sendsms request (1: single sends; 100: the bulk comparison). */
+  perRequest: number;
   /** Kannel's smsbox-max-pending, or null for its default (100). */
   smsboxMaxPending: number | null;
 }
 
 async function run(
-  { messages, connections, smsboxMaxPending }: Options,
+  { messages, connections, perRequest, smsboxMaxPending }: Options,
   phase: { now: string },
 ): Promise<boolean> {
   for (const [name, port] of Object.entries(PORTS))
@@ -323,7 +336,7 @@ async function run(
       username: SENDSMS_USER,
       password: secret,
       from: SENDER,
-      to: probeTo,
+      to: [probeTo],
       text: MESSAGE,
       dlrUrl: receiver.url,
     })}`,
@@ -344,8 +357,8 @@ async function run(
     from: SENDER,
     message: MESSAGE,
     mode: "sendsms",
-    requests: messages,
-    perRequest: 1,
+    requests: Math.ceil(messages / perRequest),
+    perRequest,
     inFlight: connections,
     firstSubscriber: FIRST_SUBSCRIBER,
     sendsms: { username: SENDSMS_USER, dlrUrl: receiver.url },
@@ -375,7 +388,7 @@ async function run(
         // The sink's submits tell whether the SMPP side or the report side is behind.
         const submitted = (await sinkPeer.counts(true)).submits;
         say(
-          `  ${state.responses}/${messages} answered, ${submitted} submitted, ${receiver.delivered.size} reports`,
+          `  ${state.responses}/${plan.requests} requests answered, ${submitted} submitted, ${receiver.delivered.size} reports`,
         );
         lastSaid = performance.now();
       }
@@ -438,7 +451,8 @@ async function run(
   const ms = (sorted: number[], p: number) => (sorted.length ? round(percentile(sorted, p), 0) : null);
 
   const measures = {
-    accepted_req_per_s: round(load.accepted.length / loadSeconds, 0),
+    accepted_req_per_s: round(load.requests / loadSeconds, 0),
+    accepted_msg_per_s: round(load.accepted.length / loadSeconds, 0),
     accept_p50_ms: load.latencyMs.p50,
     accept_p99_ms: load.latencyMs.p99,
     e2e_msg_per_s: reported > 0 && spanSeconds > 0 ? round(reported / spanSeconds, 0) : 0,
@@ -452,12 +466,13 @@ async function run(
     cpu_sink_ms_per_msg: perMessage(sinkUsed),
     cpu_load_ms_per_msg: perMessage(load.cpuSeconds),
   };
+  const planned = plan.requests * perRequest;
   const completeness = {
-    complete: problemCount === 0,
-    messages_planned: messages,
+    complete: problemCount === 0 && load.accepted.length === planned,
+    messages_planned: planned,
     messages_accepted: load.accepted.length,
     sink_submits: sink.submits,
-    sink_submits_equal_messages: sink.submits === messages,
+    sink_submits_equal_messages: sink.submits === planned,
     sink_receipts_sent: sink.receipts_sent,
     sink_receipts_acknowledged: sink.receipts_acknowledged,
     dlr_ids_received: receiver.delivered.size,
@@ -473,13 +488,15 @@ async function run(
     date: new Date().toISOString(),
     machine: `${cpus.length} × ${cpus[0]?.model ?? "unknown CPU"}, Node ${process.versions.node}`,
     settings: {
-      messages,
+      messages: planned,
+      requests: plan.requests,
+      recipients_per_request: perRequest,
       in_flight: connections,
       first_request_to_last_answer_s: round(loadSeconds, 2),
       first_request_to_last_dlr_s: round(spanSeconds, 2),
-      kannel: `one SMPP bind, max-pending-submits 50, no throughput cap, store-type file, dlr-storage internal, smsbox-max-pending ${smsboxMaxPending ?? "100 (default)"}, log-level 2`,
+      kannel: `one SMPP bind, max-pending-submits ${MAX_PENDING_SUBMITS}, no throughput cap, store-type file, dlr-storage internal, smsbox max-pending-requests ${SMSBOX_MAX_PENDING_REQUESTS}, smsbox-max-pending ${smsboxMaxPending ?? "100 (default)"}, log-level 2 on both boxes`,
       sink: `bench/peers/smpp-sink.ts --tlv-id receipt (smpp ${PORTS.smpp})`,
-      load: "bench/peers/load-generator.ts, mode sendsms (autocannon, GET /cgi-bin/sendsms, dlr-mask=1)",
+      load: `bench/peers/load-generator.ts, mode sendsms (autocannon, GET /cgi-bin/sendsms, ${perRequest} recipient${perRequest > 1 ? "s" : ""} a request, dlr-mask=1)`,
       ...(load.failureSamples.length > 0 ? { failure_sample: load.failureSamples[0] ?? "" } : {}),
     },
     measures,
@@ -492,6 +509,7 @@ async function run(
       ["Kannel, sendsms → sink → dlr-url", "value"],
       [
         ["accepted req/s (first request → last answer)", show(measures.accepted_req_per_s)],
+        ["accepted msg/s (recipients)", show(measures.accepted_msg_per_s)],
         [
           "accept latency p50 / p99 (ms)",
           `${show(measures.accept_p50_ms)} / ${show(measures.accept_p99_ms)}`,
@@ -525,6 +543,7 @@ async function main(): Promise<number> {
     options: {
       messages: { type: "string", default: "20000" },
       connections: { type: "string", default: "50" },
+      "per-request": { type: "string", default: "1" },
       timeout: { type: "string", default: "300" },
       "smsbox-max-pending": { type: "string" },
     },
@@ -536,7 +555,13 @@ async function main(): Promise<number> {
     return n;
   };
   const messages = whole("messages", values.messages, 1, 1_000_000);
-  const connections = whole("connections", values.connections, 1, Math.min(1_000, messages));
+  const perRequest = whole("per-request", values["per-request"], 1, 1_000);
+  const connections = whole(
+    "connections",
+    values.connections,
+    1,
+    Math.min(1_000, Math.ceil(messages / perRequest)),
+  );
   const timeoutS = whole("timeout", values.timeout, 10, 3_600);
   const pending = values["smsbox-max-pending"];
   const smsboxMaxPending = pending === undefined ? null : whole("smsbox-max-pending", pending, 1, 100_000);
@@ -561,7 +586,7 @@ async function main(): Promise<number> {
     cleanup.add(async () => clearTimeout(watchdog));
   });
   try {
-    const complete = run({ messages, connections, smsboxMaxPending }, phase).then(
+    const complete = run({ messages, connections, perRequest, smsboxMaxPending }, phase).then(
       (ok) => (ok ? 0 : 1),
       (err: unknown) => {
         // Once stopping (timeout, signal), what fails next is only the stopping itself.

@@ -50,18 +50,18 @@ async function main(): Promise<void> {
     const to = Array.from({ length: plan.perRequest }, () => recipient(subscriber++));
     return JSON.stringify({ to, from: plan.from, message: plan.message });
   };
-  // Kannel answers "0: Accepted for delivery" and no id, so each request's id (its recipient's
-  // digits) is kept with its connection, which has one request in flight: autocannon's context.
-  const sendsmsInFlight = new WeakMap<object, { id: string; to: string }>();
+  // Kannel answers "0: Accepted for delivery" and no id, so each request's recipients (their
+  // digits are the messages' ids) are kept with its connection, which has one request in flight:
+  // autocannon's context.
+  const sendsmsInFlight = new WeakMap<object, string[]>();
   const sendsmsRequest = (
     settings: NonNullable<LoadPlan["sendsms"]>,
     request: autocannon.Request,
     context: object,
   ): autocannon.Request => {
-    // Each request to a new recipient, as in the other modes.
-    const to = recipient(subscriber++);
-    const id = digits(to);
-    sendsmsInFlight.set(context, { id, to });
+    // Each request to new recipients, as in the other modes.
+    const to = Array.from({ length: plan.perRequest }, () => recipient(subscriber++));
+    sendsmsInFlight.set(context, to);
     const path = sendsmsPath({
       username: settings.username,
       password: plan.key,
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     }
     if (sendsms) {
       const sent = sendsmsInFlight.get(context);
-      if (sent) accepted.push([sent.id, sent.to, at]);
+      if (sent) for (const to of sent) accepted.push([digits(to), to, at]);
       else failed++;
       return;
     }

@@ -21,7 +21,8 @@ export const loadPlanSchema = z.object({
   message: z.string().min(1),
   /**
    * single: POST /api/v1/sms, one recipient; bulk: POST /api/v1/sms/bulk, perRequest recipients;
-   * sendsms: Kannel's GET /cgi-bin/sendsms, one recipient (bench/peers/kannel-bench.ts).
+   * sendsms: Kannel's GET /cgi-bin/sendsms, perRequest recipients (space-separated in `to`, as
+   * Kannel's sendsms takes several; bench/peers/kannel-bench.ts).
    */
   mode: z.enum(["single", "bulk", "sendsms"]),
   requests: z.number().int().positive(),
@@ -75,16 +76,17 @@ export const recipient = (subscriber: number): string => `+26377${String(subscri
 export const digits = (msisdn: string): string => msisdn.replace(/\D/g, "");
 
 /**
- * Kannel's GET /cgi-bin/sendsms for one message, path and query: "delivered" reports only
- * (dlr-mask=1), each fetched from dlrUrl with the message's id (its recipient's digits) and its
- * send time (now), so the receiver needs nothing else for each report's latency; Kannel fills in
- * %d, the report's type.
+ * Kannel's GET /cgi-bin/sendsms for one request to one or more recipients (space-separated in
+ * `to`, which Kannel splits into one message each), path and query: "delivered" reports only
+ * (dlr-mask=1), each fetched from dlrUrl with the message's recipient (Kannel's %p, which the
+ * receiver reduces to its digits: the message's id here) and the request's send time (now), so
+ * the receiver needs nothing else for each report's latency; Kannel fills in %d, the report's type.
  */
 export function sendsmsPath(params: {
   username: string;
   password: string;
   from: string;
-  to: string;
+  to: readonly string[];
   text: string;
   dlrUrl: string;
 }): string {
@@ -92,10 +94,10 @@ export function sendsmsPath(params: {
     username: params.username,
     password: params.password,
     from: params.from,
-    to: params.to,
+    to: params.to.join(" "),
     text: params.text,
     "dlr-mask": "1",
-    "dlr-url": `${params.dlrUrl}?id=${digits(params.to)}&sent=${wallMs()}&type=%d`,
+    "dlr-url": `${params.dlrUrl}?id=%p&sent=${wallMs()}&type=%d`,
   });
   return `/cgi-bin/sendsms?${query}`;
 }
