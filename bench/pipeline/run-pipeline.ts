@@ -5,8 +5,10 @@
  * message.delivered callbacks. Measures intake, end to end, callback latency and CPU per message,
  * and checks that every destination was submitted once and every callback received once.
  */
+import { execFile } from "node:child_process";
 import { getPriority } from "node:os";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { OPERATORS } from "../../carriers/index.ts";
 import type { Pool } from "../../src/db/pool.ts";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
@@ -70,6 +72,17 @@ export interface PipelinePlan {
    * that size. BENCH_PIPELINE_OPT_OUTS sets it for any pipeline scenario.
    */
   optOuts?: number;
+  /**
+   * Events a callback request carries (1: one request per event, as Kannel's dlr-url); absent:
+   * BENCH_PIPELINE_WEBHOOK_BATCH, 100 unless set.
+   */
+  webhookBatchSize?: number;
+  /**
+   * "none": the account's own rate limits set to no limit with the CLI
+   * (`shiri rate-limit set --requests-per-second 0 --recipients-per-minute 0`), as a high-volume
+   * sender's are; absent: only the configured defaults, raised above anything one machine sends.
+   */
+  accountRateLimits?: "none";
 }
 
 /**
@@ -84,6 +97,26 @@ async function fillOptOutList(pool: Pool, accountId: string, count: number): Pro
     [accountId, count],
   );
   await pool.query("ANALYZE opt_outs");
+}
+
+/** Sets the account's own rate limits to no limit, with the CLI an operator runs. */
+async function liftAccountRateLimits(databaseUrl: string, accountId: string): Promise<void> {
+  const cli = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
+  await promisify(execFile)(
+    process.execPath,
+    [
+      cli,
+      "rate-limit",
+      "set",
+      "--account",
+      accountId,
+      "--requests-per-second",
+      "0",
+      "--recipients-per-minute",
+      "0",
+    ],
+    { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 60_000 },
+  );
 }
 
 /** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1, the load FIRST_SUBSCRIBER on. */
@@ -106,7 +139,7 @@ export async function runPipeline(
   // V8 profiles of the api and the worker (bench/dispatch-lib/profile-summary.ts reads them).
   const profile = knob("BENCH_PIPELINE_CPU_PROF", 0, 0, 1) === 1;
   // Events a callback request carries: a receiver of thousands a second asks for batches.
-  const webhookBatchSize = knob("BENCH_PIPELINE_WEBHOOK_BATCH", 100, 1, 100);
+  const webhookBatchSize = plan.webhookBatchSize ?? knob("BENCH_PIPELINE_WEBHOOK_BATCH", 100, 1, 100);
   const profileFlags = (role: string) =>
     profile
       ? [
@@ -127,6 +160,7 @@ export async function runPipeline(
     const env = await startEnv(cleanup, serviceEnv, profileFlags("api"));
     const optOuts = knob("BENCH_PIPELINE_OPT_OUTS", plan.optOuts ?? 0, 0, 10_000_000);
     await fillOptOutList(env.pool, env.accountId, optOuts);
+    if (plan.accountRateLimits === "none") await liftAccountRateLimits(env.db.url, env.accountId);
     const sink = await startSinkPeer(cleanup, { answerDelayMs: plan.carrier?.answerDelayMs ?? 0 });
     const smpp: Record<string, string> = {};
     // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
@@ -424,6 +458,9 @@ export async function runPipeline(
         opt_out_list:
           optOuts > 0 ? `${optOuts.toLocaleString("en")} numbers, none of them a recipient` : "empty",
         webhook_batch_size: webhook.batchSize,
+        ...(plan.accountRateLimits === "none"
+          ? { account_rate_limits: "none (shiri rate-limit set … 0)" }
+          : {}),
         receipted_message_id: probe.mode,
         id_settings: "none (Shiri's defaults)",
         postgres_cpu: server
