@@ -61,6 +61,8 @@ const kannelResult = z.object({
     dlr_after_answer_p50_ms: z.number().nullable(),
     dlr_after_answer_p99_ms: z.number().nullable(),
     cpu_kannel_ms_per_msg: z.number().nullable(),
+    cpu_bearerbox_ms_per_msg: z.number().nullable(),
+    cpu_smsbox_ms_per_msg: z.number().nullable(),
   }),
   completeness: z.record(z.string(), z.union([z.number(), z.boolean(), z.null()])),
 });
@@ -145,6 +147,7 @@ async function runKannel(
     callback_p50_ms: m.dlr_after_answer_p50_ms,
     callback_p99_ms: m.dlr_after_answer_p99_ms,
     cpu_ms_per_msg: m.cpu_kannel_ms_per_msg,
+    cpu_detail: `bearerbox ${m.cpu_bearerbox_ms_per_msg ?? "—"} + smsbox ${m.cpu_smsbox_ms_per_msg ?? "—"}`,
     complete,
     problems: complete
       ? ""
@@ -178,6 +181,13 @@ async function runShiri(
   const r = await runPipeline(plan, step, { quick: false, cleanup });
   const value = (name: string) => r.measures?.[name]?.value ?? null;
   const complete = r.errors === 0;
+  // Shiri's processes and the Postgres processes that worked for this run (its database's
+  // backends and the server's background processes), not every process of the server: on a
+  // shared server (DATABASE_URL) the others' backends are other people's work.
+  const shiriCpu = value("cpu_shiri_ms_per_msg");
+  const postgresCpu = value("cpu_postgres_own_ms_per_msg");
+  const cpu =
+    shiriCpu === null || postgresCpu === null ? null : Math.round((shiriCpu + postgresCpu) * 1000) / 1000;
   const run: SystemRun = {
     system: "shiri",
     round,
@@ -187,7 +197,8 @@ async function runShiri(
     e2e_msg_per_s: value("e2e_msg_per_s"),
     callback_p50_ms: value("callback_p50_ms"),
     callback_p99_ms: value("callback_p99_ms"),
-    cpu_ms_per_msg: value("cpu_ms_per_msg"),
+    cpu_ms_per_msg: cpu,
+    cpu_detail: `Shiri ${shiriCpu ?? "—"} + Postgres ${postgresCpu ?? "—"} (this database's backends and the background processes; every Postgres process: ${value("cpu_postgres_ms_per_msg") ?? "—"})`,
     complete,
     problems: complete
       ? ""

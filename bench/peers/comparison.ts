@@ -20,8 +20,13 @@ export interface SystemRun {
   /** Each message's request answered → its delivery callback. */
   callback_p50_ms: number | null;
   callback_p99_ms: number | null;
-  /** Kannel: bearerbox + smsbox; Shiri: its api and worker processes + every Postgres process. */
+  /**
+   * Kannel: bearerbox + smsbox; Shiri: its api and worker processes + the Postgres processes that
+   * worked for the run (its database's backends and the server's background processes).
+   */
   cpu_ms_per_msg: number | null;
+  /** The CPU figure's parts. */
+  cpu_detail: string;
   /** Every number submitted once, every callback received once, nothing failed. */
   complete: boolean;
   /** What fell short, when not complete. */
@@ -185,6 +190,8 @@ export function comparisonMarkdown(c: PeerComparison): string {
         ]),
       ),
       "",
+      ...v.runs.map((r) => `- round ${r.round}, ${r.system}, CPU ms a message: ${r.cpu_detail}`),
+      "",
       markdownTable(
         ["Shiri / peer", "median (range over the rounds)"],
         (Object.keys(RATIOS) as RatioName[]).map((name) => [RATIOS[name].label, range(v.ratios[name])]),
@@ -226,6 +233,7 @@ export const peerComparisonSchema = z.object({
           callback_p50_ms: z.number().nullable(),
           callback_p99_ms: z.number().nullable(),
           cpu_ms_per_msg: z.number().nullable(),
+          cpu_detail: z.string(),
           complete: z.boolean(),
           problems: z.string(),
           load_average: z.number(),

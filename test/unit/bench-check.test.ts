@@ -93,6 +93,7 @@ function run(
     callback_p50_ms: figures.p99 / 3,
     callback_p99_ms: figures.p99,
     cpu_ms_per_msg: figures.cpu,
+    cpu_detail: "",
     complete,
     problems: complete ? "" : "missing_callbacks 3",
     load_average: 1,
