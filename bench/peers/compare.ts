@@ -40,9 +40,15 @@ export const RUNS_PER_ROUND = VARIANTS.length * 2;
 /** Messages a run: the issue's 20,000, or 2,000 to try it (--quick). */
 export const MESSAGES = { full: 20_000, quick: 2_000 } as const;
 
-/** Why Kannel cannot run here (its boxes are not installed), or null. */
-export function kannelUnavailable(): string | null {
-  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/local/sbin"];
+/** Where kannel-bench.ts looks for the boxes: PATH, and /usr/sbin where Debian installs them. */
+const kannelDirs = (): string[] => [
+  ...(process.env.PATH ?? "").split(path.delimiter),
+  "/usr/sbin",
+  "/usr/local/sbin",
+];
+
+/** Why Kannel cannot run here (its boxes are not in `dirs`), or null. */
+export function kannelUnavailable(dirs: readonly string[] = kannelDirs()): string | null {
   const missing = ["bearerbox", "smsbox"].filter(
     (name) => !dirs.some((dir) => dir !== "" && existsSync(path.join(dir, name))),
   );

@@ -2,7 +2,11 @@
  * The release bench's gate on numbers submitted twice: any destination#part the sink received more
  * than once fails `npm run bench -- --check`, in a budgeted scenario or not, whatever its speed.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { kannelUnavailable } from "../../bench/peers/compare.ts";
 import { compareVariant, type PeerComparison, type SystemRun } from "../../bench/peers/comparison.ts";
 import { numbersSubmittedTwice } from "../../bench/pipeline/completeness.ts";
 import { type Budgets, check, checkPeers, passed } from "../../bench/report/check.ts";
@@ -196,5 +200,22 @@ describe("the Kannel comparison's ratios and their gate", () => {
     expect(verdicts).toContainEqual(
       expect.objectContaining({ scenario: "peers.kannel.bulk", measure: "ran", status: "not run" }),
     );
+  });
+});
+
+describe("the Kannel comparison without Kannel", () => {
+  it("says in one line that the boxes are missing, and nothing once both are there", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "no-kannel-"));
+    try {
+      const missing = kannelUnavailable([dir]);
+      expect(missing).toMatch(/^Kannel is not installed here \(bearerbox and smsbox not found/);
+      expect(missing).not.toContain("\n");
+      writeFileSync(path.join(dir, "bearerbox"), "");
+      expect(kannelUnavailable([dir])).toMatch(/\(smsbox not found/);
+      writeFileSync(path.join(dir, "smsbox"), "");
+      expect(kannelUnavailable([dir])).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
