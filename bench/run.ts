@@ -223,20 +223,20 @@ async function runPeers(
     process.on("SIGINT", onSigint);
     try {
       const argv = process.argv.slice(2).join(" ");
-      comparison = await runKannelComparison({
+      const source = sourceVersion();
+      const ran = await runKannelComparison({
         rounds,
         quick: args.quick,
         command: `npm run bench -- ${argv}`,
-        machine: {
-          ...machine(loadBefore, {
-            version: "see the Shiri runs",
-            source: process.env.DATABASE_URL ? "DATABASE_URL" : "embedded",
-          }),
-          source: sourceVersion(),
-        },
         progress,
         cleanup,
       });
+      // The machine as the comparison ended: its load average before and after.
+      const postgres = {
+        version: "see the Shiri runs",
+        source: process.env.DATABASE_URL ? "DATABASE_URL" : "embedded",
+      };
+      comparison = { ...ran, machine: { ...machine(loadBefore, postgres), source } };
     } finally {
       await cleanup.run();
       process.off("SIGINT", onSigint);
