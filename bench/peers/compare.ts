@@ -120,6 +120,8 @@ async function runKannel(
       String(variant.inFlight),
       "--timeout",
       "600",
+      "--sink-ids",
+      "opaque",
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -182,6 +184,7 @@ async function runShiri(
     workers: 1,
     webhookBatchSize: 1,
     accountRateLimits: "none",
+    sinkIds: "opaque",
   };
   const step = progress.step(`round ${round}, ${variant.variant}, Shiri`);
   const r = await runPipeline(plan, step, { quick: false, cleanup });

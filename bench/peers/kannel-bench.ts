@@ -5,6 +5,8 @@
  * generator sending GET /cgi-bin/sendsms, each request to new recipients, one dlr-url a message.
  *
  *   node --import tsx bench/peers/kannel-bench.ts [--messages 20000] [--connections 50] [--timeout 300]
+ *     [--sink-ids opaque|numeric]   (the sink's message ids, sink-ids.ts: opaque, as issue 27
+ *                                 compared, unless given; numeric sets Kannel's msg-id-type)
  *     [--per-request 1]          (recipients a sendsms request, space-separated in `to`: 100 for the
  *                                 bulk comparison, with --connections 10)
  *     [--smsbox-max-pending N]   (bearerbox's window of reports and replies towards smsbox; Kannel's
@@ -43,6 +45,7 @@ import {
   sendsmsPath,
   wallMs,
 } from "./load-protocol.ts";
+import { ID_FORMS, type IdForm } from "./sink-ids.ts";
 
 const PORTS = { admin: 13000, smsbox: 13001, sendsms: 13013, smpp: 2775 } as const;
 /** The tuned settings (issue 27): submits in flight on the bind, dlr-url fetches under way. */
@@ -126,7 +129,7 @@ function portFree(port: number): Promise<boolean> {
  * bench (LOG_LEVEL=warn), and no access log. Kannel refuses a field its group does not know
  * ("Group 'smsbox' may not contain field …") and does not start, so every name here is read.
  */
-function kannelConf(dir: string, secret: string, smsboxMaxPending: number | null): string {
+function kannelConf(dir: string, secret: string, smsboxMaxPending: number | null, sinkIds: IdForm): string {
   const q = (s: string) => `"${s}"`;
   return `group = core
 admin-port = ${PORTS.admin}
@@ -158,10 +161,15 @@ system-type = ""
 # 100 submits in flight on one bind (Kannel's default is 10). No throughput cap (Kannel has none
 # unless one is set).
 max-pending-submits = ${MAX_PENDING_SUBMITS}
-# The sink's ids (bench/peers/sink-ids.ts): hex in submit_sm_resp (bit 0 set), decimal in the
-# receipt (bit 1 clear), and the receipted_message_id TLV in the receipt's form (--tlv-id receipt).
+${
+  sinkIds === "numeric"
+    ? `# The sink's numeric ids (bench/peers/sink-ids.ts): hex in submit_sm_resp (bit 0 set), decimal
+# in the receipt (bit 1 clear), and the receipted_message_id TLV in the receipt's form
+# (--tlv-id receipt). Opaque ids need nothing: unset, Kannel compares them as strings.
 msg-id-type = 0x01
-source-addr-ton = 5
+`
+    : ""
+}source-addr-ton = 5
 source-addr-npi = 0
 dest-addr-ton = 1
 dest-addr-npi = 1
@@ -265,12 +273,14 @@ interface Options {
   connections: number;
   /** Recipients a sendsms request (1: single sends; 100: the bulk comparison). */
   perRequest: number;
+  /** The sink's message ids (sink-ids.ts). */
+  sinkIds: IdForm;
   /** Kannel's smsbox-max-pending, or null for its default (100). */
   smsboxMaxPending: number | null;
 }
 
 async function run(
-  { messages, connections, perRequest, smsboxMaxPending }: Options,
+  { messages, connections, perRequest, sinkIds, smsboxMaxPending }: Options,
   phase: { now: string },
 ): Promise<boolean> {
   for (const [name, port] of Object.entries(PORTS))
@@ -282,10 +292,10 @@ async function run(
   // A fresh secret each run: the admin page and sendsms are only on loopback, but need one anyway.
   const secret = `b${Math.random().toString(36).slice(2, 12)}`;
   const conf = path.join(dir, "kannel.conf");
-  writeFileSync(conf, kannelConf(dir, secret, smsboxMaxPending));
+  writeFileSync(conf, kannelConf(dir, secret, smsboxMaxPending, sinkIds));
 
   phase.now = "starting the sink";
-  const sinkPeer = await startSinkPeer(cleanup, { port: PORTS.smpp, tlvId: "receipt" });
+  const sinkPeer = await startSinkPeer(cleanup, { port: PORTS.smpp, tlvId: "receipt", ids: sinkIds });
   const sinkProcess = sinkPeer.process;
 
   const receiver = await startDlrReceiver();
@@ -495,7 +505,7 @@ async function run(
       first_request_to_last_answer_s: round(loadSeconds, 2),
       first_request_to_last_dlr_s: round(spanSeconds, 2),
       kannel: `one SMPP bind, max-pending-submits ${MAX_PENDING_SUBMITS}, no throughput cap, store-type file, dlr-storage internal, smsbox max-pending-requests ${SMSBOX_MAX_PENDING_REQUESTS}, smsbox-max-pending ${smsboxMaxPending ?? "100 (default)"}, log-level 2 on both boxes`,
-      sink: `bench/peers/smpp-sink.ts --tlv-id receipt (smpp ${PORTS.smpp})`,
+      sink: `bench/peers/smpp-sink.ts --ids ${sinkIds} --tlv-id receipt (smpp ${PORTS.smpp})`,
       load: `bench/peers/load-generator.ts, mode sendsms (autocannon, GET /cgi-bin/sendsms, ${perRequest} recipient${perRequest > 1 ? "s" : ""} a request, dlr-mask=1)`,
       ...(load.failureSamples.length > 0 ? { failure_sample: load.failureSamples[0] ?? "" } : {}),
     },
@@ -544,6 +554,7 @@ async function main(): Promise<number> {
       messages: { type: "string", default: "20000" },
       connections: { type: "string", default: "50" },
       "per-request": { type: "string", default: "1" },
+      "sink-ids": { type: "string", default: "opaque" },
       timeout: { type: "string", default: "300" },
       "smsbox-max-pending": { type: "string" },
     },
@@ -556,6 +567,8 @@ async function main(): Promise<number> {
   };
   const messages = whole("messages", values.messages, 1, 1_000_000);
   const perRequest = whole("per-request", values["per-request"], 1, 1_000);
+  const sinkIds = ID_FORMS.find((f) => f === values["sink-ids"]);
+  if (!sinkIds) throw new Error(`--sink-ids must be one of ${ID_FORMS.join(", ")}`);
   const connections = whole(
     "connections",
     values.connections,
@@ -586,7 +599,7 @@ async function main(): Promise<number> {
     cleanup.add(async () => clearTimeout(watchdog));
   });
   try {
-    const complete = run({ messages, connections, perRequest, smsboxMaxPending }, phase).then(
+    const complete = run({ messages, connections, perRequest, sinkIds, smsboxMaxPending }, phase).then(
       (ok) => (ok ? 0 : 1),
       (err: unknown) => {
         // Once stopping (timeout, signal), what fails next is only the stopping itself.

@@ -30,6 +30,7 @@ import {
   recipient,
   wallMs,
 } from "../peers/load-protocol.ts";
+import type { IdForm } from "../peers/sink-ids.ts";
 import type { StepProgress } from "../report/progress.ts";
 import { startEnv } from "../scenarios/env.ts";
 import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts";
@@ -83,6 +84,8 @@ export interface PipelinePlan {
    * sender's are; absent: only the configured defaults, raised above anything one machine sends.
    */
   accountRateLimits?: "none";
+  /** The sink's message ids (peers/sink-ids.ts): numeric unless given. */
+  sinkIds?: IdForm;
 }
 
 /**
@@ -161,7 +164,10 @@ export async function runPipeline(
     const optOuts = knob("BENCH_PIPELINE_OPT_OUTS", plan.optOuts ?? 0, 0, 10_000_000);
     await fillOptOutList(env.pool, env.accountId, optOuts);
     if (plan.accountRateLimits === "none") await liftAccountRateLimits(env.db.url, env.accountId);
-    const sink = await startSinkPeer(cleanup, { answerDelayMs: plan.carrier?.answerDelayMs ?? 0 });
+    const sink = await startSinkPeer(cleanup, {
+      answerDelayMs: plan.carrier?.answerDelayMs ?? 0,
+      ids: plan.sinkIds ?? "numeric",
+    });
     const smpp: Record<string, string> = {};
     // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
     // a refused connection during the run; only econet numbers get traffic.
@@ -463,6 +469,7 @@ export async function runPipeline(
           : {}),
         receipted_message_id: probe.mode,
         id_settings: "none (Shiri's defaults)",
+        sink_ids: plan.sinkIds ?? "numeric",
         postgres_cpu: server
           ? "every process of the server (postmaster's tree)"
           : "not measured (server not local)",
