@@ -153,7 +153,7 @@ function machineLine(machine: Record<string, unknown>): string {
 /** The report: every run of both systems, then the ratios with their range over the rounds. */
 export function comparisonMarkdown(c: PeerComparison): string {
   const lines = [
-    `# Shiri beside ${c.peer}`,
+    `# Shiri beside ${c.peer.charAt(0).toUpperCase()}${c.peer.slice(1)}`,
     "",
     `${c.generated_at.slice(0, 16).replace("T", " ")} UTC · \`${c.command}\` · ${c.rounds} round${c.rounds > 1 ? "s" : ""}, ${c.messages.toLocaleString("en")} messages a run, alternating`,
     "",
