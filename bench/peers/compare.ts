@@ -185,6 +185,7 @@ async function runShiri(
     webhookBatchSize: 1,
     accountRateLimits: "none",
     sinkIds: "opaque",
+    callbacksWithLoad: true,
   };
   const step = progress.step(`round ${round}, ${variant.variant}, Shiri`);
   const r = await runPipeline(plan, step, { quick: false, cleanup });

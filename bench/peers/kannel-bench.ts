@@ -19,8 +19,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -32,18 +30,17 @@ import { markdownTable, round } from "../lib/report.ts";
 import { stopChild } from "../lib/shiri-process.ts";
 import { tallyShortfalls } from "../pipeline/completeness.ts";
 import { startPeer } from "../pipeline/peer-process.ts";
+import { remoteReceiver } from "../pipeline/remote-receiver.ts";
 import { startSinkPeer } from "../pipeline/sink-peer.ts";
 import {
   digits,
   FIRST_SUBSCRIBER,
   type LoadPlan,
   type LoadResult,
-  loadMessageSchema,
   MESSAGE,
   recipient,
   SENDER,
   sendsmsPath,
-  wallMs,
 } from "./load-protocol.ts";
 import { ID_FORMS, type IdForm } from "./sink-ids.ts";
 
@@ -190,75 +187,6 @@ password = ${q(secret)}
 `;
 }
 
-/** Kannel's delivery reports: a GET of each message's dlr-url (id, send time, type). */
-interface DlrReceiver {
-  url: string;
-  /** Arrival times (wall ms) of each id's delivered reports (type 1). */
-  delivered: Map<string, number[]>;
-  /** When each id's request was sent (wall ms), from its dlr-url. */
-  sentAt: Map<string, number>;
-  requests: number;
-  /** Reports of another type than 1 (delivered), and requests without an id or a send time. */
-  otherTypes: number;
-  unreadable: number;
-  reset(): void;
-  stop(): Promise<void>;
-}
-
-async function startDlrReceiver(): Promise<DlrReceiver> {
-  const receiver = {
-    delivered: new Map<string, number[]>(),
-    sentAt: new Map<string, number>(),
-    requests: 0,
-    otherTypes: 0,
-    unreadable: 0,
-  };
-  const server = http.createServer((req, res) => {
-    const at = wallMs();
-    req.resume();
-    res.writeHead(200, { "content-length": "0" });
-    res.end();
-    receiver.requests++;
-    const query = new URL(req.url ?? "/", "http://receiver").searchParams;
-    // Kannel's %p: the message's recipient, its digits the message's id.
-    const id = digits(query.get("id") ?? "");
-    const sent = Number(query.get("sent"));
-    if (!id || !Number.isFinite(sent)) {
-      receiver.unreadable++;
-      return;
-    }
-    // dlr-mask=1 asks for "delivered" only: anything else is a report the run did not expect.
-    if (query.get("type") !== "1") {
-      receiver.otherTypes++;
-      return;
-    }
-    receiver.sentAt.set(id, sent);
-    const times = receiver.delivered.get(id);
-    if (times) times.push(at);
-    else receiver.delivered.set(id, [at]);
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return Object.assign(receiver, {
-    url: `http://127.0.0.1:${port}/dlr`,
-    reset() {
-      receiver.delivered.clear();
-      receiver.sentAt.clear();
-      receiver.requests = 0;
-      receiver.otherTypes = 0;
-      receiver.unreadable = 0;
-    },
-    stop() {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
-}
-
 async function getText(url: string): Promise<{ status: number; text: string } | null> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
@@ -298,8 +226,29 @@ async function run(
   const sinkPeer = await startSinkPeer(cleanup, { port: PORTS.smpp, tlvId: "receipt", ids: sinkIds });
   const sinkProcess = sinkPeer.process;
 
-  const receiver = await startDlrReceiver();
-  cleanup.add(() => receiver.stop());
+  // The load process, and in it the reports' receiver (peers/callback-server.ts), as issue 27
+  // measured: it sends nothing until told to start, after the probe.
+  const plan: LoadPlan = {
+    bases: [`http://127.0.0.1:${PORTS.sendsms}`],
+    key: secret,
+    from: SENDER,
+    message: MESSAGE,
+    mode: "sendsms",
+    requests: Math.ceil(messages / perRequest),
+    perRequest,
+    inFlight: connections,
+    firstSubscriber: FIRST_SUBSCRIBER,
+    sendsms: { username: SENDSMS_USER },
+    receiver: "dlr",
+  };
+  const loadProcess = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(plan)]);
+  cleanup.add(loadProcess.stop);
+  const state: { responses: number; load: LoadResult | null } = { responses: 0, load: null };
+  // dlr-mask=1 asks for "delivered" (type 1) only: any other type is a report not expected.
+  const receiver = await remoteReceiver(loadProcess, "1", (m) => {
+    if (m.type === "progress") state.responses = m.responses;
+    else if (m.type === "result") state.load = m;
+  });
 
   phase.now = "starting bearerbox and smsbox";
   const bearerbox = startBox("bearerbox", conf, dir);
@@ -361,26 +310,7 @@ async function run(
   phase.now = "the load";
   const cpuBefore = { bearerbox: cpuSeconds(bearerbox.pid), smsbox: cpuSeconds(smsbox.pid) };
   const sinkCpuBefore = cpuSeconds(sinkProcess.pid);
-  const plan: LoadPlan = {
-    bases: [`http://127.0.0.1:${PORTS.sendsms}`],
-    key: secret,
-    from: SENDER,
-    message: MESSAGE,
-    mode: "sendsms",
-    requests: Math.ceil(messages / perRequest),
-    perRequest,
-    inFlight: connections,
-    firstSubscriber: FIRST_SUBSCRIBER,
-    sendsms: { username: SENDSMS_USER, dlrUrl: receiver.url },
-  };
-  const loadProcess = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(plan)]);
-  cleanup.add(loadProcess.stop);
-  const state: { responses: number; load: LoadResult | null } = { responses: 0, load: null };
-  loadProcess.child.on("message", (raw: unknown) => {
-    const m = loadMessageSchema.parse(raw);
-    if (m.type === "progress") state.responses = m.responses;
-    else state.load = m;
-  });
+  receiver.start();
   let lastSaid = performance.now();
   const load = await (async (): Promise<LoadResult> => {
     for (;;) {
@@ -431,7 +361,9 @@ async function run(
     missing_dlrs: dlr.missing,
     duplicate_dlrs: dlr.duplicate,
     unexpected_dlrs: dlr.unexpected,
-    dlrs_not_delivered_type: receiver.otherTypes,
+    dlrs_not_delivered_type: [...receiver.byType]
+      .filter(([type]) => type !== "1")
+      .reduce((sum, [, n]) => sum + n, 0),
     unreadable_dlrs: receiver.unreadable,
   };
   const problemCount = Object.values(problems).reduce((a, n) => a + n, 0);

@@ -23,6 +23,7 @@ import { round } from "../lib/report.ts";
 import { type ShiriProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import {
   FIRST_SUBSCRIBER,
+  type LoadMessage,
   type LoadPlan,
   type LoadResult,
   loadMessageSchema,
@@ -35,11 +36,12 @@ import type { StepProgress } from "../report/progress.ts";
 import { startEnv } from "../scenarios/env.ts";
 import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts";
 import { checkCompleteness } from "./completeness.ts";
-import { startPeer } from "./peer-process.ts";
+import { type PeerProcess, startPeer } from "./peer-process.ts";
 import { ownServerPids, ServerCpu } from "./process-cpu.ts";
+import { remoteReceiver } from "./remote-receiver.ts";
 import { probeTlvMode, registerWebhook, sendBulk } from "./service-calls.ts";
 import { startSinkPeer } from "./sink-peer.ts";
-import { startWebhookReceiver } from "./webhook-receiver.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.ts";
 
 type BulkResult = Awaited<ReturnType<typeof sendBulk>>;
 
@@ -86,6 +88,11 @@ export interface PipelinePlan {
   accountRateLimits?: "none";
   /** The sink's message ids (peers/sink-ids.ts): numeric unless given. */
   sinkIds?: IdForm;
+  /**
+   * The callback receiver in the load generator's process (peers/callback-server.ts), as issue 27
+   * measured Kannel and Shiri; absent: in the bench's own process.
+   */
+  callbacksWithLoad?: boolean;
 }
 
 /**
@@ -221,7 +228,39 @@ export async function runPipeline(
         budgets.push(budget);
       }
     await sink.waitForBinds(OPERATORS.length * plan.workers, 30_000);
-    const receiver = await startWebhookReceiver();
+
+    const loadPlan: LoadPlan = {
+      bases: apis.map((a) => a.base),
+      key: env.key,
+      from: SENDER,
+      message: MESSAGE,
+      mode: plan.mode,
+      requests,
+      perRequest: plan.perRequest,
+      inFlight: plan.inFlight,
+      firstSubscriber: FIRST_SUBSCRIBER,
+      ...(plan.callbacksWithLoad ? { receiver: "webhook" as const } : {}),
+    };
+    // Set from callbacks (IPC, the big request): a holder, so the loop below reads them fresh.
+    const state: {
+      responses: number;
+      load: LoadResult | null;
+      big: BulkResult | null;
+      bigSentAt: { ms: number; callbacks: number } | null;
+    } = { responses: 0, load: null, big: null, bigSentAt: null };
+    const onLoadMessage = (m: LoadMessage) => {
+      if (m.type === "progress") state.responses = m.responses;
+      else if (m.type === "result") state.load = m;
+    };
+    const startLoad = () => {
+      const started = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(loadPlan)]);
+      cleanup.add(started.stop);
+      return started;
+    };
+    // The callbacks taken in the load process (started now, sending once told), or here.
+    const early = plan.callbacksWithLoad ? startLoad() : null;
+    const remote = early ? await remoteReceiver(early, "message.delivered", onLoadMessage) : null;
+    const receiver: WebhookReceiver = remote ?? (await startWebhookReceiver());
     cleanup.add(() => receiver.stop());
     const webhook = await registerWebhook(env.base, env.key, receiver.url, webhookBatchSize);
     receiver.setSecret(webhook.secret);
@@ -250,31 +289,14 @@ export async function runPipeline(
     const ownBefore = server ? await ownServerPids(env.pool) : new Set<number>();
     const sampler = sampleDatabase ? startPgSampler(env.pool) : null;
 
-    const loadPlan: LoadPlan = {
-      bases: apis.map((a) => a.base),
-      key: env.key,
-      from: SENDER,
-      message: MESSAGE,
-      mode: plan.mode,
-      requests,
-      perRequest: plan.perRequest,
-      inFlight: plan.inFlight,
-      firstSubscriber: FIRST_SUBSCRIBER,
-    };
-    const load = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(loadPlan)]);
-    cleanup.add(load.stop);
-    // Set from callbacks (IPC, the big request): a holder, so the loop below reads them fresh.
-    const state: {
-      responses: number;
-      load: LoadResult | null;
-      big: BulkResult | null;
-      bigSentAt: { ms: number; callbacks: number } | null;
-    } = { responses: 0, load: null, big: null, bigSentAt: null };
-    load.child.on("message", (raw: unknown) => {
-      const m = loadMessageSchema.parse(raw);
-      if (m.type === "progress") state.responses = m.responses;
-      else state.load = m;
-    });
+    let load: PeerProcess;
+    if (early && remote) {
+      load = early;
+      remote.start();
+    } else {
+      load = startLoad();
+      load.child.on("message", (raw: unknown) => onLoadMessage(loadMessageSchema.parse(raw)));
+    }
 
     const loadMessages = requests * plan.perRequest;
     const total = loadMessages + plan.bigRequest;
@@ -459,7 +481,7 @@ export async function runPipeline(
             }
           : {}),
         postgres: `${env.db.version} (${env.db.source})`,
-        processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator, nice ${workerNice}), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver in the bench`,
+        processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator, nice ${workerNice}), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver ${plan.callbacksWithLoad ? "in the load generator's process" : "in the bench"}`,
         webhook_events: webhook.events,
         opt_out_list:
           optOuts > 0 ? `${optOuts.toLocaleString("en")} numbers, none of them a recipient` : "empty",
