@@ -10,23 +10,10 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { SIGNATURE_HEADER, verifySignature } from "../../src/webhooks/signing.ts";
+import { type Event, eventsOf } from "../pipeline/webhook-receiver.ts";
 import { type Arrival, digits, type LoadMessage, wallMs } from "./load-protocol.ts";
 
 const FLUSH_MS = 50;
-
-interface Event {
-  type?: unknown;
-  data?: { id?: unknown };
-}
-
-function eventsOf(body: unknown): Event[] {
-  if (Array.isArray(body)) return body as Event[];
-  if (typeof body === "object" && body !== null) {
-    const events = (body as { events?: unknown }).events;
-    return Array.isArray(events) ? (events as Event[]) : [body as Event];
-  }
-  return [];
-}
 
 export interface CallbackServer {
   url: string;
@@ -67,7 +54,8 @@ export async function startCallbackServer(
   const onDlr = (path: string, at: number) => {
     const query = new URL(path, "http://receiver").searchParams;
     const id = digits(query.get("id") ?? "");
-    const sent = Number(query.get("sent"));
+    const sentText = query.get("sent");
+    const sent = sentText ? Number(sentText) : Number.NaN;
     if (!id || !Number.isFinite(sent)) {
       pending.unreadable++;
       return;
