@@ -81,7 +81,8 @@ const envSchema = z.object({
   /**
    * The nice value a `--role worker` process gives itself at start (0: none). Where it shares a
    * machine with an API, the API then has the CPU first: its requests wait less, and the worker,
-   * which runs less often, finds bigger batches that cost less a message (bench/RESULTS.md).
+   * which runs less often, finds bigger batches that cost less a message
+   * (docs/decisions/0022-workers-give-way-to-the-api.md).
    */
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(5),
   /**
@@ -150,7 +151,7 @@ const envSchema = z.object({
   WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(64),
   /** Callback requests in flight per worker process, all hosts together. */
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(256),
-  /** Events per delivery job, all for one host, sent one after another. */
+  /** Events per callback job, all for one host, sent one after another. */
   WEBHOOK_BATCH_SIZE: z.coerce.number().int().positive().default(100),
   /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
@@ -162,7 +163,7 @@ const envSchema = z.object({
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   /** After a rotation, callbacks carry the old secret's signature too for this many hours (0: none). */
   WEBHOOK_SECRET_GRACE_HOURS: z.coerce.number().nonnegative().default(24),
-  /** How often a worker looks for pending events whose delivery job was lost or used up its retries. */
+  /** How often a worker looks for pending events whose callback job was lost or used up its retries. */
   WEBHOOK_STRANDED_SWEEP_MS: z.coerce.number().int().positive().default(60_000),
   // --- Callbacks that cannot be turned on a stranger; upgrades that do not stop sending (issue 28).
   /** Events one account may redeliver per hour, all processes together (0: no limit). */

@@ -23,12 +23,13 @@ export interface WebhookReceiver {
   stop(): Promise<void>;
 }
 
-interface Event {
+export interface Event {
   type?: unknown;
   data?: { id?: unknown };
 }
 
-function eventsOf(body: unknown): Event[] {
+/** The events of one callback body: one event, or an array of them (bare or under "events"). */
+export function eventsOf(body: unknown): Event[] {
   if (Array.isArray(body)) return body as Event[];
   if (typeof body === "object" && body !== null) {
     const events = (body as { events?: unknown }).events;

@@ -14,7 +14,7 @@ import type { DeliverSm } from "../smpp/session.ts";
 import { BindSlot } from "./bind-slot.ts";
 import { CarrierLink } from "./carrier-link.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { limiterForBind } from "./rate-limiter.ts";
+import { pacerForBind } from "./tps-pacer.ts";
 
 export interface LinkWorkerDeps {
   /** The link's name: SMPP_<LINK>_* are its settings. */
@@ -27,7 +27,7 @@ export interface LinkWorkerDeps {
   config: Config;
   pool: Pool;
   boss: Queue;
-  /** Opens the transactions that record status changes (see src/webhooks/event-jobs.ts). */
+  /** Opens the transactions that record status changes (see src/events/event-jobs.ts). */
   transact: Transact;
   logger: Logger;
   metrics: Metrics;
@@ -150,7 +150,7 @@ export class LinkWorker {
     });
     const link = new CarrierLink(name, settings, {
       logger,
-      rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
+      rateLimiter: pacerForBind(settings.tps_limit, settings.max_binds),
       breaker: {
         errorThresholdPercentage: config.BREAKER_ERROR_PERCENT,
         volumeThreshold: config.BREAKER_VOLUME_THRESHOLD,

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { OPERATORS } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool, Transact } from "../db/pool.ts";
+import { transactionsWithEventJobs } from "../events/event-jobs.ts";
 import { sweepExpired } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -11,7 +12,6 @@ import type { Queue } from "../queue/boss.ts";
 import type { WorkSignals } from "../queue/wakeups.ts";
 import { IdTally } from "../receipts/id-tally.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
-import { transactionsWithEventJobs } from "../webhooks/event-jobs.ts";
 import { LinkWorker } from "./link-worker.ts";
 import { Routes } from "./routes.ts";
 

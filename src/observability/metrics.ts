@@ -51,15 +51,29 @@ export function createMetrics() {
       buckets: [1, 2, 5, 10, 20, 50, 100],
       registers: r,
     }),
-    rateLimitLeases: new Counter({
-      name: "shiri_rate_limit_leases_total",
+    rateLimitSlices: new Counter({
+      name: "shiri_rate_limit_slices_total",
       help: "Slices of a rate-limit bucket this process took ahead of its requests, by limit (key, account, recipients).",
       labelNames: ["scope"] as const,
       registers: r,
     }),
-    rateLimitLeasedUnits: new Counter({
-      name: "shiri_rate_limit_leased_units_total",
+    rateLimitSliceUnits: new Counter({
+      name: "shiri_rate_limit_slice_units_total",
       help: "Requests (recipients for the recipients limit) taken in slices, by limit.",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    // Deprecated names of the two above ("lease" now means only a dispatch or bind-slot lease:
+    // docs/decisions/0010), still emitted with the same values for operators' own dashboards.
+    deprecatedRateLimitLeases: new Counter({
+      name: "shiri_rate_limit_leases_total",
+      help: "Deprecated: shiri_rate_limit_slices_total under its old name.",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    deprecatedRateLimitLeasedUnits: new Counter({
+      name: "shiri_rate_limit_leased_units_total",
+      help: "Deprecated: shiri_rate_limit_slice_units_total under its old name.",
       labelNames: ["scope"] as const,
       registers: r,
     }),
@@ -366,10 +380,17 @@ export function initialiseSeries(
   metrics.rateLimited.inc({ scope: "redeliveries" }, 0);
   for (const scope of ["key", "account", "recipients"]) {
     metrics.rateLimited.inc({ scope }, 0);
-    metrics.rateLimitLeases.inc({ scope }, 0);
-    metrics.rateLimitLeasedUnits.inc({ scope }, 0);
+    countRateLimitSlice(metrics, scope, 0, 0);
     metrics.rateLimitReturnedUnits.inc({ scope }, 0);
   }
+}
+
+/** One slice of a rate-limit bucket taken (`slices` of them, `units` in all), under both names. */
+export function countRateLimitSlice(metrics: Metrics, scope: string, units: number, slices = 1): void {
+  metrics.rateLimitSlices.inc({ scope }, slices);
+  metrics.rateLimitSliceUnits.inc({ scope }, units);
+  metrics.deprecatedRateLimitLeases.inc({ scope }, slices);
+  metrics.deprecatedRateLimitLeasedUnits.inc({ scope }, units);
 }
 
 /**

@@ -3,8 +3,8 @@ import { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import { connectionOptions, type DatabaseTimeouts, type Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
-import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "../webhooks/queue.ts";
 import { announceWork, CALLBACK_JOBS_TOPIC, DISPATCH_LATER_TOPIC, dispatchTopic } from "./wakeups.ts";
+import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "./webhook-jobs.ts";
 
 /** One dispatch queue per operator, so a stalled carrier never holds up another. */
 export const dispatchQueue = (operator: Operator): string => `dispatch-${operator}`;

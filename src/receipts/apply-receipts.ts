@@ -1,8 +1,9 @@
 import type { Queryable } from "../db/pool.ts";
+import { FINAL_STATES } from "../domain/receipt-states.ts";
 import { type IdRelation, numberCandidates, numberKey } from "../domain/smsc-id.ts";
 import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
 import { announceWork, EARLY_RECEIPTS_TOPIC } from "../queue/wakeups.ts";
-import { FINAL_STATES, type Receipt } from "./read-receipt.ts";
+import type { Receipt } from "./read-receipt.ts";
 
 const FINAL = [...FINAL_STATES];
 

@@ -4,13 +4,13 @@ import { createAccount } from "../../src/accounts/accounts.ts";
 import { createPool, type Pool, withTransaction } from "../../src/db/pool.ts";
 import type { RateLimitDecision, RateLimitDefaults, RateLimitRequest } from "../../src/limits/rate-limits.ts";
 import { setAccountRateLimits } from "../../src/limits/rate-limits.ts";
-import { LEASE_MS, RequestLimiter } from "../../src/limits/request-limiter.ts";
+import { RequestLimiter, SLICE_LIFETIME_MS } from "../../src/limits/request-limiter.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { recipientsLevel } from "../support/rate-limits.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
- * Slices of the buckets leased to each process (migration 016, src/limits/leases.ts), on a real
+ * Slices of the buckets taken by each process (migration 016, src/limits/slices.ts), on a real
  * database: two RequestLimiters with pools of their own stand in for two API processes. Limits of
  * 100 or more a window are sliced; the counters say the slices were really used, so a test that
  * passes is not just the exact path passing.
@@ -22,18 +22,18 @@ const limiters: RequestLimiter[] = [];
 interface Counted {
   limiter: RequestLimiter;
   local: number;
-  leased: number;
+  sliced: number;
   returned: number;
 }
 
 function limiter(defaults: RateLimitDefaults): Counted {
   const pool = createPool(db.url, 2);
   pools.push(pool);
-  const counted: Counted = { local: 0, leased: 0, returned: 0 } as Counted;
+  const counted: Counted = { local: 0, sliced: 0, returned: 0 } as Counted;
   counted.limiter = new RequestLimiter(pool, defaults, {
     onLocal: () => counted.local++,
-    onLease: (_scope, units) => {
-      counted.leased += units;
+    onSlice: (_scope, units) => {
+      counted.sliced += units;
     },
     onGiveBack: (_scope, units) => {
       counted.returned += units;
@@ -85,7 +85,7 @@ async function paced(
 
 const allowedOf = (taken: readonly Taken[]) => taken.filter((t) => t.decision.allowed).length;
 
-describe("slices of a bucket leased to each process", () => {
+describe("slices of a bucket taken by each process", () => {
   it("two processes over a limit of 200 a second admit no more than the bucket allows", async () => {
     const defaults = { keyRequestsPerSecond: 0, accountRequestsPerSecond: 200, recipientsPerMinute: 0 };
     const a = limiter(defaults);
@@ -115,7 +115,7 @@ describe("slices of a bucket leased to each process", () => {
     expect(allowed).toBeGreaterThanOrEqual(500 - 50);
     expect(allowed).toBeLessThanOrEqual(500 + Math.ceil(500 * elapsedSeconds));
     expect(one.local).toBeGreaterThanOrEqual(100);
-    // Leased decisions carry the limit and a plausible remainder, like the database's.
+    // Decisions with slices carry the limit and a plausible remainder, like the database's.
     for (const t of taken) {
       const limit = t.decision.limits[0];
       expect(limit).toMatchObject({ scope: "account", quota: 500, windowSeconds: 1 });
@@ -132,9 +132,9 @@ describe("slices of a bucket leased to each process", () => {
     const taken = await paced([one], request, 1, 30, 0);
     const allowed = allowedOf(taken);
     expect(allowed).toBe(30);
-    expect(one.leased).toBeGreaterThan(0);
+    expect(one.sliced).toBeGreaterThan(0);
     await waitFor(() => one.returned > 0, {
-      timeoutMs: 3 * LEASE_MS + 1_000,
+      timeoutMs: 3 * SLICE_LIFETIME_MS + 1_000,
       what: "a slice's rest given back",
     });
     await sleep(50);
@@ -155,7 +155,7 @@ describe("slices of a bucket leased to each process", () => {
     // Five sends failed while the slice is live (back into it), five more after it ended (to the row).
     for (let i = 0; i < 5; i++) await one.limiter.giveBack(request.accountId, 1);
     await waitFor(() => one.returned > 0, {
-      timeoutMs: 3 * LEASE_MS + 1_000,
+      timeoutMs: 3 * SLICE_LIFETIME_MS + 1_000,
       what: "a slice's rest given back",
     });
     for (let i = 0; i < 5; i++) await one.limiter.giveBack(request.accountId, 1);
@@ -165,7 +165,7 @@ describe("slices of a bucket leased to each process", () => {
     expect(level).toBeGreaterThanOrEqual(20 - (100 / 60) * elapsedSeconds - 1e-6);
   });
 
-  it("a lowered account limit applies within one lease lifetime", async () => {
+  it("a lowered account limit applies within one slice lifetime", async () => {
     const { account } = await withTransaction(admin(), (tx) =>
       createAccount(tx, { name: `lease-${randomUUID().slice(0, 8)}`, currency: "USD", openingBalance: 0 }),
     );
@@ -185,7 +185,7 @@ describe("slices of a bucket leased to each process", () => {
     const changedAt = performance.now();
     // ...then slow, so an old slice would last well past its lifetime if it were let.
     const after = await paced([one], request, 60, 1, 10);
-    const late = after.filter((t) => t.issuedAt >= changedAt + LEASE_MS);
+    const late = after.filter((t) => t.issuedAt >= changedAt + SLICE_LIFETIME_MS);
     expect(late.length).toBeGreaterThan(20);
     for (const t of late) {
       expect(t.decision.limits.map((l) => l.quota)).toEqual([100]);

@@ -1,13 +1,13 @@
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "../queue/webhook-jobs.ts";
 import type { CallbackSettings } from "./account-webhooks.ts";
 import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
-import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "./queue.ts";
 import { stopKey, stoppedError, stopUrls } from "./refusals.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
 
-/** An outbox row as a delivery needs it; the payload is sent as stored, never rebuilt. */
+/** An outbox row as sending its callback needs it; the payload is sent as stored, never rebuilt. */
 export interface EventRow {
   id: string;
   account_id: string;
@@ -60,7 +60,7 @@ export type StoppedUrls = Map<string, Date>;
  * back-off, so a dead receiver costs one request per job, not one per event. Outcomes are
  * recorded in one statement per job.
  */
-export async function deliverBatch(
+export async function sendCallbackBatch(
   ctx: BatchContext,
   job: WebhookJob,
   events: Map<string, EventRow>,

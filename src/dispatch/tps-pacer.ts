@@ -1,5 +1,12 @@
 import type { RateLimiter } from "../smpp/session.ts";
 
+/*
+ * Pacing submits to the carrier's TPS limit: not a rate limit, which in Shiri means only the
+ * API's quotas (src/limits), nor throttling, which is the carrier's ESME_RTHROTTLED answer
+ * (docs/decisions/0010). It implements src/smpp's RateLimiter interface, whose name is the SMPP
+ * session's to change.
+ */
+
 /** A second, plus 5 ms for timers that fire early and for the carrier's clock rounding to the ms. */
 const SLOT_REUSE_MS = 1005;
 
@@ -11,7 +18,7 @@ const SLOT_REUSE_MS = 1005;
  * sent instead lets that jitter squeeze L + 1 PDUs into one of the carrier's seconds. The cost
  * is one round trip per slot per second: the rate is L × 1 s / (1 s + round trip).
  */
-export class SlidingWindowLimiter implements RateLimiter {
+export class TpsPacer implements RateLimiter {
   /** Per slot: when the carrier answered its last PDU. */
   private readonly answeredAt: number[];
   /** Per slot: settles when its PDU on the wire is answered (or given up). */
@@ -56,14 +63,14 @@ export class SlidingWindowLimiter implements RateLimiter {
   }
 }
 
-/** A carrier without a TPS limit. */
-export const UNLIMITED: RateLimiter = { acquire: async () => () => {} };
+/** A carrier without a TPS limit: no pacing. */
+export const NO_PACING: RateLimiter = { acquire: async () => () => {} };
 
 /**
  * The share of an operator's TPS one bind may use: the limit is the carrier's across all our
  * binds, so with `maxBinds` slots each bind gets an equal share and the total never exceeds it.
  */
-export function limiterForBind(tpsLimit: number, maxBinds: number): RateLimiter {
-  if (tpsLimit <= 0) return UNLIMITED;
-  return new SlidingWindowLimiter(Math.max(1, Math.floor(tpsLimit / maxBinds)));
+export function pacerForBind(tpsLimit: number, maxBinds: number): RateLimiter {
+  if (tpsLimit <= 0) return NO_PACING;
+  return new TpsPacer(Math.max(1, Math.floor(tpsLimit / maxBinds)));
 }

@@ -2,8 +2,14 @@ import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 import { takeRedeliveryBudget } from "./redelivery-budget.ts";
 import { stopKey, stoppedUrls } from "./refusals.ts";
 
+/*
+ * The account's callback log: each event and what became of sending it. The public API calls an
+ * entry a "delivery" (GET /api/v1/webhook/deliveries) and sending one again "redeliver": those
+ * words are its promise; inside, delivery is the handset's word (docs/decisions/0010).
+ */
+
 /** One event of an account and what became of it, as GET /api/v1/webhook/deliveries lists it. */
-export interface Delivery {
+export interface CallbackLogEntry {
   id: string;
   type: string;
   message_id: string | null;
@@ -16,7 +22,7 @@ export interface Delivery {
   completed_at: string | null;
 }
 
-interface Row extends Omit<Delivery, "created_at" | "completed_at"> {
+interface Row extends Omit<CallbackLogEntry, "created_at" | "completed_at"> {
   created_at: Date;
   completed_at: Date | null;
 }
@@ -24,18 +30,18 @@ interface Row extends Omit<Delivery, "created_at" | "completed_at"> {
 const COLUMNS =
   "id, type, message_id, url, state, attempts, last_status, last_error, created_at, completed_at";
 
-const view = (r: Row): Delivery => ({
+const view = (r: Row): CallbackLogEntry => ({
   ...r,
   created_at: r.created_at.toISOString(),
   completed_at: r.completed_at ? r.completed_at.toISOString() : null,
 });
 
 /** The account's events, newest first, optionally of one state and from `since` on. */
-export async function listDeliveries(
+export async function listCallbackLog(
   db: Queryable,
   accountId: string,
-  filter: { limit: number; state?: Delivery["state"] | undefined; since?: Date | undefined },
-): Promise<Delivery[]> {
+  filter: { limit: number; state?: CallbackLogEntry["state"] | undefined; since?: Date | undefined },
+): Promise<CallbackLogEntry[]> {
   const { rows } = await db.query<Row>(
     `SELECT ${COLUMNS} FROM webhook_events
       WHERE account_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::timestamptz IS NULL OR created_at >= $3)
@@ -93,7 +99,7 @@ export async function redeliverEvent(
   accountId: string,
   eventId: string,
   perHour: number,
-): Promise<Redelivery<Delivery>> {
+): Promise<Redelivery<CallbackLogEntry>> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: string; account_id: string; url: string; ended_by_gone: boolean }>(
       "SELECT id, account_id, url, ended_by_gone FROM webhook_events WHERE id = $1 AND account_id = $2 FOR UPDATE",

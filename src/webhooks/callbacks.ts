@@ -12,23 +12,23 @@ import {
   OUTBOX_TOPIC,
   type WorkSignals,
 } from "../queue/wakeups.ts";
+import { WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
-import {
-  type BatchContext,
-  deliverBatch,
-  type EventRow,
-  LOAD_EVENTS,
-  type StoppedUrls,
-} from "./deliver-batch.ts";
 import { callbackAgents } from "./post-callback.ts";
-import { WEBHOOK_QUEUE, type WebhookJob } from "./queue.ts";
 import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
+import {
+  type BatchContext,
+  type EventRow,
+  LOAD_EVENTS,
+  type StoppedUrls,
+  sendCallbackBatch,
+} from "./send-batch.ts";
 import { requeueStrandedEvents } from "./stranded.ts";
 
-export interface WebhookDeliveryOptions {
+export interface CallbackOptions {
   timeoutMs: number;
   /** Requests in flight per destination host, across all workers (pg-boss group concurrency). */
   concurrencyPerHost: number;
@@ -60,18 +60,18 @@ const STRANDED_CHUNK = 10_000;
 
 /**
  * The webhook stage of a worker process: a relay loop that turns due outbox events into pg-boss
- * jobs (the API's events and retries; the worker's own are born in jobs), and a delivery loop
+ * jobs (the API's events and retries; the worker's own are born in jobs), and a sending loop
  * that fetches those jobs and sends each one's events. Each request is bounded by its timeout,
  * each host's requests in flight by pg-boss group concurrency (a job sends one request at a
  * time) and the process's by maxInFlight; a fetch never waits for a request. A receiver that
  * hangs holds a few slots of its own host, never the loop, other hosts, sending or dispatch.
  */
-export function startWebhookDelivery(deps: {
+export function startCallbacks(deps: {
   pool: Pool;
   boss: Queue;
   logger: Logger;
   metrics: Metrics;
-  options: WebhookDeliveryOptions;
+  options: CallbackOptions;
   /** Announcements of work: the idle loops sleep until theirs (none: they poll every idlePollMs). */
   signals?: WorkSignals;
 }): { stop(): Promise<void> } {
@@ -79,15 +79,15 @@ export function startWebhookDelivery(deps: {
   const logger = deps.logger.child({ stage: "webhooks" });
   const inFlight = new Set<Promise<void>>();
   const relayWaker = new Waker();
-  const deliveryWaker = new Waker();
+  const sendWaker = new Waker();
   const signals = deps.signals ?? localSignals();
   const unsubscribe = [
     signals.on(OUTBOX_TOPIC, () => relayWaker.wake()),
-    signals.on(CALLBACK_JOBS_TOPIC, () => deliveryWaker.wake()),
+    signals.on(CALLBACK_JOBS_TOPIC, () => sendWaker.wake()),
   ];
   /** When each loop last found work: until AWAKE_AFTER_WORK_MS later it keeps polling. */
   let relayWorkAt = 0;
-  let deliveryWorkAt = 0;
+  let sendWorkAt = 0;
   const awake = (since: number) => Date.now() - since < AWAKE_AFTER_WORK_MS;
   // pg-boss's fetch and completion, as named statements on the service's pool.
   const onPool = statementsOn(pool);
@@ -122,7 +122,7 @@ export function startWebhookDelivery(deps: {
         const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
         if (moved > 0) {
           relayWorkAt = Date.now();
-          deliveryWaker.wake();
+          sendWaker.wake();
         }
         if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
         if (!awake(relayWorkAt)) {
@@ -137,11 +137,11 @@ export function startWebhookDelivery(deps: {
     }
   }
 
-  async function deliveryLoop(): Promise<void> {
+  async function sendLoop(): Promise<void> {
     while (!stopped) {
       const free = options.maxInFlight - inFlight.size;
       if (free <= 0) {
-        await deliveryWaker.sleep(options.pollMs);
+        await sendWaker.sleep(options.pollMs);
         continue;
       }
       let jobs: Job<WebhookJob>[];
@@ -153,12 +153,10 @@ export function startWebhookDelivery(deps: {
         logger.error({ err }, "webhook fetch failed; retrying");
         jobs = [];
       }
-      if (jobs.length > 0) deliveryWorkAt = Date.now();
+      if (jobs.length > 0) sendWorkAt = Date.now();
       // Idle: until an announcement, or the due watch's wake (a job retry come due, a lost announcement).
       else
-        await deliveryWaker.sleep(
-          awake(deliveryWorkAt) ? options.pollMs : IDLE_BACKSTOP_POLLS * options.idlePollMs,
-        );
+        await sendWaker.sleep(awake(sendWorkAt) ? options.pollMs : IDLE_BACKSTOP_POLLS * options.idlePollMs);
     }
   }
 
@@ -190,7 +188,7 @@ export function startWebhookDelivery(deps: {
     for (const job of jobs) {
       const running = runJob(job, events, settings, stopped).finally(() => {
         inFlight.delete(running);
-        deliveryWaker.wake();
+        sendWaker.wake();
       });
       inFlight.add(running);
     }
@@ -203,7 +201,7 @@ export function startWebhookDelivery(deps: {
     stopped: StoppedUrls,
   ): Promise<void> {
     try {
-      await deliverBatch(ctx, job.data, events, settings, stopped);
+      await sendCallbackBatch(ctx, job.data, events, settings, stopped);
       await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
     } catch (err) {
       // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
@@ -211,13 +209,13 @@ export function startWebhookDelivery(deps: {
     }
   }
 
-  const loops = Promise.all([relayLoop(), deliveryLoop()]);
+  const loops = Promise.all([relayLoop(), sendLoop()]);
   return {
     async stop() {
       stopped = true;
       for (const off of unsubscribe) off();
       relayWaker.wake();
-      deliveryWaker.wake();
+      sendWaker.wake();
       await loops;
       // A stopping job sends no further event, so this waits for one request per job at most.
       await Promise.allSettled([...inFlight]);
@@ -227,8 +225,8 @@ export function startWebhookDelivery(deps: {
   };
 }
 
-/** The delivery settings from the service configuration. */
-export function webhookDeliveryOptions(config: Config): WebhookDeliveryOptions {
+/** The callback settings from the service configuration. */
+export function callbackOptions(config: Config): CallbackOptions {
   return {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,

@@ -1,7 +1,8 @@
 /**
- * The pg-boss queue of callback deliveries. A job carries a few events bound for one destination
- * host (its group), sent one after another: pg-boss's group concurrency then bounds the requests
- * in flight per host across every worker, and the queue's cost is per batch, not per event.
+ * The pg-boss queue of callbacks (its name, "webhook-delivery", is stored in pg-boss and stays). A
+ * job carries a few events bound for one destination host (its group), sent one after another:
+ * pg-boss's group concurrency then bounds the requests in flight per host across every worker,
+ * and the queue's cost is per batch, not per event.
  */
 export const WEBHOOK_QUEUE = "webhook-delivery";
 
@@ -14,7 +15,7 @@ export interface WebhookJob {
 export const JOB_BUDGET_MS = 60_000;
 
 export const WEBHOOK_QUEUE_OPTIONS = {
-  // Retries of events are scheduled by the outbox (retry.ts); a job retry only covers a worker
+  // Retries of events are scheduled by the outbox (src/webhooks/retry.ts); a job retry only covers a worker
   // that died mid-job, once its job expires (well after the job's own time budget).
   retryLimit: 10,
   retryDelay: 30,
@@ -40,7 +41,7 @@ export interface EventForJob {
 }
 
 /**
- * The delivery jobs for some events: grouped by destination host (their order kept), at most
+ * The callback jobs for some events: grouped by destination host (their order kept), at most
  * `batchSize` events a job, so pg-boss's group concurrency bounds each host's requests in flight.
  */
 export function webhookJobs(

@@ -1,3 +1,8 @@
+/*
+ * The event outbox: the event types a webhook can ask for and the rows every stage that changes a
+ * message writes in its own transaction. Below those stages (docs/decisions/0010); src/webhooks
+ * reads the outbox and sends the callbacks.
+ */
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 import { announceWork, OUTBOX_TOPIC } from "../queue/wakeups.ts";
@@ -57,8 +62,8 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
 /*
  * One INSERT ... SELECT whatever the number of ids. The Message is built here exactly as
  * toMessageView (src/intake/message-view.ts) renders it, field for field and in the same order,
- * so the payload is the event's own snapshot: delivery never reads the message again and the
- * event shows the change it announces. The destination is fixed now too: the send's webhook_url
+ * so the payload is the event's own snapshot: sending the callback never reads the message again
+ * and the event shows the change it announces. The destination is fixed now too: the send's webhook_url
  * with the event types it asked for (webhook_events, NULL for all), else the account webhook with
  * its own (events, NULL for all). Messages whose destination does not want the type are skipped.
  */
@@ -133,8 +138,9 @@ export async function takingUpEvents<T>(
  * Records one event per message id, snapshotting the Message as GET /api/v1/sms/{id} shows it
  * now, for messages whose destination (the send's webhook_url, else the account webhook) wants
  * this type; a no-op for the others. Call it in the transaction of the status change, after the
- * change. Set-based: one statement whatever the count. Delivery happens later, off this path (see
- * delivery.ts): the relay puts the event in a job, or the transaction's opener does (takingUpEvents).
+ * change. Set-based: one statement whatever the count. The callback is sent later, off this path
+ * (see src/webhooks/callbacks.ts): the relay puts the event in a job, or the transaction's opener
+ * does (takingUpEvents).
  */
 export async function recordMessageEvents(
   tx: Queryable,
@@ -182,7 +188,7 @@ export interface AccountEvent {
 
 /**
  * Records account events for the accounts whose webhook wants them; a no-op for the others. One
- * statement whatever the count; delivery as recordMessageEvents's.
+ * statement whatever the count; callbacks as recordMessageEvents's.
  */
 export async function recordAccountEvents(tx: Queryable, events: readonly AccountEvent[]): Promise<void> {
   if (events.length === 0) return;

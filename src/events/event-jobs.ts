@@ -1,11 +1,11 @@
 import { type Pool, type Transact, withTransaction } from "../db/pool.ts";
 import { type Queue, statementsOn } from "../queue/boss.ts";
 import { announceWork, CALLBACK_JOBS_TOPIC } from "../queue/wakeups.ts";
+import { WEBHOOK_QUEUE, webhookJobs } from "../queue/webhook-jobs.ts";
 import { takingUpEvents } from "./events.ts";
-import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
 
 /**
- * Transactions whose new callback events get their delivery jobs in the same transaction: the
+ * Transactions whose new callback events get their callback jobs in the same transaction: the
  * worker's status changes (settle, receipts, expiry), which hold a queue handle. Their events skip the
  * relay, whose claim rewrote every event row (and its index entries) once more and waited for its
  * next pass. An event, its status change and its job still commit together or not at all; events

@@ -1,11 +1,16 @@
-import { OPERATORS } from "../../carriers/index.ts";
-import type { Config } from "../config.ts";
-import type { Pool } from "../db/pool.ts";
-import { sampleOpenMessages } from "../lifecycle/open-mark.ts";
-import { every } from "../periodic.ts";
-import { dispatchQueue } from "../queue/boss.ts";
-import { countPendingEvents } from "../webhooks/deliveries.ts";
-import type { Metrics } from "./metrics.ts";
+import { OPERATORS } from "../carriers/index.ts";
+import type { Config } from "./config.ts";
+import type { Pool } from "./db/pool.ts";
+import { sampleOpenMessages } from "./lifecycle/open-mark.ts";
+import type { Metrics } from "./observability/metrics.ts";
+import { every } from "./periodic.ts";
+import { dispatchQueue } from "./queue/boss.ts";
+import { countPendingEvents } from "./webhooks/callback-log.ts";
+
+/*
+ * Beside service.ts at the top of the layers (docs/decisions/0010): it reads every stage's tables
+ * into src/observability's gauges, while src/observability itself stays below the stages.
+ */
 
 /** About a Prometheus scrape interval: sampled more often, an idle process pays for values nobody reads. */
 const SAMPLE_EVERY_MS = 15_000;

@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { type BucketId, LeaseBook, type LeasedDecision, type LeasedLimit } from "../../src/limits/leases.ts";
-import type { RateLimitRequest } from "../../src/limits/rate-limits.ts";
+import type { DecisionWithSlices, LimitWithSlice, RateLimitRequest } from "../../src/limits/rate-limits.ts";
+import { type BucketId, SliceBook } from "../../src/limits/slices.ts";
 
 /** The slices' arithmetic on a clock of the test's own (ms): no database, no timers. */
 const LIFETIME = 200;
 const request: RateLimitRequest = { keyId: "k1", accountId: "a1", recipients: 0 };
 const send = (recipients: number): RateLimitRequest => ({ ...request, recipients });
 
-function limit(scope: LeasedLimit["scope"], leased: number, extra: Partial<LeasedLimit> = {}): LeasedLimit {
+function limit(
+  scope: LimitWithSlice["scope"],
+  slice: number,
+  extra: Partial<LimitWithSlice> = {},
+): LimitWithSlice {
   const quota = scope === "recipients" ? 6000 : 1000;
   return {
     scope,
@@ -16,22 +20,22 @@ function limit(scope: LeasedLimit["scope"], leased: number, extra: Partial<Lease
     remaining: quota - 1,
     resetMs: 1,
     retryMs: 0,
-    leased,
+    slice,
     ...extra,
   };
 }
 
-const allowed = (...limits: LeasedLimit[]): LeasedDecision => ({ allowed: true, limits });
+const allowed = (...limits: LimitWithSlice[]): DecisionWithSlices => ({ allowed: true, limits });
 
-describe("LeaseBook", () => {
+describe("SliceBook", () => {
   it("decides nothing before the database granted a slice", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.record(request, 0);
     expect(book.decide(request, 0)).toBeNull();
   });
 
   it("admits exactly the slice's units, then leaves the next request to the database", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     // The key's limit does not apply (absent from the answer); the account's slice is 3.
     book.apply(request, allowed(limit("account", 3, { remaining: 999 })), 0);
     const decided = [1, 2, 3, 4].map(() => book.decide(request, 10));
@@ -45,7 +49,7 @@ describe("LeaseBook", () => {
   });
 
   it("needs a slice of every bucket the request takes from, and takes from none when one is short", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.apply(send(5), allowed(limit("account", 10), limit("recipients", 4)), 0);
     expect(book.decide(send(5), 1)).toBeNull();
     // The account's slice was not touched by the refused local attempt: ten requests of 0 recipients fit.
@@ -54,7 +58,7 @@ describe("LeaseBook", () => {
   });
 
   it("serves a slice for one lifetime from when it was asked for, then gives its rest back", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.apply(request, allowed(limit("account", 10)), 100);
     expect(book.decide(request, 299)).not.toBeNull();
     expect(book.decide(request, 300)).toBeNull();
@@ -64,13 +68,13 @@ describe("LeaseBook", () => {
   });
 
   it("gives back a recipients slice's rest to the account's row, in recipients", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.apply(send(1), allowed(limit("recipients", 50)), 0);
     expect(book.sweep(LIFETIME)).toEqual([{ subject: "account:a1", scope: "recipients", units: 50 }]);
   });
 
   it("takes a failed send's recipients back into a live slice, not after it ended", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     // Only the recipients limit applies to this account.
     book.apply(send(1), allowed(limit("recipients", 5)), 0);
     expect(book.decide(send(5), 1)).not.toBeNull();
@@ -81,14 +85,14 @@ describe("LeaseBook", () => {
   });
 
   it("merges a new slice with a live one's rest, keeping the older end", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.apply(request, allowed(limit("account", 2)), 0);
     book.apply(request, allowed(limit("account", 5)), 50);
     expect(book.sweep(LIFETIME)).toEqual([{ subject: "account:a1", scope: "account", units: 7 }]);
   });
 
   it("gives back an ended slice's rest when a new slice replaces it", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.apply(request, allowed(limit("account", 4)), 0);
     book.apply(request, allowed(limit("account", 5)), LIFETIME + 10);
     expect(book.sweep(LIFETIME + 11)).toEqual([{ subject: "account:a1", scope: "account", units: 4 }]);
@@ -96,7 +100,7 @@ describe("LeaseBook", () => {
   });
 
   it("with no limit at all, decides alone for a lifetime; a limit that appears ends that", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.apply(request, allowed(), 0);
     expect(book.decide(request, 10)).toEqual({ allowed: true, limits: [] });
     // A send's recipients were never asked about.
@@ -108,7 +112,7 @@ describe("LeaseBook", () => {
   });
 
   it("asks for what this process used of a bucket in the last lifetime, once per statement, and nothing below 2", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     book.record(request, 0);
     expect(book.wants(request, 0, new Set())).toEqual({ key: 0, account: 0, recipients: 0 });
     for (let i = 0; i < 9; i++) book.record(request, 10 + i);
@@ -121,7 +125,7 @@ describe("LeaseBook", () => {
   });
 
   it("asks for no slice of a bucket whose live slice covers the request", () => {
-    const book = new LeaseBook(LIFETIME);
+    const book = new SliceBook(LIFETIME);
     for (let i = 0; i < 5; i++) book.record(send(10), i);
     // The key's limit applies but granted no slice.
     book.apply(send(10), allowed(limit("key", 0), limit("account", 3), limit("recipients", 20)), 0);

@@ -1,4 +1,12 @@
-import type { LimitScope, LimitState, RateLimitDecision, RateLimitRequest } from "./rate-limits.ts";
+import type {
+  DecisionWithSlices,
+  GiveBack,
+  LimitScope,
+  LimitState,
+  RateLimitDecision,
+  RateLimitRequest,
+  SliceWants,
+} from "./rate-limits.ts";
 
 /**
  * One API process's slices of the shared rate-limit buckets (migration 016): the arithmetic only,
@@ -8,7 +16,7 @@ import type { LimitScope, LimitState, RateLimitDecision, RateLimitRequest } from
  * out of it needs no statement and can never admit more than the bucket allows, across any number
  * of processes. What bounds the cost to others is its size and its life: the database grants at
  * most a tenth of the limit and never the bucket's last tenth; this process asks for no more than
- * it used in the last lease lifetime (and nothing while it used fewer than 2), and a slice serves
+ * it used in the last slice lifetime (and nothing while it used fewer than 2), and a slice serves
  * requests for one lifetime only, after which its rest goes back to the bucket. So a slice holds
  * back from other processes at most a tenth of a limit, for at most a lifetime and a sweep, and a
  * changed limit is seen within a lifetime (every decision after it asks the database again).
@@ -46,31 +54,6 @@ interface Demand {
   previous: number;
 }
 
-/** A limit as the database decided it for a request, with the slice it granted (0: none). */
-export interface LeasedLimit extends LimitState {
-  leased: number;
-}
-
-export interface LeasedDecision {
-  allowed: boolean;
-  limits: LeasedLimit[];
-}
-
-/** What to give back to one bucket in the database. */
-export interface GiveBack {
-  /** The row in rate_limit_state: 'key:<id>' or 'account:<id>'. */
-  subject: string;
-  scope: LimitScope;
-  units: number;
-}
-
-/** The slices a request asks for along with its own decision (0: none). */
-export interface SliceWants {
-  key: number;
-  account: number;
-  recipients: number;
-}
-
 /** Below this many units used in a lifetime a slice would save less than one statement. */
 const SMALLEST_WANT = 2;
 
@@ -97,7 +80,7 @@ function costs(request: RateLimitRequest): [LimitScope, BucketId, number][] {
   return all;
 }
 
-export class LeaseBook {
+export class SliceBook {
   private readonly entries = new Map<BucketId, Entry>();
   private readonly demand = new Map<BucketId, Demand>();
   /** Rests of slices that were replaced before their end: given back at the next sweep. */
@@ -186,7 +169,7 @@ export class LeaseBook {
    * `askedAt` is when the statement was sent: a slice serves for one lifetime from then, so never
    * longer than that after the database granted it.
    */
-  apply(request: RateLimitRequest, decision: LeasedDecision, askedAt: number): void {
+  apply(request: RateLimitRequest, decision: DecisionWithSlices, askedAt: number): void {
     const expiresAt = askedAt + this.lifetimeMs;
     for (const [scope, bucket] of costs(request)) {
       const limit = decision.limits.find((l) => l.scope === scope);
@@ -196,7 +179,7 @@ export class LeaseBook {
         this.replace(bucket, { kind: "none", expiresAt });
         continue;
       }
-      if (limit.leased <= 0) {
+      if (limit.slice <= 0) {
         // Limited, with no slice: a stale "no limit" must not outlive this answer.
         if (entry?.kind === "none") this.entries.delete(bucket);
         continue;
@@ -206,9 +189,9 @@ export class LeaseBook {
         kind: "slice",
         quota: limit.quota,
         windowSeconds: limit.windowSeconds,
-        left: limit.leased,
-        bucketRemaining: limit.remaining - limit.leased,
-        wholeAt: askedAt + limit.resetMs + (limit.leased * windowMs) / limit.quota,
+        left: limit.slice,
+        bucketRemaining: limit.remaining - limit.slice,
+        wholeAt: askedAt + limit.resetMs + (limit.slice * windowMs) / limit.quota,
         expiresAt,
       };
       if (entry?.kind === "slice" && entry.expiresAt > askedAt && entry.left > 0) {
