@@ -75,8 +75,9 @@ export async function sendCallbackBatch(
   for (const request of requestsOf(job, events, settings)) {
     // A request's events share one account and URL.
     const [first] = request.events;
-    const key = first ? stopKey(first.account_id, request.url) : "";
-    const stoppedAt = stopped.get(key);
+    // The key parses the URL: only worth it when some URL is stopped, which is rare.
+    const keyOf = () => (first ? stopKey(first.account_id, request.url) : "");
+    const stoppedAt = stopped.size > 0 ? stopped.get(keyOf()) : undefined;
     if (stoppedAt) {
       for (const event of request.events) recorded.push(notSent(event, stoppedAt));
       continue;
@@ -100,7 +101,7 @@ export async function sendCallbackBatch(
     for (const event of request.events) recorded.push(decide(event, outcome, ctx.retry));
     if (outcome.status === GONE && first) {
       // The receiver refuses this account's callbacks to this URL: none is sent to it again.
-      stopped.set(key, new Date());
+      stopped.set(keyOf(), new Date());
       stops.push({ accountId: first.account_id, url: request.url, eventId: first.id });
     }
     if (outcome.kind === "retry") {
@@ -116,7 +117,7 @@ export async function sendCallbackBatch(
       "callback answered 410 Gone: the account's callbacks to this URL are stopped until it is set again",
     );
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
-  for (const r of recorded) report(ctx, r);
+  report(ctx, recorded);
 }
 
 interface CallbackRequest {
@@ -252,20 +253,31 @@ async function giveBack(pool: Pool, refs: Array<{ id: string; attempt: number }>
   );
 }
 
-function report(ctx: BatchContext, r: Recorded): void {
-  const log = { event_id: r.event.id, attempt: r.event.attempts + 1, status: r.status, error: r.error };
-  if (r.state === "delivered") {
-    ctx.metrics.webhookDeliveries.inc({ outcome: "delivered" });
-    ctx.metrics.webhookLatency.observe((r.at.getTime() - r.event.created_at.getTime()) / 1000);
-  } else if (r.state === "pending") {
-    ctx.metrics.webhookDeliveries.inc({ outcome: "retry" });
-    ctx.logger.info({ ...log, retry_at: r.retryAt }, "webhook attempt failed; will retry");
-  } else if (r.stopped) {
-    // Not sent: its URL answered 410 earlier (logged then).
-    ctx.metrics.webhookDeliveries.inc({ outcome: "stopped" });
-  } else {
-    // Given up for good: "refused" when the destination address was, "failed" otherwise.
-    ctx.metrics.webhookDeliveries.inc({ outcome: r.refused ? "refused" : "failed" });
-    ctx.logger.warn(log, "webhook event failed for good");
+/** Metrics and logs of a job's outcomes: the counters moved once per outcome, not once per event. */
+function report(ctx: BatchContext, recorded: readonly Recorded[]): void {
+  const counts = new Map<string, number>();
+  const count = (outcome: string) => counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+  for (const r of recorded) {
+    const log = () => ({
+      event_id: r.event.id,
+      attempt: r.event.attempts + 1,
+      status: r.status,
+      error: r.error,
+    });
+    if (r.state === "delivered") {
+      count("delivered");
+      ctx.metrics.webhookLatency.observe((r.at.getTime() - r.event.created_at.getTime()) / 1000);
+    } else if (r.state === "pending") {
+      count("retry");
+      ctx.logger.info({ ...log(), retry_at: r.retryAt }, "webhook attempt failed; will retry");
+    } else if (r.stopped) {
+      // Not sent: its URL answered 410 earlier (logged then).
+      count("stopped");
+    } else {
+      // Given up for good: "refused" when the destination address was, "failed" otherwise.
+      count(r.refused ? "refused" : "failed");
+      ctx.logger.warn(log(), "webhook event failed for good");
+    }
   }
+  for (const [outcome, n] of counts) ctx.metrics.webhookDeliveries.inc({ outcome }, n);
 }
