@@ -112,14 +112,7 @@ async function runScenarios(
   const results: ScenarioResult[] = [];
   let postgres = { version: "unknown", source: "unknown" };
   const cleanup = new Cleanup();
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) return;
-    interrupted = true;
-    progress.note("interrupted: stopping what the bench started…");
-    void cleanup.run().then(() => process.exit(130));
-  };
-  process.on("SIGINT", onSigint);
+  const onSigint = stopOnSigint(progress, cleanup);
   try {
     const http = chosen.filter((s) => s.kind === "http");
     if (http.length > 0) {
@@ -213,14 +206,7 @@ async function runPeers(
     const loadBefore = loadAverage();
     const progress = new Progress(rounds * RUNS_PER_ROUND);
     const cleanup = new Cleanup();
-    let interrupted = false;
-    const onSigint = () => {
-      if (interrupted) return;
-      interrupted = true;
-      progress.note("interrupted: stopping what the bench started…");
-      void cleanup.run().then(() => process.exit(130));
-    };
-    process.on("SIGINT", onSigint);
+    const onSigint = stopOnSigint(progress, cleanup);
     try {
       const argv = process.argv.slice(2).join(" ");
       const source = sourceVersion();
@@ -319,3 +305,16 @@ main().then(
     process.exit(2);
   },
 );
+
+/** Ctrl-C stops what the bench started, once, and exits 130; the caller removes the listener. */
+function stopOnSigint(progress: Progress, cleanup: Cleanup): () => void {
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) return;
+    interrupted = true;
+    progress.note("interrupted: stopping what the bench started…");
+    void cleanup.run().then(() => process.exit(130));
+  };
+  process.on("SIGINT", onSigint);
+  return onSigint;
+}

@@ -9,8 +9,8 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { SIGNATURE_HEADER, verifySignature } from "../../src/webhooks/signing.ts";
-import { type Event, eventsOf } from "../pipeline/webhook-receiver.ts";
+import { SIGNATURE_HEADER } from "../../src/webhooks/signing.ts";
+import { readCallback } from "../pipeline/webhook-receiver.ts";
 import { type Arrival, digits, type LoadMessage, wallMs } from "./load-protocol.ts";
 
 const FLUSH_MS = 50;
@@ -34,20 +34,15 @@ export async function startCallbackServer(
   const fresh = () => ({ arrivals: [] as Arrival[], requests: 0, badSignatures: 0, unreadable: 0 });
 
   const onWebhook = (text: string, signature: unknown, at: number) => {
-    if (secret !== null && (typeof signature !== "string" || !verifySignature(secret, text, signature)))
-      pending.badSignatures++;
-    let events: Event[];
-    try {
-      events = eventsOf(JSON.parse(text));
-    } catch {
+    const read = readCallback(text, signature, secret);
+    if (read === null) {
       pending.unreadable++;
       return;
     }
-    for (const e of events) {
-      const type = typeof e.type === "string" ? e.type : "(no type)";
-      const id = e.data?.id;
-      if (typeof id !== "string") pending.unreadable++;
-      pending.arrivals.push([type, typeof id === "string" ? id : null, at, null]);
+    if (!read.signed) pending.badSignatures++;
+    for (const { type, id } of read.events) {
+      if (id === null) pending.unreadable++;
+      pending.arrivals.push([type, id, at, null]);
     }
   };
 
