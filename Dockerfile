@@ -1,8 +1,10 @@
-# Shiri: one image for every role (api, worker, all) and the carrier simulator. It runs the
+# Shiri: one image for every role (api, worker, all). It runs the
 # JavaScript `npm run build` compiles, with production dependencies only: no TypeScript at run
 # time (tsx) and no embedded Postgres (both development dependencies).
 # Node 24, one of the majors CI tests (package.json `engines`; .ci/run); scripts/production-tree.sh
 # lays out what the last stage holds without Docker, and CI tests the compiled service from it.
+# The carrier simulators are not in it (a development tool: docs/decisions/0010); docker-compose.yml
+# builds the `simulator` stage for them.
 
 # 1. Compile: every dependency, then dist/ (src/ and carriers/ as JavaScript, the migrations copied).
 FROM node:24-slim AS build
@@ -22,7 +24,14 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
-# 3. What runs: node, the production dependencies, bin/ and dist/.
+# 3. The carrier simulators, for docker-compose.yml: run from the sources with every dependency
+#    (tsx), as in development; never part of the production image below.
+FROM build AS simulator
+COPY bin ./bin
+USER node
+CMD ["node", "bin/shiri.mjs", "simulator"]
+
+# 4. What runs: node, the production dependencies, bin/ and dist/.
 FROM node:24-slim
 # NODE_ENV=production makes bin/shiri.mjs run dist/; SHIRI_ENV=production refuses private callback
 # addresses, starts no simulators and refuses to start without DATABASE_URL.

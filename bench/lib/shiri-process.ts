@@ -30,8 +30,9 @@ export function shiriCommand(): { bin: string; env: Record<string, string> } {
 /**
  * The benches measure what production runs: this checkout compiled (`npm run build`, a few
  * seconds, into dist/) and run as the image runs it, not the sources through tsx, which cost a
- * little CPU of their own (bench/RESULTS.md, eighth pass). SHIRI_UNDER_TEST set to a tree
- * measures that tree; SHIRI_UNDER_TEST=sources measures the sources through tsx.
+ * little CPU of their own (docs/decisions/0023-production-runs-compiled-code.md).
+ * SHIRI_UNDER_TEST set to a tree measures that tree; SHIRI_UNDER_TEST=sources measures the
+ * sources through tsx.
  */
 export function measureCompiledUnlessTold(): void {
   if (process.env.SHIRI_UNDER_TEST) return;

@@ -1,10 +1,14 @@
 /**
- * Kannel 1.4.5 beside Shiri's pipeline-single scenario (bench/peers/kannel.md), in one command:
- * the SMPP sink, bearerbox and smsbox on a configuration generated in a fresh temporary directory
- * (the file store on), a delivery-report receiver in this process, and the load generator sending
- * GET /cgi-bin/sendsms, 50 in flight, each request to a new recipient with its own dlr-url.
+ * Kannel 1.4.5 beside Shiri's whole-pipeline scenarios (bench/peers/kannel.md), in one command:
+ * the SMPP sink, bearerbox and smsbox on a tuned configuration generated in a fresh temporary
+ * directory (the file store on), a delivery-report receiver in this process, and the load
+ * generator sending GET /cgi-bin/sendsms, each request to new recipients, one dlr-url a message.
  *
  *   node --import tsx bench/peers/kannel-bench.ts [--messages 20000] [--connections 50] [--timeout 300]
+ *     [--sink-ids opaque|numeric]   (the sink's message ids, sink-ids.ts: opaque, as issue 27
+ *                                 compared, unless given; numeric sets Kannel's msg-id-type)
+ *     [--per-request 1]          (recipients a sendsms request, space-separated in `to`: 100 for the
+ *                                 bulk comparison, with --connections 10)
  *     [--smsbox-max-pending N]   (bearerbox's window of reports and replies towards smsbox; Kannel's
  *                                 default, 100, unless given)
  *
@@ -15,8 +19,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -28,21 +30,24 @@ import { markdownTable, round } from "../lib/report.ts";
 import { stopChild } from "../lib/shiri-process.ts";
 import { tallyShortfalls } from "../pipeline/completeness.ts";
 import { startPeer } from "../pipeline/peer-process.ts";
+import { remoteReceiver } from "../pipeline/remote-receiver.ts";
 import { startSinkPeer } from "../pipeline/sink-peer.ts";
 import {
   digits,
   FIRST_SUBSCRIBER,
   type LoadPlan,
   type LoadResult,
-  loadMessageSchema,
   MESSAGE,
   recipient,
   SENDER,
   sendsmsPath,
-  wallMs,
 } from "./load-protocol.ts";
+import { ID_FORMS, type IdForm } from "./sink-ids.ts";
 
 const PORTS = { admin: 13000, smsbox: 13001, sendsms: 13013, smpp: 2775 } as const;
+/** The tuned settings (issue 27): submits in flight on the bind, dlr-url fetches under way. */
+const MAX_PENDING_SUBMITS = 100;
+const SMSBOX_MAX_PENDING_REQUESTS = 512;
 /**
  * The probe's recipient; otherwise the pipeline scenario's sender, text and recipients (SENDER,
  * MESSAGE, FIRST_SUBSCRIBER in load-protocol.ts).
@@ -114,11 +119,14 @@ function portFree(port: number): Promise<boolean> {
 }
 
 /**
- * Kannel's configuration: one SMPP bind to the sink with Shiri's window (50 submits in flight),
- * delivery reports kept in memory, accepted messages in the file store. Logs at warning level,
- * as Shiri's processes run in the bench (LOG_LEVEL=warn), and no access log.
+ * Kannel's configuration as a high-volume operator tunes it (issue 27; the why of each setting in
+ * docs/decisions/0012-kannel-comparison.md): one SMPP bind to the sink with 100 submits in flight,
+ * no throughput cap, delivery reports kept in memory, accepted messages in the file store, smsbox
+ * fetching up to 512 dlr-urls at once. Logs at warning level, as Shiri's processes run in the
+ * bench (LOG_LEVEL=warn), and no access log. Kannel refuses a field its group does not know
+ * ("Group 'smsbox' may not contain field …") and does not start, so every name here is read.
  */
-function kannelConf(dir: string, secret: string, smsboxMaxPending: number | null): string {
+function kannelConf(dir: string, secret: string, smsboxMaxPending: number | null, sinkIds: IdForm): string {
   const q = (s: string) => `"${s}"`;
   return `group = core
 admin-port = ${PORTS.admin}
@@ -147,13 +155,18 @@ smsc-username = shiri
 smsc-password = econet1
 # Kannel refuses to start an SMPP connection without one; the sink ignores it.
 system-type = ""
-# Shiri's window: 50 submits in flight on one bind (Kannel's default is 10). No throughput cap
-# (Kannel has none unless one is set).
-max-pending-submits = 50
-# The sink's ids (bench/peers/sink-ids.ts): hex in submit_sm_resp (bit 0 set), decimal in the
-# receipt (bit 1 clear), and the receipted_message_id TLV in the receipt's form (--tlv-id receipt).
+# 100 submits in flight on one bind (Kannel's default is 10). No throughput cap (Kannel has none
+# unless one is set).
+max-pending-submits = ${MAX_PENDING_SUBMITS}
+${
+  sinkIds === "numeric"
+    ? `# The sink's numeric ids (bench/peers/sink-ids.ts): hex in submit_sm_resp (bit 0 set), decimal
+# in the receipt (bit 1 clear), and the receipted_message_id TLV in the receipt's form
+# (--tlv-id receipt). Opaque ids need nothing: unset, Kannel compares them as strings.
 msg-id-type = 0x01
-source-addr-ton = 5
+`
+    : ""
+}source-addr-ton = 5
 source-addr-npi = 0
 dest-addr-ton = 1
 dest-addr-npi = 1
@@ -165,79 +178,13 @@ sendsms-port = ${PORTS.sendsms}
 sendsms-interface = 127.0.0.1
 log-file = ${q(path.join(dir, "smsbox.log"))}
 log-level = 2
+# dlr-url fetches (and MO requests) smsbox keeps under way at once.
+max-pending-requests = ${SMSBOX_MAX_PENDING_REQUESTS}
 
 group = sendsms-user
 username = ${SENDSMS_USER}
 password = ${q(secret)}
 `;
-}
-
-/** Kannel's delivery reports: a GET of each message's dlr-url (id, send time, type). */
-interface DlrReceiver {
-  url: string;
-  /** Arrival times (wall ms) of each id's delivered reports (type 1). */
-  delivered: Map<string, number[]>;
-  /** When each id's request was sent (wall ms), from its dlr-url. */
-  sentAt: Map<string, number>;
-  requests: number;
-  /** Reports of another type than 1 (delivered), and requests without an id or a send time. */
-  otherTypes: number;
-  unreadable: number;
-  reset(): void;
-  stop(): Promise<void>;
-}
-
-async function startDlrReceiver(): Promise<DlrReceiver> {
-  const receiver = {
-    delivered: new Map<string, number[]>(),
-    sentAt: new Map<string, number>(),
-    requests: 0,
-    otherTypes: 0,
-    unreadable: 0,
-  };
-  const server = http.createServer((req, res) => {
-    const at = wallMs();
-    req.resume();
-    res.writeHead(200, { "content-length": "0" });
-    res.end();
-    receiver.requests++;
-    const query = new URL(req.url ?? "/", "http://receiver").searchParams;
-    const id = query.get("id");
-    const sent = Number(query.get("sent"));
-    if (!id || !Number.isFinite(sent)) {
-      receiver.unreadable++;
-      return;
-    }
-    // dlr-mask=1 asks for "delivered" only: anything else is a report the run did not expect.
-    if (query.get("type") !== "1") {
-      receiver.otherTypes++;
-      return;
-    }
-    receiver.sentAt.set(id, sent);
-    const times = receiver.delivered.get(id);
-    if (times) times.push(at);
-    else receiver.delivered.set(id, [at]);
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return Object.assign(receiver, {
-    url: `http://127.0.0.1:${port}/dlr`,
-    reset() {
-      receiver.delivered.clear();
-      receiver.sentAt.clear();
-      receiver.requests = 0;
-      receiver.otherTypes = 0;
-      receiver.unreadable = 0;
-    },
-    stop() {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
 }
 
 async function getText(url: string): Promise<{ status: number; text: string } | null> {
@@ -252,12 +199,16 @@ async function getText(url: string): Promise<{ status: number; text: string } | 
 interface Options {
   messages: number;
   connections: number;
+  /** Recipients a sendsms request (1: single sends; 100: the bulk comparison). */
+  perRequest: number;
+  /** The sink's message ids (sink-ids.ts). */
+  sinkIds: IdForm;
   /** Kannel's smsbox-max-pending, or null for its default (100). */
   smsboxMaxPending: number | null;
 }
 
 async function run(
-  { messages, connections, smsboxMaxPending }: Options,
+  { messages, connections, perRequest, sinkIds, smsboxMaxPending }: Options,
   phase: { now: string },
 ): Promise<boolean> {
   for (const [name, port] of Object.entries(PORTS))
@@ -269,14 +220,35 @@ async function run(
   // A fresh secret each run: the admin page and sendsms are only on loopback, but need one anyway.
   const secret = `b${Math.random().toString(36).slice(2, 12)}`;
   const conf = path.join(dir, "kannel.conf");
-  writeFileSync(conf, kannelConf(dir, secret, smsboxMaxPending));
+  writeFileSync(conf, kannelConf(dir, secret, smsboxMaxPending, sinkIds));
 
   phase.now = "starting the sink";
-  const sinkPeer = await startSinkPeer(cleanup, { port: PORTS.smpp, tlvId: "receipt" });
+  const sinkPeer = await startSinkPeer(cleanup, { port: PORTS.smpp, tlvId: "receipt", ids: sinkIds });
   const sinkProcess = sinkPeer.process;
 
-  const receiver = await startDlrReceiver();
-  cleanup.add(() => receiver.stop());
+  // The load process, and in it the reports' receiver (peers/callback-server.ts), as issue 27
+  // measured: it sends nothing until told to start, after the probe.
+  const plan: LoadPlan = {
+    bases: [`http://127.0.0.1:${PORTS.sendsms}`],
+    key: secret,
+    from: SENDER,
+    message: MESSAGE,
+    mode: "sendsms",
+    requests: Math.ceil(messages / perRequest),
+    perRequest,
+    inFlight: connections,
+    firstSubscriber: FIRST_SUBSCRIBER,
+    sendsms: { username: SENDSMS_USER },
+    receiver: "dlr",
+  };
+  const loadProcess = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(plan)]);
+  cleanup.add(loadProcess.stop);
+  const state: { responses: number; load: LoadResult | null } = { responses: 0, load: null };
+  // dlr-mask=1 asks for "delivered" (type 1) only: any other type is a report not expected.
+  const receiver = await remoteReceiver(loadProcess, "1", (m) => {
+    if (m.type === "progress") state.responses = m.responses;
+    else if (m.type === "result") state.load = m;
+  });
 
   phase.now = "starting bearerbox and smsbox";
   const bearerbox = startBox("bearerbox", conf, dir);
@@ -323,7 +295,7 @@ async function run(
       username: SENDSMS_USER,
       password: secret,
       from: SENDER,
-      to: probeTo,
+      to: [probeTo],
       text: MESSAGE,
       dlrUrl: receiver.url,
     })}`,
@@ -338,26 +310,7 @@ async function run(
   phase.now = "the load";
   const cpuBefore = { bearerbox: cpuSeconds(bearerbox.pid), smsbox: cpuSeconds(smsbox.pid) };
   const sinkCpuBefore = cpuSeconds(sinkProcess.pid);
-  const plan: LoadPlan = {
-    bases: [`http://127.0.0.1:${PORTS.sendsms}`],
-    key: secret,
-    from: SENDER,
-    message: MESSAGE,
-    mode: "sendsms",
-    requests: messages,
-    perRequest: 1,
-    inFlight: connections,
-    firstSubscriber: FIRST_SUBSCRIBER,
-    sendsms: { username: SENDSMS_USER, dlrUrl: receiver.url },
-  };
-  const loadProcess = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(plan)]);
-  cleanup.add(loadProcess.stop);
-  const state: { responses: number; load: LoadResult | null } = { responses: 0, load: null };
-  loadProcess.child.on("message", (raw: unknown) => {
-    const m = loadMessageSchema.parse(raw);
-    if (m.type === "progress") state.responses = m.responses;
-    else state.load = m;
-  });
+  receiver.start();
   let lastSaid = performance.now();
   const load = await (async (): Promise<LoadResult> => {
     for (;;) {
@@ -375,7 +328,7 @@ async function run(
         // The sink's submits tell whether the SMPP side or the report side is behind.
         const submitted = (await sinkPeer.counts(true)).submits;
         say(
-          `  ${state.responses}/${messages} answered, ${submitted} submitted, ${receiver.delivered.size} reports`,
+          `  ${state.responses}/${plan.requests} requests answered, ${submitted} submitted, ${receiver.delivered.size} reports`,
         );
         lastSaid = performance.now();
       }
@@ -408,7 +361,9 @@ async function run(
     missing_dlrs: dlr.missing,
     duplicate_dlrs: dlr.duplicate,
     unexpected_dlrs: dlr.unexpected,
-    dlrs_not_delivered_type: receiver.otherTypes,
+    dlrs_not_delivered_type: [...receiver.byType]
+      .filter(([type]) => type !== "1")
+      .reduce((sum, [, n]) => sum + n, 0),
     unreadable_dlrs: receiver.unreadable,
   };
   const problemCount = Object.values(problems).reduce((a, n) => a + n, 0);
@@ -438,7 +393,8 @@ async function run(
   const ms = (sorted: number[], p: number) => (sorted.length ? round(percentile(sorted, p), 0) : null);
 
   const measures = {
-    accepted_req_per_s: round(load.accepted.length / loadSeconds, 0),
+    accepted_req_per_s: round(load.requests / loadSeconds, 0),
+    accepted_msg_per_s: round(load.accepted.length / loadSeconds, 0),
     accept_p50_ms: load.latencyMs.p50,
     accept_p99_ms: load.latencyMs.p99,
     e2e_msg_per_s: reported > 0 && spanSeconds > 0 ? round(reported / spanSeconds, 0) : 0,
@@ -452,12 +408,13 @@ async function run(
     cpu_sink_ms_per_msg: perMessage(sinkUsed),
     cpu_load_ms_per_msg: perMessage(load.cpuSeconds),
   };
+  const planned = plan.requests * perRequest;
   const completeness = {
-    complete: problemCount === 0,
-    messages_planned: messages,
+    complete: problemCount === 0 && load.accepted.length === planned,
+    messages_planned: planned,
     messages_accepted: load.accepted.length,
     sink_submits: sink.submits,
-    sink_submits_equal_messages: sink.submits === messages,
+    sink_submits_equal_messages: sink.submits === planned,
     sink_receipts_sent: sink.receipts_sent,
     sink_receipts_acknowledged: sink.receipts_acknowledged,
     dlr_ids_received: receiver.delivered.size,
@@ -473,13 +430,15 @@ async function run(
     date: new Date().toISOString(),
     machine: `${cpus.length} × ${cpus[0]?.model ?? "unknown CPU"}, Node ${process.versions.node}`,
     settings: {
-      messages,
+      messages: planned,
+      requests: plan.requests,
+      recipients_per_request: perRequest,
       in_flight: connections,
       first_request_to_last_answer_s: round(loadSeconds, 2),
       first_request_to_last_dlr_s: round(spanSeconds, 2),
-      kannel: `one SMPP bind, max-pending-submits 50, no throughput cap, store-type file, dlr-storage internal, smsbox-max-pending ${smsboxMaxPending ?? "100 (default)"}, log-level 2`,
-      sink: `bench/peers/smpp-sink.ts --tlv-id receipt (smpp ${PORTS.smpp})`,
-      load: "bench/peers/load-generator.ts, mode sendsms (autocannon, GET /cgi-bin/sendsms, dlr-mask=1)",
+      kannel: `one SMPP bind, max-pending-submits ${MAX_PENDING_SUBMITS}, no throughput cap, store-type file, dlr-storage internal, smsbox max-pending-requests ${SMSBOX_MAX_PENDING_REQUESTS}, smsbox-max-pending ${smsboxMaxPending ?? "100 (default)"}, log-level 2 on both boxes`,
+      sink: `bench/peers/smpp-sink.ts --ids ${sinkIds} --tlv-id receipt (smpp ${PORTS.smpp})`,
+      load: `bench/peers/load-generator.ts, mode sendsms (autocannon, GET /cgi-bin/sendsms, ${perRequest} recipient${perRequest > 1 ? "s" : ""} a request, dlr-mask=1)`,
       ...(load.failureSamples.length > 0 ? { failure_sample: load.failureSamples[0] ?? "" } : {}),
     },
     measures,
@@ -492,6 +451,7 @@ async function run(
       ["Kannel, sendsms → sink → dlr-url", "value"],
       [
         ["accepted req/s (first request → last answer)", show(measures.accepted_req_per_s)],
+        ["accepted msg/s (recipients)", show(measures.accepted_msg_per_s)],
         [
           "accept latency p50 / p99 (ms)",
           `${show(measures.accept_p50_ms)} / ${show(measures.accept_p99_ms)}`,
@@ -525,6 +485,8 @@ async function main(): Promise<number> {
     options: {
       messages: { type: "string", default: "20000" },
       connections: { type: "string", default: "50" },
+      "per-request": { type: "string", default: "1" },
+      "sink-ids": { type: "string", default: "opaque" },
       timeout: { type: "string", default: "300" },
       "smsbox-max-pending": { type: "string" },
     },
@@ -536,7 +498,15 @@ async function main(): Promise<number> {
     return n;
   };
   const messages = whole("messages", values.messages, 1, 1_000_000);
-  const connections = whole("connections", values.connections, 1, Math.min(1_000, messages));
+  const perRequest = whole("per-request", values["per-request"], 1, 1_000);
+  const sinkIds = ID_FORMS.find((f) => f === values["sink-ids"]);
+  if (!sinkIds) throw new Error(`--sink-ids must be one of ${ID_FORMS.join(", ")}`);
+  const connections = whole(
+    "connections",
+    values.connections,
+    1,
+    Math.min(1_000, Math.ceil(messages / perRequest)),
+  );
   const timeoutS = whole("timeout", values.timeout, 10, 3_600);
   const pending = values["smsbox-max-pending"];
   const smsboxMaxPending = pending === undefined ? null : whole("smsbox-max-pending", pending, 1, 100_000);
@@ -561,7 +531,7 @@ async function main(): Promise<number> {
     cleanup.add(async () => clearTimeout(watchdog));
   });
   try {
-    const complete = run({ messages, connections, smsboxMaxPending }, phase).then(
+    const complete = run({ messages, connections, perRequest, sinkIds, smsboxMaxPending }, phase).then(
       (ok) => (ok ? 0 : 1),
       (err: unknown) => {
         // Once stopping (timeout, signal), what fails next is only the stopping itself.

@@ -9,11 +9,12 @@
  */
 import autocannon from "autocannon";
 import { z } from "zod";
+import { startCallbackServer } from "./callback-server.ts";
 import {
   type AcceptedMessage,
   digits,
   type LoadMessage,
-  type LoadPlan,
+  loadControlSchema,
   loadPlanSchema,
   recipient,
   sendsmsPath,
@@ -32,11 +33,35 @@ function send(message: LoadMessage): Promise<void> {
   });
 }
 
+/**
+ * The receiver of the plan, if any: started, announced, and told its secret or to forget the
+ * probe's callbacks by the bench; resolves the returned promise when the bench says start.
+ */
+async function serveCallbacks(kind: "webhook" | "dlr"): Promise<{ url: string; started: Promise<void> }> {
+  const server = await startCallbackServer(kind, (m) => void send(m));
+  const started = new Promise<void>((resolve) => {
+    process.on("message", (raw: unknown) => {
+      const control = loadControlSchema.parse(raw);
+      if (control.type === "start") resolve();
+      else if (control.type === "secret") server.setSecret(control.secret);
+      else server.reset();
+    });
+  });
+  // Up until the bench goes away: late callbacks (duplicates) still count.
+  process.on("disconnect", () => void server.stop().finally(() => process.exit(0)));
+  await send({ type: "receiver", url: server.url });
+  return { url: server.url, started };
+}
+
 async function main(): Promise<void> {
   const plan = loadPlanSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
   const single = plan.mode === "single";
-  const sendsms = plan.mode === "sendsms" ? plan.sendsms : undefined;
-  if (plan.mode === "sendsms" && !sendsms) throw new Error("a sendsms plan needs its sendsms settings");
+  const receiver = plan.receiver ? await serveCallbacks(plan.receiver) : null;
+  const sendsmsPlan = plan.mode === "sendsms" ? plan.sendsms : undefined;
+  const dlrUrl = sendsmsPlan?.dlrUrl ?? receiver?.url;
+  if (plan.mode === "sendsms" && (!sendsmsPlan || !dlrUrl))
+    throw new Error("a sendsms plan needs its sendsms settings and a dlr-url (or its own receiver)");
+  const sendsms = sendsmsPlan && dlrUrl ? { username: sendsmsPlan.username, dlrUrl } : undefined;
   let subscriber = plan.firstSubscriber;
   const accepted: AcceptedMessage[] = [];
   const failureSamples: string[] = [];
@@ -50,18 +75,18 @@ async function main(): Promise<void> {
     const to = Array.from({ length: plan.perRequest }, () => recipient(subscriber++));
     return JSON.stringify({ to, from: plan.from, message: plan.message });
   };
-  // Kannel answers "0: Accepted for delivery" and no id, so each request's id (its recipient's
-  // digits) is kept with its connection, which has one request in flight: autocannon's context.
-  const sendsmsInFlight = new WeakMap<object, { id: string; to: string }>();
+  // Kannel answers "0: Accepted for delivery" and no id, so each request's recipients (their
+  // digits are the messages' ids) are kept with its connection, which has one request in flight:
+  // autocannon's context.
+  const sendsmsInFlight = new WeakMap<object, string[]>();
   const sendsmsRequest = (
-    settings: NonNullable<LoadPlan["sendsms"]>,
+    settings: { username: string; dlrUrl: string },
     request: autocannon.Request,
     context: object,
   ): autocannon.Request => {
-    // Each request to a new recipient, as in the other modes.
-    const to = recipient(subscriber++);
-    const id = digits(to);
-    sendsmsInFlight.set(context, { id, to });
+    // Each request to new recipients, as in the other modes.
+    const to = Array.from({ length: plan.perRequest }, () => recipient(subscriber++));
+    sendsmsInFlight.set(context, to);
     const path = sendsmsPath({
       username: settings.username,
       password: plan.key,
@@ -84,7 +109,7 @@ async function main(): Promise<void> {
     }
     if (sendsms) {
       const sent = sendsmsInFlight.get(context);
-      if (sent) accepted.push([sent.id, sent.to, at]);
+      if (sent) for (const to of sent) accepted.push([digits(to), to, at]);
       else failed++;
       return;
     }
@@ -101,6 +126,7 @@ async function main(): Promise<void> {
     }
   };
 
+  await receiver?.started;
   const cpuBefore = process.cpuUsage();
   const progress = setInterval(() => void send({ type: "progress", responses }), 100);
   const startedAtMs = wallMs();
@@ -180,7 +206,8 @@ async function main(): Promise<void> {
     accepted,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
   });
-  process.disconnect?.();
+  // With a receiver the bench stops this process once every callback is in.
+  if (!receiver) process.disconnect?.();
 }
 
 main().catch((err: unknown) => {

@@ -21,7 +21,8 @@ export const loadPlanSchema = z.object({
   message: z.string().min(1),
   /**
    * single: POST /api/v1/sms, one recipient; bulk: POST /api/v1/sms/bulk, perRequest recipients;
-   * sendsms: Kannel's GET /cgi-bin/sendsms, one recipient (bench/peers/kannel-bench.ts).
+   * sendsms: Kannel's GET /cgi-bin/sendsms, perRequest recipients (space-separated in `to`, as
+   * Kannel's sendsms takes several; bench/peers/kannel-bench.ts).
    */
   mode: z.enum(["single", "bulk", "sendsms"]),
   requests: z.number().int().positive(),
@@ -33,7 +34,21 @@ export const loadPlanSchema = z.object({
    * sendsms only: the sendsms-user's name, and where Kannel is to fetch each message's delivery
    * report (the request's id and send time are added to it).
    */
-  sendsms: z.object({ username: z.string().min(1), dlrUrl: z.string().url() }).optional(),
+  sendsms: z
+    .object({
+      username: z.string().min(1),
+      /** Absent: the load process's own receiver (`receiver: "dlr"`). */
+      dlrUrl: z.string().url().optional(),
+    })
+    .optional(),
+  /**
+   * The callback receiver in the load process itself (callback-server.ts), as issue 27 measured:
+   * "webhook" takes Shiri's signed webhook POSTs, "dlr" Kannel's dlr-url GETs. The process then
+   * announces the receiver's URL, streams each arrival to the bench, sends its load only when
+   * told to start, and stays up after its result until the bench stops it (late duplicates still
+   * count). Absent: the bench receives the callbacks itself.
+   */
+  receiver: z.enum(["webhook", "dlr"]).optional(),
 });
 export type LoadPlan = z.infer<typeof loadPlanSchema>;
 
@@ -41,8 +56,33 @@ export type LoadPlan = z.infer<typeof loadPlanSchema>;
 const acceptedMessage = z.tuple([z.string(), z.string(), z.number()]);
 export type AcceptedMessage = z.infer<typeof acceptedMessage>;
 
+/**
+ * One callback as the load process's receiver took it: [event type (a Kannel report's %d),
+ * message id (null when unreadable), arrival (wall ms), the request's send time from a dlr-url
+ * (wall ms) or null].
+ */
+const arrival = z.tuple([z.string(), z.string().nullable(), z.number(), z.number().nullable()]);
+export type Arrival = z.infer<typeof arrival>;
+
+/** What the bench tells a load process with a receiver. */
+export const loadControlSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("start") }),
+  z.object({ type: z.literal("secret"), secret: z.string().nullable() }),
+  z.object({ type: z.literal("reset") }),
+]);
+export type LoadControl = z.infer<typeof loadControlSchema>;
+
 export const loadMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("progress"), responses: z.number() }),
+  z.object({ type: z.literal("receiver"), url: z.string().url() }),
+  z.object({
+    type: z.literal("callbacks"),
+    arrivals: z.array(arrival),
+    /** Requests, bad signatures and unreadable bodies since the last such message. */
+    requests: z.number(),
+    badSignatures: z.number(),
+    unreadable: z.number(),
+  }),
   z.object({
     type: z.literal("result"),
     startedAtMs: z.number(),
@@ -75,16 +115,17 @@ export const recipient = (subscriber: number): string => `+26377${String(subscri
 export const digits = (msisdn: string): string => msisdn.replace(/\D/g, "");
 
 /**
- * Kannel's GET /cgi-bin/sendsms for one message, path and query: "delivered" reports only
- * (dlr-mask=1), each fetched from dlrUrl with the message's id (its recipient's digits) and its
- * send time (now), so the receiver needs nothing else for each report's latency; Kannel fills in
- * %d, the report's type.
+ * Kannel's GET /cgi-bin/sendsms for one request to one or more recipients (space-separated in
+ * `to`, which Kannel splits into one message each), path and query: "delivered" reports only
+ * (dlr-mask=1), each fetched from dlrUrl with the message's recipient (Kannel's %p, which the
+ * receiver reduces to its digits: the message's id here) and the request's send time (now), so
+ * the receiver needs nothing else for each report's latency; Kannel fills in %d, the report's type.
  */
 export function sendsmsPath(params: {
   username: string;
   password: string;
   from: string;
-  to: string;
+  to: readonly string[];
   text: string;
   dlrUrl: string;
 }): string {
@@ -92,10 +133,10 @@ export function sendsmsPath(params: {
     username: params.username,
     password: params.password,
     from: params.from,
-    to: params.to,
+    to: params.to.join(" "),
     text: params.text,
     "dlr-mask": "1",
-    "dlr-url": `${params.dlrUrl}?id=${digits(params.to)}&sent=${wallMs()}&type=%d`,
+    "dlr-url": `${params.dlrUrl}?id=%p&sent=${wallMs()}&type=%d`,
   });
   return `/cgi-bin/sendsms?${query}`;
 }

@@ -17,6 +17,18 @@
  * completeness check says so.
  */
 export const TLV_MODES = ["submit", "receipt", "probe"] as const;
+
+/**
+ * "numeric": the ids above (hex answers, decimal receipts), which a client must be told to
+ * convert. "opaque": one base36 id (letters and digits) in the answer, the receipt text and the
+ * TLV alike, as a carrier that hands out opaque ids does: what issue 27 compared Shiri and Kannel
+ * on, each on its defaults (Kannel's msg-id-type unset compares ids as strings; Shiri's "auto"
+ * matches an opaque id exactly). The TLV mode is moot then: every form is the one id.
+ */
+export const ID_FORMS = ["numeric", "opaque"] as const;
+export type IdForm = (typeof ID_FORMS)[number];
+
+export const opaqueId = (n: bigint): string => n.toString(36);
 export type TlvMode = (typeof TLV_MODES)[number];
 
 export const FIRST_ID = 0xa000_0000n;

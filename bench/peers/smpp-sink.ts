@@ -7,7 +7,7 @@
  * leaves that long after its submit_sm, so one bind carries at most its window per delay.
  *
  *   node --import tsx bench/peers/smpp-sink.ts [--port 2775] [--http-port 0] [--tlv-id submit|receipt|probe]
- *     [--answer-delay-ms 0]
+ *     [--answer-delay-ms 0] [--ids numeric|opaque]   (sink-ids.ts; numeric unless given)
  *
  * It prints one JSON line on stdout once listening: {"smpp_port":…,"http_port":…}. The HTTP
  * endpoint (loopback only) serves GET /counts[?summary], POST /reset (counts back to zero) and
@@ -21,6 +21,9 @@ import { parseArgs } from "node:util";
 import smpp, { type PDU, type Session } from "smpp";
 import {
   FIRST_ID,
+  ID_FORMS,
+  type IdForm,
+  opaqueId,
   receiptedMessageId,
   receiptTextId,
   submitId,
@@ -91,7 +94,9 @@ export async function startSink(opts: {
   httpPort: number;
   tlvMode: TlvMode;
   answerDelayMs?: number;
+  ids?: IdForm;
 }): Promise<Sink> {
+  const opaque = opts.ids === "opaque";
   const host = opts.host ?? "127.0.0.1";
   let tlvMode = opts.tlvMode;
   let next = FIRST_ID;
@@ -121,7 +126,7 @@ export async function startSink(opts: {
 
   /** The submit_sm_resp, then the submit's DELIVRD receipt. */
   const answerSubmit = (session: Session, pdu: PDU, n: bigint, destination: string) => {
-    session.send(pdu.response({ message_id: submitId(n) }));
+    session.send(pdu.response({ message_id: opaque ? opaqueId(n) : submitId(n) }));
     const now = receiptDate(new Date());
     const text = textOf(pdu)
       .slice(0, 20)
@@ -136,8 +141,8 @@ export async function startSink(opts: {
       destination_addr: str(pdu.source_addr),
       esm_class: ESM_CLASS_DELIVERY_RECEIPT,
       data_coding: 0,
-      short_message: `id:${receiptTextId(n)} sub:001 dlvrd:001 submit date:${now} done date:${now} stat:DELIVRD err:000 text:${text}`,
-      receipted_message_id: receiptedMessageId(n, tlvMode, destination),
+      short_message: `id:${opaque ? opaqueId(n) : receiptTextId(n)} sub:001 dlvrd:001 submit date:${now} done date:${now} stat:DELIVRD err:000 text:${text}`,
+      receipted_message_id: opaque ? opaqueId(n) : receiptedMessageId(n, tlvMode, destination),
       message_state: MESSAGE_STATE_DELIVERED,
     });
     if (session.send(receipt)) counts.receipts_sent++;
@@ -228,17 +233,21 @@ async function main(): Promise<void> {
       "http-port": { type: "string", default: "0" },
       "tlv-id": { type: "string", default: "receipt" },
       "answer-delay-ms": { type: "string", default: "0" },
+      ids: { type: "string", default: "numeric" },
     },
     strict: true,
   });
   const mode = values["tlv-id"];
   if (!TLV_MODES.some((m) => m === mode)) throw new Error(`--tlv-id must be one of ${TLV_MODES.join(", ")}`);
+  const ids = ID_FORMS.find((f) => f === values.ids);
+  if (!ids) throw new Error(`--ids must be one of ${ID_FORMS.join(", ")}`);
   const sink = await startSink({
     host: values.host,
     port: Number(values.port),
     httpPort: Number(values["http-port"]),
     tlvMode: mode as TlvMode,
     answerDelayMs: Number(values["answer-delay-ms"]),
+    ids,
   });
   process.stdout.write(`${JSON.stringify({ smpp_port: sink.smppPort, http_port: sink.httpPort })}\n`);
   let stopping = false;

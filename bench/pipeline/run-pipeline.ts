@@ -5,8 +5,10 @@
  * message.delivered callbacks. Measures intake, end to end, callback latency and CPU per message,
  * and checks that every destination was submitted once and every callback received once.
  */
+import { execFile } from "node:child_process";
 import { getPriority } from "node:os";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { OPERATORS } from "../../carriers/index.ts";
 import type { Pool } from "../../src/db/pool.ts";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
@@ -21,6 +23,7 @@ import { round } from "../lib/report.ts";
 import { type ShiriProcess, startShiriProcess } from "../lib/shiri-process.ts";
 import {
   FIRST_SUBSCRIBER,
+  type LoadMessage,
   type LoadPlan,
   type LoadResult,
   loadMessageSchema,
@@ -28,15 +31,17 @@ import {
   recipient,
   wallMs,
 } from "../peers/load-protocol.ts";
+import type { IdForm } from "../peers/sink-ids.ts";
 import type { StepProgress } from "../report/progress.ts";
 import { startEnv } from "../scenarios/env.ts";
 import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts";
 import { checkCompleteness } from "./completeness.ts";
-import { startPeer } from "./peer-process.ts";
+import { type PeerProcess, startPeer } from "./peer-process.ts";
 import { ownServerPids, ServerCpu } from "./process-cpu.ts";
+import { remoteReceiver } from "./remote-receiver.ts";
 import { probeTlvMode, registerWebhook, sendBulk } from "./service-calls.ts";
 import { startSinkPeer } from "./sink-peer.ts";
-import { startWebhookReceiver } from "./webhook-receiver.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.ts";
 
 type BulkResult = Awaited<ReturnType<typeof sendBulk>>;
 
@@ -70,6 +75,24 @@ export interface PipelinePlan {
    * that size. BENCH_PIPELINE_OPT_OUTS sets it for any pipeline scenario.
    */
   optOuts?: number;
+  /**
+   * Events a callback request carries (1: one request per event, as Kannel's dlr-url); absent:
+   * BENCH_PIPELINE_WEBHOOK_BATCH, 100 unless set.
+   */
+  webhookBatchSize?: number;
+  /**
+   * "none": the account's own rate limits set to no limit with the CLI
+   * (`shiri rate-limit set --requests-per-second 0 --recipients-per-minute 0`), as a high-volume
+   * sender's are; absent: only the configured defaults, raised above anything one machine sends.
+   */
+  accountRateLimits?: "none";
+  /** The sink's message ids (peers/sink-ids.ts): numeric unless given. */
+  sinkIds?: IdForm;
+  /**
+   * The callback receiver in the load generator's process (peers/callback-server.ts), as issue 27
+   * measured Kannel and Shiri; absent: in the bench's own process.
+   */
+  callbacksWithLoad?: boolean;
 }
 
 /**
@@ -84,6 +107,26 @@ async function fillOptOutList(pool: Pool, accountId: string, count: number): Pro
     [accountId, count],
   );
   await pool.query("ANALYZE opt_outs");
+}
+
+/** Sets the account's own rate limits to no limit, with the CLI an operator runs. */
+async function liftAccountRateLimits(databaseUrl: string, accountId: string): Promise<void> {
+  const cli = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
+  await promisify(execFile)(
+    process.execPath,
+    [
+      cli,
+      "rate-limit",
+      "set",
+      "--account",
+      accountId,
+      "--requests-per-second",
+      "0",
+      "--recipients-per-minute",
+      "0",
+    ],
+    { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 60_000 },
+  );
 }
 
 /** Recipient ranges (+26377 and seven digits): the probe takes 0 and 1, the load FIRST_SUBSCRIBER on. */
@@ -106,7 +149,7 @@ export async function runPipeline(
   // V8 profiles of the api and the worker (bench/dispatch-lib/profile-summary.ts reads them).
   const profile = knob("BENCH_PIPELINE_CPU_PROF", 0, 0, 1) === 1;
   // Events a callback request carries: a receiver of thousands a second asks for batches.
-  const webhookBatchSize = knob("BENCH_PIPELINE_WEBHOOK_BATCH", 100, 1, 100);
+  const webhookBatchSize = plan.webhookBatchSize ?? knob("BENCH_PIPELINE_WEBHOOK_BATCH", 100, 1, 100);
   const profileFlags = (role: string) =>
     profile
       ? [
@@ -127,7 +170,11 @@ export async function runPipeline(
     const env = await startEnv(cleanup, serviceEnv, profileFlags("api"));
     const optOuts = knob("BENCH_PIPELINE_OPT_OUTS", plan.optOuts ?? 0, 0, 10_000_000);
     await fillOptOutList(env.pool, env.accountId, optOuts);
-    const sink = await startSinkPeer(cleanup, { answerDelayMs: plan.carrier?.answerDelayMs ?? 0 });
+    if (plan.accountRateLimits === "none") await liftAccountRateLimits(env.db.url, env.accountId);
+    const sink = await startSinkPeer(cleanup, {
+      answerDelayMs: plan.carrier?.answerDelayMs ?? 0,
+      ids: plan.sinkIds ?? "numeric",
+    });
     const smpp: Record<string, string> = {};
     // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
     // a refused connection during the run; only econet numbers get traffic.
@@ -181,7 +228,39 @@ export async function runPipeline(
         budgets.push(budget);
       }
     await sink.waitForBinds(OPERATORS.length * plan.workers, 30_000);
-    const receiver = await startWebhookReceiver();
+
+    const loadPlan: LoadPlan = {
+      bases: apis.map((a) => a.base),
+      key: env.key,
+      from: SENDER,
+      message: MESSAGE,
+      mode: plan.mode,
+      requests,
+      perRequest: plan.perRequest,
+      inFlight: plan.inFlight,
+      firstSubscriber: FIRST_SUBSCRIBER,
+      ...(plan.callbacksWithLoad ? { receiver: "webhook" as const } : {}),
+    };
+    // Set from callbacks (IPC, the big request): a holder, so the loop below reads them fresh.
+    const state: {
+      responses: number;
+      load: LoadResult | null;
+      big: BulkResult | null;
+      bigSentAt: { ms: number; callbacks: number } | null;
+    } = { responses: 0, load: null, big: null, bigSentAt: null };
+    const onLoadMessage = (m: LoadMessage) => {
+      if (m.type === "progress") state.responses = m.responses;
+      else if (m.type === "result") state.load = m;
+    };
+    const startLoad = () => {
+      const started = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(loadPlan)]);
+      cleanup.add(started.stop);
+      return started;
+    };
+    // The callbacks taken in the load process (started now, sending once told), or here.
+    const early = plan.callbacksWithLoad ? startLoad() : null;
+    const remote = early ? await remoteReceiver(early, "message.delivered", onLoadMessage) : null;
+    const receiver: WebhookReceiver = remote ?? (await startWebhookReceiver());
     cleanup.add(() => receiver.stop());
     const webhook = await registerWebhook(env.base, env.key, receiver.url, webhookBatchSize);
     receiver.setSecret(webhook.secret);
@@ -210,31 +289,14 @@ export async function runPipeline(
     const ownBefore = server ? await ownServerPids(env.pool) : new Set<number>();
     const sampler = sampleDatabase ? startPgSampler(env.pool) : null;
 
-    const loadPlan: LoadPlan = {
-      bases: apis.map((a) => a.base),
-      key: env.key,
-      from: SENDER,
-      message: MESSAGE,
-      mode: plan.mode,
-      requests,
-      perRequest: plan.perRequest,
-      inFlight: plan.inFlight,
-      firstSubscriber: FIRST_SUBSCRIBER,
-    };
-    const load = startPeer("load generator", "../peers/load-generator.ts", [JSON.stringify(loadPlan)]);
-    cleanup.add(load.stop);
-    // Set from callbacks (IPC, the big request): a holder, so the loop below reads them fresh.
-    const state: {
-      responses: number;
-      load: LoadResult | null;
-      big: BulkResult | null;
-      bigSentAt: { ms: number; callbacks: number } | null;
-    } = { responses: 0, load: null, big: null, bigSentAt: null };
-    load.child.on("message", (raw: unknown) => {
-      const m = loadMessageSchema.parse(raw);
-      if (m.type === "progress") state.responses = m.responses;
-      else state.load = m;
-    });
+    let load: PeerProcess;
+    if (early && remote) {
+      load = early;
+      remote.start();
+    } else {
+      load = startLoad();
+      load.child.on("message", (raw: unknown) => onLoadMessage(loadMessageSchema.parse(raw)));
+    }
 
     const loadMessages = requests * plan.perRequest;
     const total = loadMessages + plan.bigRequest;
@@ -419,13 +481,17 @@ export async function runPipeline(
             }
           : {}),
         postgres: `${env.db.version} (${env.db.source})`,
-        processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator, nice ${workerNice}), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver in the bench`,
+        processes: `${plan.apis} api, ${plan.workers} worker (${plan.workers} bind${plan.workers > 1 ? "s" : ""} per operator, nice ${workerNice}), SMPP sink, load generator (autocannon${plan.apis > 1 ? " per api" : ""}); webhook receiver ${plan.callbacksWithLoad ? "in the load generator's process" : "in the bench"}`,
         webhook_events: webhook.events,
         opt_out_list:
           optOuts > 0 ? `${optOuts.toLocaleString("en")} numbers, none of them a recipient` : "empty",
         webhook_batch_size: webhook.batchSize,
+        ...(plan.accountRateLimits === "none"
+          ? { account_rate_limits: "none (shiri rate-limit set … 0)" }
+          : {}),
         receipted_message_id: probe.mode,
         id_settings: "none (Shiri's defaults)",
+        sink_ids: plan.sinkIds ?? "numeric",
         postgres_cpu: server
           ? "every process of the server (postmaster's tree)"
           : "not measured (server not local)",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Cleanup } from "../lib/cleanup.ts";
-import type { TlvMode } from "../peers/sink-ids.ts";
+import type { IdForm, TlvMode } from "../peers/sink-ids.ts";
 import type { SinkCounts } from "../peers/smpp-sink.ts";
 import { type PeerProcess, startPeer } from "./peer-process.ts";
 
@@ -22,8 +22,8 @@ const announced = z.object({
 
 /**
  * port: the sink's SMPP port (0: an ephemeral one); tlvId: its receipted_message_id TLV mode
- * (smpp-sink.ts --tlv-id); answerDelayMs: how long it holds each answer (--answer-delay-ms).
- * Registers the process's stop with `cleanup`.
+ * (smpp-sink.ts --tlv-id); answerDelayMs: how long it holds each answer (--answer-delay-ms); ids:
+ * numeric or opaque message ids (--ids, peers/sink-ids.ts). Registers the process's stop with `cleanup`.
  */
 export async function startSinkPeer(
   cleanup: Cleanup,
@@ -31,7 +31,8 @@ export async function startSinkPeer(
     port = 0,
     tlvId = "probe",
     answerDelayMs = 0,
-  }: { port?: number; tlvId?: TlvMode; answerDelayMs?: number } = {},
+    ids = "numeric",
+  }: { port?: number; tlvId?: TlvMode; answerDelayMs?: number; ids?: IdForm } = {},
 ): Promise<SinkPeer> {
   const process = startPeer("SMPP sink", "../peers/smpp-sink.ts", [
     "--port",
@@ -42,6 +43,8 @@ export async function startSinkPeer(
     tlvId,
     "--answer-delay-ms",
     String(answerDelayMs),
+    "--ids",
+    ids,
   ]);
   cleanup.add(process.stop);
   const ports = announced.parse(await process.firstLine(30_000));

@@ -23,18 +23,46 @@ export interface WebhookReceiver {
   stop(): Promise<void>;
 }
 
-interface Event {
+export interface Event {
   type?: unknown;
   data?: { id?: unknown };
 }
 
-function eventsOf(body: unknown): Event[] {
+/** The events of one callback body: one event, or an array of them (bare or under "events"). */
+export function eventsOf(body: unknown): Event[] {
   if (Array.isArray(body)) return body as Event[];
   if (typeof body === "object" && body !== null) {
     const events = (body as { events?: unknown }).events;
     return Array.isArray(events) ? (events as Event[]) : [body as Event];
   }
   return [];
+}
+
+/**
+ * One callback body read as a receiver reads it: whether its signature holds (always, with no
+ * secret set), and each event's type and message id (null where it has none); null for a body
+ * that is not JSON.
+ */
+export function readCallback(
+  text: string,
+  signature: unknown,
+  secret: string | null,
+): { signed: boolean; events: { type: string; id: string | null }[] } | null {
+  const signed =
+    secret === null || (typeof signature === "string" && verifySignature(secret, text, signature));
+  let events: Event[];
+  try {
+    events = eventsOf(JSON.parse(text));
+  } catch {
+    return null;
+  }
+  return {
+    signed,
+    events: events.map((e) => ({
+      type: typeof e.type === "string" ? e.type : "(no type)",
+      id: typeof e.data?.id === "string" ? e.data.id : null,
+    })),
+  };
 }
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
@@ -54,22 +82,19 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       res.writeHead(200, { "content-length": "0" });
       res.end();
       receiver.requests++;
-      const text = Buffer.concat(chunks).toString("utf8");
-      const signature = req.headers[SIGNATURE_HEADER.toLowerCase()];
-      if (secret !== null && (typeof signature !== "string" || !verifySignature(secret, text, signature)))
-        receiver.badSignatures++;
-      let events: Event[];
-      try {
-        events = eventsOf(JSON.parse(text));
-      } catch {
+      const read = readCallback(
+        Buffer.concat(chunks).toString("utf8"),
+        req.headers[SIGNATURE_HEADER.toLowerCase()],
+        secret,
+      );
+      if (read === null) {
         receiver.unreadable++;
         return;
       }
-      for (const e of events) {
-        const type = typeof e.type === "string" ? e.type : "(no type)";
+      if (!read.signed) receiver.badSignatures++;
+      for (const { type, id } of read.events) {
         receiver.byType.set(type, (receiver.byType.get(type) ?? 0) + 1);
-        const id = e.data?.id;
-        if (typeof id !== "string") {
+        if (id === null) {
           receiver.unreadable++;
           continue;
         }

@@ -1,11 +1,21 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import type { PeerComparison } from "../peers/comparison.ts";
 import type { ScenarioResult } from "../scenarios/types.ts";
 
 /** A bound on one of a scenario's named measures (ScenarioResult.measures). */
 const measureBudget = z
   .object({ min: z.number().optional(), max: z.number().optional(), $comment: z.string().optional() })
   .refine((b) => (b.min === undefined) !== (b.max === undefined), "give exactly one of min and max");
+
+/**
+ * Bounds on a peer comparison's figures (bench/peers/comparison.ts), per variant:
+ * peers.kannel.single.e2e_ratio = { min: 1 }. Ratios, not rates, since machines differ; the
+ * tolerance is 0 unless given, as the issue's targets are the gate.
+ */
+const peerBudget = z
+  .object({ $comment: z.string().optional(), tolerance: z.number().min(0).max(1).optional() })
+  .catchall(z.record(z.string(), measureBudget));
 
 /**
  * bench/budgets.json: per scenario, the least throughput and the most p99 a release may have,
@@ -25,6 +35,7 @@ const budgetsSchema = z.object({
       $comment: z.string().optional(),
     }),
   ),
+  peers: z.record(z.string(), peerBudget).optional(),
 });
 export type Budgets = z.infer<typeof budgetsSchema>;
 
@@ -181,3 +192,56 @@ function judgeMeasure(
 /** A release passes when nothing regressed and nothing failed ("not run" is reported, not failed). */
 export const passed = (verdicts: readonly Verdict[]): boolean =>
   verdicts.every((v) => v.status !== "REGRESSION" && v.status !== "FAILED");
+
+/**
+ * The peer comparisons' gate (`npm run bench -- --peers kannel --check`): each budgeted ratio's
+ * median over the rounds against its bound; a variant with any run incomplete (a number not
+ * submitted exactly once, a callback missing or repeated) fails whatever its ratios. A budgeted
+ * peer or variant without a comparison is "not run".
+ */
+export function checkPeers(comparisons: readonly PeerComparison[], budgets: Budgets): Verdict[] {
+  const out: Verdict[] = [];
+  for (const [peer, budget] of Object.entries(budgets.peers ?? {})) {
+    const tolerance = budget.tolerance ?? 0;
+    const comparison = comparisons.find((c) => c.peer === peer);
+    for (const [variant, bounds] of Object.entries(budget)) {
+      if (variant === "$comment" || variant === "tolerance" || typeof bounds !== "object") continue;
+      const scenario = `peers.${peer}.${variant}`;
+      const v = comparison?.variants.find((x) => x.variant === variant);
+      const base = { scenario, unit: "", budget: null, limit: null, actual: null } as const;
+      if (!v) {
+        out.push({ ...base, measure: "ran", direction: "=", status: "not run" });
+        continue;
+      }
+      if (!v.complete)
+        out.push({
+          ...base,
+          measure: "complete",
+          direction: "=",
+          status: "FAILED",
+          actual: v.runs.filter((r) => !r.complete).length,
+          unit: "runs incomplete",
+        });
+      for (const [measure, bound] of Object.entries(bounds)) {
+        const spread = (v.ratios as Record<string, { median: number | null; unit: string }>)[measure];
+        const atLeast = bound.min !== undefined;
+        const budgetValue = (atLeast ? bound.min : bound.max) as number;
+        const limit = Math.round(budgetValue * (atLeast ? 1 - tolerance : 1 + tolerance) * 1000) / 1000;
+        const actual = spread?.median ?? null;
+        const met = actual !== null && (atLeast ? actual >= limit : actual <= limit);
+        out.push({
+          scenario,
+          measure,
+          unit: spread?.unit ?? "",
+          budget: budgetValue,
+          limit,
+          direction: atLeast ? "≥" : "≤",
+          actual,
+          // A gated figure the comparison could not measure fails: the gate never passes blind.
+          status: actual === null ? "FAILED" : met ? "ok" : "REGRESSION",
+        });
+      }
+    }
+  }
+  return out;
+}

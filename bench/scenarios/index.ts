@@ -1,5 +1,6 @@
 import { bulk } from "./bulk.ts";
 import { e2e } from "./e2e.ts";
+import { idle } from "./idle.ts";
 import { inbound } from "./inbound.ts";
 import {
   pipelineApiScaleOut,
@@ -30,4 +31,5 @@ export const SCENARIOS: readonly Scenario[] = [
   pipelineBulk,
   pipelineScaleOut,
   pipelineApiScaleOut,
+  idle,
 ];

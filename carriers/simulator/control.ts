@@ -7,13 +7,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
+import { MO_CONCATENATIONS, MO_ENCODINGS } from "../../src/domain/mobile-originated.ts";
 import { OPERATORS, type Operator } from "../types.ts";
-import {
-  MO_CONCATENATIONS,
-  MO_ENCODINGS,
-  type MobileOriginated,
-  sendMobileOriginated,
-} from "./mobile-originated.ts";
+import { type MobileOriginated, sendMobileOriginated } from "./mobile-originated.ts";
 import type { CarrierSimulator } from "./simulator.ts";
 
 const octet = () => z.int().min(0).max(255);

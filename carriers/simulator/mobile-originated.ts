@@ -6,12 +6,8 @@
  * lost). Resolves with each deliver_sm's answer.
  */
 import smpp, { type PduOptions, type Session } from "smpp";
+import type { MoConcatenation, MoEncoding } from "../../src/domain/mobile-originated.ts";
 import { chooseEncoding, encodeGsm7, encodeUcs2 } from "../../src/domain/segments.ts";
-
-export const MO_ENCODINGS = ["gsm7", "ascii", "latin1", "ucs2"] as const;
-export type MoEncoding = (typeof MO_ENCODINGS)[number];
-export const MO_CONCATENATIONS = ["udh8", "udh16", "sar"] as const;
-export type MoConcatenation = (typeof MO_CONCATENATIONS)[number];
 
 export interface MobileOriginated {
   /** The handset's number (source_addr), as the SMSC writes it. */

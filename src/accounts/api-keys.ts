@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
-import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../webhooks/events.ts";
+import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../events/events.ts";
 import { isScope, type KeyScopes, type Scope } from "./scopes.ts";
 import { type SendDefaults, sendDefaultsOf } from "./send-defaults.ts";
 import { isWellFormedToken, newToken } from "./token-format.ts";

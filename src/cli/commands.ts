@@ -4,6 +4,7 @@ import { migrate, migrationOptions } from "../db/migrate.ts";
 import { formatAmount } from "../domain/money.ts";
 import { createLogger } from "../logger.ts";
 import type { Role } from "../service.ts";
+import { loadSimulator } from "../simulator-loader.ts";
 import { ADMIN_COMMANDS } from "./admin.ts";
 import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
 import { CARRIER_COMMANDS } from "./carrier.ts";
@@ -100,8 +101,8 @@ export const COMMANDS: readonly Command[] = [
     name: "simulator",
     summary: "run the carrier simulators alone (SMPP, one per operator)",
     run: async () => {
-      const { runSimulators } = await import("../../carriers/simulator/main.ts");
-      return runSimulators();
+      const simulator = await loadSimulator();
+      return simulator.runAlone();
     },
   },
   SIMULATE_MO,

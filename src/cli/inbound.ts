@@ -1,7 +1,7 @@
-import { MO_CONCATENATIONS, MO_ENCODINGS } from "../../carriers/simulator/mobile-originated.ts";
 import { OPERATORS } from "../../carriers/types.ts";
 import { findAccount } from "../accounts/accounts.ts";
 import type { Pool } from "../db/pool.ts";
+import { MO_CONCATENATIONS, MO_ENCODINGS } from "../domain/mobile-originated.ts";
 import {
   addInboundNumber,
   InboundNumberTakenError,
@@ -19,6 +19,7 @@ import {
   setKeywordSettings,
 } from "../inbound/keywords.ts";
 import { searchInbound } from "../inbound/search-inbound.ts";
+import { SIMULATOR_NOT_INSTALLED, simulatorInstalled } from "../simulator-loader.ts";
 import {
   ACCOUNT_OPTION,
   accountIdOf,
@@ -262,6 +263,7 @@ export const SIMULATE_MO: ProcessCommand = {
     },
   },
   run: async (args) => {
+    if (!simulatorInstalled()) throw new CommandError(SIMULATOR_NOT_INSTALLED);
     const whole = (name: string, value: string | undefined) => {
       if (value === undefined) return undefined;
       if (!/^\d{1,5}$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${value}"`);

@@ -51,10 +51,21 @@ export function connectionOptions(timeouts: DatabaseTimeouts) {
   };
 }
 
-export function createPool(connectionString: string, max: number, timeouts?: DatabaseTimeouts): pg.Pool {
+/**
+ * The service's pool. `idleMs`: a connection beyond the first is closed once it has been idle this
+ * long, so an idle process holds one (pg's default, 10 s, kept every connection that periodic
+ * duties touched now and then; docs/decisions/0011-idle-worker.md).
+ */
+export function createPool(
+  connectionString: string,
+  max: number,
+  timeouts?: DatabaseTimeouts,
+  idleMs?: number,
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
+    ...(idleMs === undefined ? {} : { min: 1, idleTimeoutMillis: idleMs }),
     application_name: "shiri",
     Client: GuardedClient,
     ...(timeouts ? connectionOptions(timeouts) : {}),

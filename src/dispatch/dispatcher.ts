@@ -4,6 +4,7 @@ import { isDatabaseUnavailable, type Pool, type Transact, withTransaction } from
 import { type ClaimedMessage, claimMessages, type Delivery, releaseLease } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { Waker } from "../periodic.ts";
 import {
   cancelDispatchJobs,
   type FetchedJob,
@@ -12,6 +13,12 @@ import {
   type Queue,
   touchDispatchJobs,
 } from "../queue/boss.ts";
+import {
+  AWAKE_AFTER_WORK_MS,
+  dispatchTopic,
+  IDLE_BACKSTOP_POLLS,
+  type WorkSignals,
+} from "../queue/wakeups.ts";
 import { HeldReceipts } from "../receipts/held-receipts.ts";
 import type { ReceiptStage } from "../receipts/receipt-stage.ts";
 import { BatchLease } from "./batch-lease.ts";
@@ -63,7 +70,11 @@ export interface DispatcherOptions {
   maxBatchesInFlight: number;
   /** Jobs taken in one fetch, at most. */
   maxJobsPerFetch: number;
+  /** How often it polls while awake: just after work, or waiting for room or for the link. */
   pollMs: number;
+  /** The due watch's poll (IDLE_POLL_MS): idle, it sleeps until woken, and a dozen of these at most. */
+  idlePollMs: number;
+  signals: WorkSignals;
   lockSeconds: number;
   /** pg-boss's heartbeat on dispatch jobs: the batch touches its jobs well within it. */
   jobHeartbeatSeconds: number;
@@ -88,6 +99,11 @@ export class Dispatcher {
   private messagesInFlight = 0;
   /** Message ids per job, averaged over recent fetches: sizes the next fetch to the room left. */
   private meanJobSize: number;
+  /** Ends the idle sleep when work is announced, or when stopping. */
+  private readonly waker = new Waker();
+  private stopListening: () => void = () => {};
+  /** When the last fetch found jobs: until AWAKE_AFTER_WORK_MS later it keeps polling. */
+  private lastWorkAt = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     this.meanJobSize = options.batchSize;
@@ -95,12 +111,17 @@ export class Dispatcher {
 
   start(): void {
     this.running = true;
+    this.stopListening = this.options.signals.on(dispatchTopic(this.options.operator), () =>
+      this.waker.wake(),
+    );
     this.loop = this.run();
   }
 
   /** Stops taking jobs and waits for the batches in flight to be settled. */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopListening();
+    this.waker.wake();
     await this.loop;
     await Promise.allSettled([...this.batches]);
   }
@@ -133,11 +154,14 @@ export class Dispatcher {
         jobs = await fetchDispatchJobs(this.options.boss, this.options.pool, this.options.operator, wanted);
       } catch (err) {
         this.options.logger.error({ err, operator: this.options.operator }, "fetching dispatch jobs failed");
-      }
-      if (jobs.length === 0) {
         await sleep(pollMs);
         continue;
       }
+      if (jobs.length === 0) {
+        await this.waitForWork();
+        continue;
+      }
+      this.lastWorkAt = Date.now();
       const batch = this.runBatch(jobs)
         .catch((err: unknown) =>
           // What was submitted and not recorded goes again once the messages' locks run out.
@@ -146,6 +170,18 @@ export class Dispatcher {
         .finally(() => this.batches.delete(batch));
       this.batches.add(batch);
     }
+  }
+
+  /**
+   * Just after work it polls (what was enqueued without an announcement, see wakeups.ts, is found
+   * this way); idle, it sleeps until woken: by an announcement, or by the due watch (a job that
+   * came due by the clock, or one whose announcement was lost; src/dispatch/due-watch.ts).
+   */
+  private waitForWork(): Promise<void> {
+    const { pollMs, idlePollMs } = this.options;
+    const awake = Date.now() - this.lastWorkAt < AWAKE_AFTER_WORK_MS;
+    // The backstop of a backstop: the watch wakes it whenever its queue has jobs due.
+    return this.waker.sleep(awake ? pollMs : IDLE_BACKSTOP_POLLS * idlePollMs);
   }
 
   private async runBatch(fetched: FetchedJob[]): Promise<void> {

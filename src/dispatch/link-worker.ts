@@ -5,14 +5,16 @@ import { InboundStage } from "../inbound/inbound-stage.ts";
 import type { Logger } from "../logger.ts";
 import type { BindState } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { jittered } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
+import type { WorkSignals } from "../queue/wakeups.ts";
 import type { IdTally } from "../receipts/id-tally.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { BindSlot } from "./bind-slot.ts";
 import { CarrierLink } from "./carrier-link.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { limiterForBind } from "./rate-limiter.ts";
+import { pacerForBind } from "./tps-pacer.ts";
 
 export interface LinkWorkerDeps {
   /** The link's name: SMPP_<LINK>_* are its settings. */
@@ -25,12 +27,14 @@ export interface LinkWorkerDeps {
   config: Config;
   pool: Pool;
   boss: Queue;
-  /** Opens the transactions that record status changes (see src/webhooks/event-jobs.ts). */
+  /** Opens the transactions that record status changes (see src/events/event-jobs.ts). */
   transact: Transact;
   logger: Logger;
   metrics: Metrics;
   tally: IdTally;
   owner: string;
+  /** Announcements of work: an idle dispatcher sleeps until its operator's. */
+  signals: WorkSignals;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -113,7 +117,7 @@ export class LinkWorker {
         this.slot = taken === null ? "standby" : "failed";
         if (taken === null) this.upElsewhere = await slot.boundElsewhere().catch(() => this.upElsewhere);
         // Often enough that a dead holder's slot is taken within a few seconds of its lease's end.
-        await this.idle(leaseMs / 5);
+        await this.idle(jittered(leaseMs / 5));
         continue;
       }
       this.slot = "held";
@@ -146,7 +150,7 @@ export class LinkWorker {
     });
     const link = new CarrierLink(name, settings, {
       logger,
-      rateLimiter: limiterForBind(settings.tps_limit, settings.max_binds),
+      rateLimiter: pacerForBind(settings.tps_limit, settings.max_binds),
       breaker: {
         errorThresholdPercentage: config.BREAKER_ERROR_PERCENT,
         volumeThreshold: config.BREAKER_VOLUME_THRESHOLD,
@@ -181,6 +185,8 @@ export class LinkWorker {
           maxJobsPerFetch: config.DISPATCH_FETCH_JOBS,
           receipts,
           pollMs: config.DISPATCH_POLL_MS,
+          idlePollMs: config.IDLE_POLL_MS,
+          signals: this.deps.signals,
           lockSeconds: config.DISPATCH_LOCK_SECONDS,
           jobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
           validityHours: config.MESSAGE_VALIDITY_HOURS,
@@ -191,7 +197,7 @@ export class LinkWorker {
     link.start();
     for (const d of dispatchers) d.start();
     while (this.running) {
-      await this.idle(leaseMs / 3);
+      await this.idle(jittered(leaseMs / 3));
       if (!this.running) break;
       const renewed = await slot.renew(link.session.state === "bound" && !link.down).catch(() => false);
       if (!renewed) {

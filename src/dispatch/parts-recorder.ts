@@ -1,8 +1,8 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
+import { FINAL_STATES } from "../domain/receipt-states.ts";
 import type { Logger } from "../logger.ts";
 import type { HeldReceipts } from "../receipts/held-receipts.ts";
 import { mostTelling } from "../receipts/held-receipts.ts";
-import { FINAL_STATES } from "../receipts/read-receipt.ts";
 import { type DispatchOutcome, recordParts } from "./settle.ts";
 
 type AcceptedPart = DispatchOutcome["acceptedParts"][number];

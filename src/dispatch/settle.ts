@@ -1,5 +1,6 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
+import { FINAL_STATES } from "../domain/receipt-states.ts";
 import { storedNumberKey } from "../domain/smsc-id.ts";
 import {
   type Delivery,
@@ -11,7 +12,7 @@ import {
 import { completeDispatchJobs, enqueueDispatch, type FetchedJob, type Queue } from "../queue/boss.ts";
 import { applyReceipts } from "../receipts/apply-receipts.ts";
 import { mostTelling } from "../receipts/held-receipts.ts";
-import { FINAL_STATES, type Receipt } from "../receipts/read-receipt.ts";
+import type { Receipt } from "../receipts/read-receipt.ts";
 
 export interface DispatchOutcome {
   /** Segments the carrier accepted in this run, with their canonical SMSC ids. */

@@ -3,20 +3,26 @@ import { hostname } from "node:os";
 import { OPERATORS } from "../../carriers/index.ts";
 import type { Config } from "../config.ts";
 import type { Pool, Transact } from "../db/pool.ts";
+import { transactionsWithEventJobs } from "../events/event-jobs.ts";
 import { sweepExpired } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { every } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
+import type { WorkSignals } from "../queue/wakeups.ts";
 import { IdTally } from "../receipts/id-tally.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
-import { transactionsWithEventJobs } from "../webhooks/event-jobs.ts";
 import { LinkWorker } from "./link-worker.ts";
 import { Routes } from "./routes.ts";
 
 /** How often the validity sweeper looks, whatever the carriers' state, and how much one pass fails. */
 const EXPIRY_SWEEP_MS = 5_000;
 const EXPIRY_SWEEP_LIMIT = 1_000;
+/**
+ * Idle, the early-receipt sweep runs every this many idle polls: all it finds then are receipts
+ * for no known message, counted as unknown once their grace (minutes) is over.
+ */
+const EARLY_SWEEP_IDLE_POLLS = 6;
 /** How often the links' learnt id relations are added to the database, and routes are shown. */
 const TALLY_FLUSH_MS = 5_000;
 
@@ -39,6 +45,7 @@ export function startDispatch(deps: {
   boss: Queue;
   logger: Logger;
   metrics: Metrics;
+  signals: WorkSignals;
 }): RunningDispatch {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // Every status change the worker makes enqueues its callbacks' jobs itself (event-jobs.ts).
@@ -67,6 +74,8 @@ export function startDispatch(deps: {
     metrics: deps.metrics,
     tally,
     links: deps.config.links,
+    idleSweepMs: EARLY_SWEEP_IDLE_POLLS * deps.config.IDLE_POLL_MS,
+    signals: deps.signals,
   });
 
   const expiry = startExpirySweeper({ ...deps, transact });

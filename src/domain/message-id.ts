@@ -5,8 +5,9 @@ import { randomFillSync } from "node:crypto";
  * bits, then the version, 74 random bits and the variant. Ids made close together in time sort
  * close together, so a send's messages go to the right-hand edge of the primary key (and of
  * message_parts' key after them) instead of to a random leaf each: 10,000 messages inserted in
- * 95-97 ms instead of 119-120 ms (bench/RESULTS.md). The time in an id is the message's
- * received_at, which the API shows anyway; the 74 random bits keep ids unguessable.
+ * 95-97 ms instead of 119-120 ms (docs/decisions/0025-message-ids-uuidv7.md). The time in an
+ * id is the message's received_at, which the API shows anyway; the 74 random bits keep ids
+ * unguessable.
  */
 
 const IDS_PER_FILL = 256;

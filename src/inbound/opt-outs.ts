@@ -1,7 +1,7 @@
 import type { Queryable, Tx } from "../db/pool.ts";
+import { type AccountEvent, recordAccountEvents } from "../events/events.ts";
 import { failOptedOutMessages } from "../lifecycle/index.ts";
 import type { Position } from "../search/cursor.ts";
-import { type AccountEvent, recordAccountEvents } from "../webhooks/events.ts";
 
 /**
  * An account's opt-out list: numbers (in international form) that no send of the account

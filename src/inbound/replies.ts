@@ -1,9 +1,9 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
+import { type EventType, MESSAGE_EVENT_TYPES } from "../events/events.ts";
 import { InsufficientBalanceError } from "../ledger/ledger.ts";
 import type { Queue } from "../queue/boss.ts";
 import { prepareSend } from "../sending/prepare-send.ts";
 import { recordSends, UnapprovedSenderError } from "../sending/record-send.ts";
-import { type EventType, MESSAGE_EVENT_TYPES } from "../webhooks/events.ts";
 import type { KeywordKind } from "./keywords.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { withTransaction } from "../db/pool.ts";
 import type { DeliveryWindow } from "../domain/delivery-window.ts";
+import type { MessageEventType } from "../events/events.ts";
 import { InsufficientBalanceError } from "../ledger/ledger.ts";
 import { OPTED_OUT, type PreparedSend, prepareSend, textOf, withOptOuts } from "../sending/prepare-send.ts";
 import { recordSends, UnapprovedSenderError } from "../sending/record-send.ts";
-import type { MessageEventType } from "../webhooks/events.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
 import { claimIdempotencyKey, requestHash, storeClaimedResponse } from "./idempotency.ts";

@@ -1,18 +1,16 @@
-import { isUtf8 } from "node:buffer";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import express, { type RequestHandler, type Response } from "express";
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
 import { isDatabaseUnavailable } from "../db/pool.ts";
 import { AuthFailureGuard } from "../limits/auth-failures.ts";
 import { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
 import { type HealthAnswer, healthzAnswer, readyzAnswer } from "../observability/health.ts";
-import type { Metrics } from "../observability/metrics.ts";
+import { countRateLimitSlice } from "../observability/metrics.ts";
 import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
 import { expensiveGate } from "./expensive-gate.ts";
-import type { ErrorHandler, Handler, Locals as IntakeLocals } from "./handler.ts";
+import { bodyError, jsonBody } from "./json-body.ts";
 import { ENDPOINTS } from "./openapi/endpoints.ts";
 import { batchRecipients, bulkRecipients, oneRecipient, rateLimited } from "./rate-limit.ts";
 import { getBalance, getSenderIds } from "./routes/account.ts";
@@ -31,20 +29,13 @@ import { sendBulk } from "./routes/send-bulk.ts";
 import { sendSms } from "./routes/send-sms.ts";
 import { deleteWebhook, getWebhook, putWebhook, rotateWebhookSecret } from "./routes/webhook.ts";
 import { getDeliveries, redeliverMany, redeliverOne } from "./routes/webhook-deliveries.ts";
-import { type LaneRoute, sendLane } from "./send-lane.ts";
-
-declare global {
-  namespace Express {
-    interface Locals extends IntakeLocals {}
-  }
-}
 
 /**
  * Each endpoint answers errors in the convention the contract gives it. The middleware carries
  * its convention, so the OpenAPI check can read it off the route (test/integration/openapi.test.ts).
  */
-const shape = (errorShape: ErrorShape): Handler & { errorShape: ErrorShape } =>
-  Object.assign<Handler, { errorShape: ErrorShape }>(
+const shape = (errorShape: ErrorShape): RequestHandler & { errorShape: ErrorShape } =>
+  Object.assign<RequestHandler, { errorShape: ErrorShape }>(
     (_req, res, next) => {
       res.locals.errorShape = errorShape;
       next();
@@ -52,11 +43,9 @@ const shape = (errorShape: ErrorShape): Handler & { errorShape: ErrorShape } =>
     { errorShape },
   );
 
-/** The HTTP API: Express for every route, and the send lane in front of it for the two send routes. */
+/** The HTTP API: Express serves every route; `app` is the HTTP server's request listener. */
 export interface Intake {
   app: express.Express;
-  /** The server's request listener: the send lane takes what it can, Express the rest. */
-  listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** Once the server no longer takes requests: gives the rate limits' unused slices back. */
   close(): Promise<void>;
 }
@@ -70,9 +59,13 @@ export function createIntake(deps: IntakeDeps): Intake {
   app.get("/healthz", (_req, res) => answerHealth(res, healthzAnswer()));
   app.get("/readyz", async (_req, res) => answerHealth(res, await readyzAnswer(deps.readiness.api)));
 
-  const everyRequest = [accessLog(deps.logger), countRequests(deps.metrics)];
-  app.use(...everyRequest);
-  app.use(undecodableSegmentsToInvalid);
+  // What every request goes through, in one middleware: the router's cost is per middleware.
+  const observe = accessLog(deps.logger, deps.metrics);
+  app.use((req, res, next) => {
+    observe(req, res);
+    undecodableSegmentsToInvalid(req);
+    next();
+  });
   const failures = new AuthFailureGuard(deps.pool, deps.config.AUTH_FAILURES_PER_MINUTE, (err) =>
     deps.logger.warn({ err }, "failed authentications not counted"),
   );
@@ -94,29 +87,26 @@ export function createIntake(deps: IntakeDeps): Intake {
   const legacy = shape("legacy");
   const kit = shape("kit");
 
-  // The send routes, on Express and in the send lane alike.
-  const sendRoutes: LaneRoute[] = [
-    {
-      path: "/api/v1/sms",
-      bodyLimit: singleLimit,
-      beforeBody: [legacy, authenticate],
-      afterBody: [rateLimited(limits, oneRecipient), sendSms(deps)],
-    },
-    {
-      path: "/api/v1/sms/bulk",
-      bodyLimit: deps.config.BODY_LIMIT_BYTES,
-      beforeBody: [kit, authenticate],
-      afterBody: [rateLimited(limits, bulkRecipients), sendBulk(deps)],
-    },
-    {
-      path: "/api/v1/sms/batch",
-      bodyLimit: deps.config.BATCH_BODY_LIMIT_BYTES,
-      beforeBody: [kit, authenticate],
-      afterBody: [rateLimited(limits, batchRecipients), sendBatch(deps)],
-    },
-  ];
-  for (const route of sendRoutes)
-    app.post(route.path, ...route.beforeBody, jsonBody(route.bodyLimit), ...route.afterBody);
+  // The sends: their body is read after authentication, and rate limited with its recipients.
+  app.post("/api/v1/sms", legacy, authenticate, json, rateLimited(limits, oneRecipient), sendSms(deps));
+  const bulkJson = jsonBody(deps.config.BODY_LIMIT_BYTES);
+  app.post(
+    "/api/v1/sms/bulk",
+    kit,
+    authenticate,
+    bulkJson,
+    rateLimited(limits, bulkRecipients),
+    sendBulk(deps),
+  );
+  const batchJson = jsonBody(deps.config.BATCH_BODY_LIMIT_BYTES);
+  app.post(
+    "/api/v1/sms/batch",
+    kit,
+    authenticate,
+    batchJson,
+    rateLimited(limits, batchRecipients),
+    sendBatch(deps),
+  );
   app.post("/api/v1/sms/preview", kit, auth, previewJson, previewSms(deps));
   // Searches and exports share a budget of connections of their own (expensive-gate.ts).
   const expensive = expensiveGate(Math.max(1, deps.config.PG_POOL_MAX - 2));
@@ -149,17 +139,11 @@ export function createIntake(deps: IntakeDeps): Intake {
   // Every route above has an entry in ENDPOINTS (src/intake/openapi/endpoints.ts), or a test fails.
   app.get("/api/v1/openapi.json", kit, serveOpenApi(ENDPOINTS, deps.config));
 
-  const notFound: Handler = (_req, res) => sendError(res, "notFound");
-  const onError = errorHandler(deps.logger);
-  app.use(notFound);
-  app.use(onError);
+  app.use((_req, res) => sendError(res, "notFound"));
+  app.use(errorHandler(deps.logger));
 
-  const lane = sendLane({ routes: sendRoutes, first: everyRequest, onError, notFound });
   return {
     app,
-    listener: (req, res) => {
-      if (!lane(req, res)) app(req, res);
-    },
     close: async () => {
       await failures.close();
       await limiter?.close();
@@ -178,10 +162,7 @@ function requestLimiter(deps: IntakeDeps): RequestLimiter | null {
     },
     {
       onBatch: (size) => deps.metrics.rateLimitBatch.observe(size),
-      onLease: (scope, units) => {
-        deps.metrics.rateLimitLeases.inc({ scope });
-        deps.metrics.rateLimitLeasedUnits.inc({ scope }, units);
-      },
+      onSlice: (scope, units) => countRateLimitSlice(deps.metrics, scope, units),
       onLocal: () => deps.metrics.rateLimitLocal.inc(),
       onGiveBack: (scope, units) => deps.metrics.rateLimitReturnedUnits.inc({ scope }, units),
       onError: (err) => deps.logger.warn({ err }, "unused rate limit slices not given back"),
@@ -193,20 +174,6 @@ function answerHealth(res: Response, answer: HealthAnswer): void {
   res.status(answer.statusCode).set(answer.headers).json(answer.body);
 }
 
-/** Requests by the route that answered them (its pattern, so ids never become label values). */
-function countRequests(metrics: Metrics): Handler {
-  return (req, res, next) => {
-    const started = performance.now();
-    res.once("finish", () => {
-      const route = req.route?.path;
-      const labels = { method: req.method, route: typeof route === "string" ? route : "unmatched" };
-      metrics.httpRequests.inc({ ...labels, status: String(res.statusCode) });
-      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
-    });
-    next();
-  };
-}
-
 /**
  * Every body but a bulk send's is one message or one small object: even a 10-segment text with
  * every character escaped stays far below this. Reading up to the bulk limit for them would
@@ -214,54 +181,13 @@ function countRequests(metrics: Metrics): Handler {
  */
 const SINGLE_BODY_LIMIT_BYTES = 65_536;
 
-function jsonBody(limit: number): RequestHandler[] {
-  return [
-    refuseDeclaredOversize(limit),
-    express.json({ limit, type: ["application/json", "application/*+json"], verify: refuseInvalidUtf8 }),
-  ];
-}
-
-/**
- * A body whose Content-Length is over the limit is answered 413 at once and its connection
- * closed, instead of being read to the end and thrown away: draining megabytes of refused
- * bodies in 64 KiB reads left the process's heap that much bigger for good.
- */
-function refuseDeclaredOversize(limit: number): RequestHandler {
-  return (req, res, next) => {
-    const declared = Number(req.headers["content-length"]);
-    if (!(declared > limit)) return next();
-    res.setHeader("Connection", "close");
-    sendError(res, "payloadTooLarge");
-  };
-}
-
-/**
- * The JSON parser would decode bytes that are not UTF-8 into U+FFFD and send that to a handset;
- * such a body is refused instead (400, the "unreadable body" error), as the README promises.
- * Other charsets (UTF-16, UTF-32) are decoded by the parser.
- */
-function refuseInvalidUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
-  if ((encoding === "utf-8" || encoding === "utf8") && !isUtf8(body))
-    throw Object.assign(new Error("request body is not valid UTF-8"), { type: "charset.invalid" });
-}
-
-/** body-parser's errors carry a `type`; zlib's (a Content-Encoding the bytes do not match) only a 4xx status. */
-function bodyError(err: unknown): "tooLarge" | "unreadable" | "malformed" | null {
-  if (typeof err !== "object" || err === null) return null;
-  const type = "type" in err && typeof err.type === "string" ? err.type : undefined;
-  const status = "status" in err && typeof err.status === "number" ? err.status : undefined;
-  if (type === "entity.too.large" || status === 413) return "tooLarge";
-  if (type === "entity.parse.failed") return "malformed";
-  if (type !== undefined || (status !== undefined && status >= 400 && status < 500)) return "unreadable";
-  return null;
-}
-
 /**
  * A path segment that is not valid percent-encoding cannot be an id: it is replaced by one that
  * decodes (to "%"), so the route still runs — authentication first — and answers "invalid id"
  * in its own convention, instead of the router failing before any route is chosen.
  */
-const undecodableSegmentsToInvalid: RequestHandler = (req, _res, next) => {
+function undecodableSegmentsToInvalid(req: Request): void {
+  if (!req.url.includes("%")) return;
   const [path = "", query] = req.url.split("?", 2);
   let changed = false;
   const segments = path.split("/").map((segment) => {
@@ -274,17 +200,14 @@ const undecodableSegmentsToInvalid: RequestHandler = (req, _res, next) => {
     }
   });
   if (changed) req.url = segments.join("/") + (query === undefined ? "" : `?${query}`);
-  next();
-};
+}
 
-function errorHandler(logger: Logger): ErrorHandler {
+function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, _req, res, _next) => {
     if (res.headersSent) return;
     if (err instanceof ApiError) return sendError(res, err.errorName, err.validationErrors);
     const parserError = bodyError(err);
-    if (parserError === "tooLarge") return sendError(res, "payloadTooLarge");
-    if (parserError === "malformed") return sendError(res, "malformedJson");
-    if (parserError === "unreadable") return sendError(res, "unreadableBody");
+    if (parserError) return sendError(res, parserError);
     // The database lost, refused, overloaded or timed out: the request was fine, so the client is
     // told to come back (503 with Retry-After), not that something broke (500).
     if (isDatabaseUnavailable(err)) {

@@ -1,3 +1,4 @@
+import type { RequestHandler } from "express";
 import { authenticateMany, LegacyKeys, type Principal } from "../accounts/api-keys.ts";
 import { addressMatcher, covers, scopeOf } from "../accounts/scopes.ts";
 import { hasValidChecksum } from "../accounts/token-format.ts";
@@ -6,7 +7,6 @@ import type { Queryable } from "../db/pool.ts";
 import type { AuthFailureGuard } from "../limits/auth-failures.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { sendError } from "./errors.ts";
-import type { Handler } from "./handler.ts";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -26,7 +26,7 @@ export function requireApiKey(
   lastUsedPrecisionSeconds: number,
   failures: AuthFailureGuard,
   metrics: Metrics,
-): Handler {
+): RequestHandler {
   const principals = new Coalescer<string, Principal | null>(
     (tokens) => authenticateMany(db, tokens, lastUsedPrecisionSeconds),
     { maxBatch: 100, maxInFlight: 2 },
@@ -55,7 +55,7 @@ export function requireApiKey(
     }
     // Most keys hold every scope: the route's scope is worked out only for a key with fewer.
     if (principal.scopes !== null) {
-      const scope = scopeOf(req.method ?? "GET", (req.originalUrl ?? req.url ?? "").split("?")[0] ?? "");
+      const scope = scopeOf(req.method, req.originalUrl.split("?")[0] ?? "");
       if (scope !== null && !covers(principal.scopes, scope)) return sendError(res, "forbiddenScope");
     }
     const allowed = addressMatcher(principal.allowedIps);

@@ -1,4 +1,5 @@
-import { type HttpResponse, sendJson } from "./handler.ts";
+import type { Response } from "express";
+import { sendJson } from "./json-response.ts";
 
 /**
  * Every error the API can answer, in one catalogue: its HTTP status and, per error convention,
@@ -249,7 +250,7 @@ export class ApiError extends Error {
 /** How long a client is asked to wait before retrying a 503: a dropped connection is back in about that. */
 export const RETRY_AFTER_SECONDS = 2;
 
-export function sendError(res: HttpResponse, name: ErrorName, validationErrors?: FieldError[]): void {
+export function sendError(res: Response, name: ErrorName, validationErrors?: FieldError[]): void {
   const shape: ErrorShape = res.locals.errorShape ?? "kit";
   if (ERRORS[name].status === 503) res.setHeader("Retry-After", String(RETRY_AFTER_SECONDS));
   sendJson(res, ERRORS[name].status, errorBody(name, shape, validationErrors));

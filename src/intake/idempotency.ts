@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
+import type { Request } from "express";
 import { z } from "zod";
 import type { Queryable, Tx } from "../db/pool.ts";
 import { ApiError } from "./errors.ts";
-import type { HttpRequest } from "./handler.ts";
 
 /**
  * Idempotency-Key (an extension): the same key and body within the retention window answer
@@ -25,7 +25,7 @@ export const idempotencyHeaders = z.object({
     }),
 });
 
-export function idempotencyKeyOf(req: HttpRequest): string | null {
+export function idempotencyKeyOf(req: Request): string | null {
   const key = req.headers["idempotency-key"];
   if (key === undefined) return null;
   if (typeof key !== "string" || !KEY_PATTERN.test(key)) throw new ApiError("invalidIdempotencyKey");

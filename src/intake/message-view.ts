@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { OPERATORS } from "../../carriers/index.ts";
 import type { DeliveryWindow } from "../domain/delivery-window.ts";
+import type { MessageRow } from "../search/message-row.ts";
 import { timestamp } from "./openapi/conventions.ts";
 
 /** The Message resource exactly as the contract shows it (charge as a JSON string). */
@@ -28,30 +29,6 @@ export interface MessageView {
   /** Extension: true when look-alike characters were replaced (`message` is the text as sent). */
   smart_encoded?: true;
 }
-
-/** Columns as stored; the view renames and formats them. */
-export interface MessageRow {
-  id: string;
-  to: string;
-  body: string;
-  sender_id: string;
-  operator: string;
-  charge: number;
-  charge_currency: string;
-  operator_response: string;
-  received_at: Date;
-  status: string;
-  created_at: Date;
-  delivered_at: Date | null;
-  send_at: Date | null;
-  validity_period?: number | null;
-  expires_at?: Date | null;
-  deliver_between?: DeliveryWindow | null;
-  smart_encoded?: boolean | null;
-}
-
-export const MESSAGE_COLUMNS = `id, "to", body, sender_id, operator, charge, charge_currency, operator_response,
-  received_at, status, created_at, delivered_at, send_at, validity_period, expires_at, deliver_between, smart_encoded`;
 
 export function toMessageView(row: MessageRow): MessageView {
   return {

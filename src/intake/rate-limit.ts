@@ -1,9 +1,9 @@
+import type { Request, RequestHandler, Response } from "express";
 import type { LimitState, RateLimitDecision } from "../limits/rate-limits.ts";
 import type { RequestLimiter } from "../limits/request-limiter.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { ApiError, sendError } from "./errors.ts";
-import type { Handler, HttpRequest, HttpResponse } from "./handler.ts";
 
 /**
  * Rate limits on authenticated requests (src/limits): one decision per request, after the key
@@ -21,7 +21,7 @@ export interface RateLimitDeps {
 }
 
 /** How many recipients a request sends to, as far as its body says before validation. */
-export type RecipientsOf = (req: HttpRequest) => number;
+export type RecipientsOf = (req: Request) => number;
 
 export const noRecipients: RecipientsOf = () => 0;
 export const oneRecipient: RecipientsOf = () => 1;
@@ -37,7 +37,7 @@ export const batchRecipients: RecipientsOf = (req) => {
   return Array.isArray(messages) ? messages.length : 0;
 };
 
-export function rateLimited(deps: RateLimitDeps, recipientsOf: RecipientsOf = noRecipients): Handler {
+export function rateLimited(deps: RateLimitDeps, recipientsOf: RecipientsOf = noRecipients): RequestHandler {
   const { limiter, metrics, logger } = deps;
   if (!limiter) return (_req, _res, next) => next();
   return async (req, res, next) => {
@@ -93,7 +93,7 @@ function shownLimit(decision: RateLimitDecision): LimitState | undefined {
   return decision.limits.reduce((a, b) => (left(b) < left(a) ? b : a));
 }
 
-function writeHeaders(res: HttpResponse, decision: RateLimitDecision): void {
+function writeHeaders(res: Response, decision: RateLimitDecision): void {
   const shown = shownLimit(decision);
   if (!shown) return;
   res.setHeader("RateLimit-Limit", String(shown.quota));

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../webhooks/events.ts";
+import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../events/events.ts";
 import { ApiError, type FieldError } from "./errors.ts";
 import { SEND_AT_MAX_DAYS } from "./send-limits.ts";
 

@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/pool.ts";
 import { writtenForms } from "../domain/numbers.ts";
+import { recordMessageEvents } from "../events/events.ts";
 import { release } from "../ledger/ledger.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
 
 /** The operator response of a message its sender cancelled before it was dispatched. */
 export const CANCELLED = "CANCELLED";

@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/pool.ts";
-import { FINAL_STATES } from "../receipts/read-receipt.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
+import { FINAL_STATES } from "../domain/receipt-states.ts";
+import { recordMessageEvents } from "../events/events.ts";
 
 const FINAL = [...FINAL_STATES];
 

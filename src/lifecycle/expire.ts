@@ -1,6 +1,6 @@
 import type { Queryable, Tx } from "../db/pool.ts";
+import { recordMessageEvents } from "../events/events.ts";
 import { release } from "../ledger/ledger.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
 import { openMark } from "./open-mark.ts";
 
 /** Why a message that was never submitted in its validity period failed (not a carrier answer). */

@@ -1,6 +1,6 @@
 import type { Tx } from "../db/pool.ts";
+import { recordMessageEvents } from "../events/events.ts";
 import { release } from "../ledger/ledger.ts";
-import { recordMessageEvents } from "../webhooks/events.ts";
 
 /*
  * The listed messages still processing under `owner`, each locked, with the list's columns and

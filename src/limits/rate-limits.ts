@@ -1,5 +1,4 @@
 import type { Queryable, Tx } from "../db/pool.ts";
-import type { GiveBack, LeasedDecision, SliceWants } from "./leases.ts";
 
 /**
  * Rate limits kept in Postgres (migration 010), so every API process shares them: requests per
@@ -44,7 +43,32 @@ export interface RateLimitDecision {
   limits: LimitState[];
 }
 
-interface LeaseRow {
+/** A limit as the database decided it for a request, with the slice it granted (0: none). */
+export interface LimitWithSlice extends LimitState {
+  slice: number;
+}
+
+export interface DecisionWithSlices {
+  allowed: boolean;
+  limits: LimitWithSlice[];
+}
+
+/** What to give back to one bucket in the database. */
+export interface GiveBack {
+  /** The row in rate_limit_state: 'key:<id>' or 'account:<id>'. */
+  subject: string;
+  scope: LimitScope;
+  units: number;
+}
+
+/** The slices a request asks for along with its own decision (0: none). */
+export interface SliceWants {
+  key: number;
+  account: number;
+  recipients: number;
+}
+
+interface DecisionRow {
   request: number;
   scope: LimitScope;
   quota: number;
@@ -59,16 +83,17 @@ interface LeaseRow {
 /**
  * Decides the requests in order, in one statement: each is allowed if it fits every limit that
  * applies to it, and then takes from all of them; an allowed request's process also gets the
- * slices it asked for of its buckets, as far as the database grants them (`leased` on each limit;
- * migration 016, src/limits/leases.ts). Unlogged buckets: no WAL flush to wait for.
+ * slices it asked for of its buckets, as far as the database grants them (`slice` on each limit, the
+ * function's `leased` column;
+ * migration 016, src/limits/slices.ts). Unlogged buckets: no WAL flush to wait for.
  */
-export async function leaseRateLimits(
+export async function decideRateLimits(
   db: Queryable,
   requests: readonly RateLimitRequest[],
   wants: readonly SliceWants[],
   defaults: RateLimitDefaults,
-): Promise<LeasedDecision[]> {
-  const { rows } = await db.query<LeaseRow>({
+): Promise<DecisionWithSlices[]> {
+  const { rows } = await db.query<DecisionRow>({
     name: "shiri_rate_limit_lease",
     text: `SELECT * FROM rate_limit_lease($1::uuid[], $2::uuid[], $3::integer[], $4::integer[],
                                           $5::integer[], $6::integer[], $7, $8, $9)`,
@@ -84,7 +109,7 @@ export async function leaseRateLimits(
       defaults.recipientsPerMinute,
     ],
   });
-  const decisions: LeasedDecision[] = requests.map(() => ({ allowed: true, limits: [] }));
+  const decisions: DecisionWithSlices[] = requests.map(() => ({ allowed: true, limits: [] }));
   for (const row of rows) {
     const decision = decisions[row.request - 1];
     if (!decision) continue;
@@ -96,7 +121,7 @@ export async function leaseRateLimits(
       remaining: row.remaining,
       resetMs: row.reset_ms,
       retryMs: row.retry_ms,
-      leased: row.leased,
+      slice: row.leased,
     });
   }
   return decisions;

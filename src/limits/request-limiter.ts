@@ -1,21 +1,22 @@
 import { Coalescer } from "../coalescer.ts";
 import type { Queryable } from "../db/pool.ts";
-import { type BucketId, LeaseBook, type LeasedDecision } from "./leases.ts";
 import {
+  type DecisionWithSlices,
+  decideRateLimits,
   giveBackSlices,
-  leaseRateLimits,
   type RateLimitDecision,
   type RateLimitDefaults,
   type RateLimitRequest,
 } from "./rate-limits.ts";
+import { type BucketId, SliceBook } from "./slices.ts";
 
 export interface RequestLimiterOptions {
-  /** How long a slice of a bucket serves this process's requests (src/limits/leases.ts). */
-  leaseMs?: number;
+  /** How long a slice of a bucket serves this process's requests (src/limits/slices.ts). */
+  sliceLifetimeMs?: number;
   /** Told the size of every statement's batch, for a metric. */
   onBatch?: (size: number) => void;
   /** Told every slice granted: its limit's scope and size. */
-  onLease?: (scope: string, units: number) => void;
+  onSlice?: (scope: string, units: number) => void;
   /** Told every request decided from this process's slices, without a statement. */
   onLocal?: () => void;
   /** Told every rest of a slice given back: its limit's scope and size. */
@@ -29,20 +30,20 @@ export interface RequestLimiterOptions {
  * instead of every ~11 requests), short enough that a slice held back from other processes, or
  * taken under a limit since changed, is over well within a one-second window.
  */
-export const LEASE_MS = 200;
+export const SLICE_LIFETIME_MS = 200;
 
 /**
  * The API process's way to the shared rate limits. A request is decided first from this process's
- * slices of its buckets (src/limits/leases.ts): no statement. Otherwise by the database
- * (`rate_limit_lease`), which also grants the slices this process asks for; requests that arrive
- * while a statement is in flight are tried against the slices it brings, and the rest are decided
- * together by the next one (see Coalescer), at most 100 a statement. One statement at a time: a
+ * slices of its buckets (src/limits/slices.ts): no statement. Otherwise by the database
+ * (`rate_limit_lease`: the SQL name predates the glossary of docs/decisions/0010), which also
+ * grants the slices this process asks for; requests that arrive while a statement is in flight
+ * are tried against the slices it brings, and the rest are decided together by the next one (see Coalescer), at most 100 a statement. One statement at a time: a
  * second would mostly wait on the first's row locks while holding a connection of its own. Every
  * refusal is the database's. Ended slices' rests go back in one statement per sweep.
  */
 export class RequestLimiter {
   private readonly decisions: Coalescer<RateLimitRequest, RateLimitDecision>;
-  private readonly book: LeaseBook;
+  private readonly book: SliceBook;
   private readonly options: RequestLimiterOptions;
   private sweepTimer: NodeJS.Timeout | null = null;
   private sweepAt = Number.POSITIVE_INFINITY;
@@ -55,7 +56,7 @@ export class RequestLimiter {
     options: RequestLimiterOptions = {},
   ) {
     this.options = options;
-    this.book = new LeaseBook(options.leaseMs ?? LEASE_MS);
+    this.book = new SliceBook(options.sliceLifetimeMs ?? SLICE_LIFETIME_MS);
     this.decisions = new Coalescer((requests) => this.decideInDatabase(requests), {
       maxBatch: 100,
       maxInFlight: 1,
@@ -109,16 +110,16 @@ export class RequestLimiter {
       const asked = new Set<BucketId>();
       const wants = asking.map((r) => this.book.wants(r, askedAt, asked));
       this.options.onBatch?.(asking.length);
-      const decided: LeasedDecision[] = await leaseRateLimits(this.db, asking, wants, this.defaults);
+      const decided: DecisionWithSlices[] = await decideRateLimits(this.db, asking, wants, this.defaults);
       places.forEach((place, i) => {
-        const decision = decided[i] as LeasedDecision;
+        const decision = decided[i] as DecisionWithSlices;
         this.book.apply(asking[i] as RateLimitRequest, decision, askedAt);
         for (const limit of decision.limits) {
-          if (limit.leased > 0) this.options.onLease?.(limit.scope, limit.leased);
+          if (limit.slice > 0) this.options.onSlice?.(limit.scope, limit.slice);
         }
         answers[place] = {
           allowed: decision.allowed,
-          limits: decision.limits.map(({ leased: _, ...limit }) => limit),
+          limits: decision.limits.map(({ slice: _, ...limit }) => limit),
         };
       });
     }
@@ -150,7 +151,7 @@ export class RequestLimiter {
     this.scheduleSweep();
   }
 
-  private async giveBackNow(back: ReturnType<LeaseBook["sweep"]>): Promise<void> {
+  private async giveBackNow(back: ReturnType<SliceBook["sweep"]>): Promise<void> {
     if (back.length === 0) return;
     try {
       await giveBackSlices(this.db, back);

@@ -9,7 +9,10 @@ import { healthzAnswer, type Readiness, readyzAnswer } from "./health.ts";
  */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "shiri_" });
+  // The event-loop lag histogram samples with a timer: every 10 ms (prom-client's default) cost an
+  // idle process about 6 ms of CPU a second here; every 100 ms still sees any stall that matters
+  // (docs/decisions/0011-idle-worker.md).
+  collectDefaultMetrics({ register: registry, prefix: "shiri_", eventLoopMonitoringPrecision: 100 });
   const r = [registry];
   const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   const slowBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600];
@@ -48,15 +51,29 @@ export function createMetrics() {
       buckets: [1, 2, 5, 10, 20, 50, 100],
       registers: r,
     }),
-    rateLimitLeases: new Counter({
-      name: "shiri_rate_limit_leases_total",
+    rateLimitSlices: new Counter({
+      name: "shiri_rate_limit_slices_total",
       help: "Slices of a rate-limit bucket this process took ahead of its requests, by limit (key, account, recipients).",
       labelNames: ["scope"] as const,
       registers: r,
     }),
-    rateLimitLeasedUnits: new Counter({
-      name: "shiri_rate_limit_leased_units_total",
+    rateLimitSliceUnits: new Counter({
+      name: "shiri_rate_limit_slice_units_total",
       help: "Requests (recipients for the recipients limit) taken in slices, by limit.",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    // Deprecated names of the two above ("lease" now means only a dispatch or bind-slot lease:
+    // docs/decisions/0010), still emitted with the same values for operators' own dashboards.
+    deprecatedRateLimitLeases: new Counter({
+      name: "shiri_rate_limit_leases_total",
+      help: "Deprecated: shiri_rate_limit_slices_total under its old name.",
+      labelNames: ["scope"] as const,
+      registers: r,
+    }),
+    deprecatedRateLimitLeasedUnits: new Counter({
+      name: "shiri_rate_limit_leased_units_total",
+      help: "Deprecated: shiri_rate_limit_slice_units_total under its old name.",
       labelNames: ["scope"] as const,
       registers: r,
     }),
@@ -363,10 +380,17 @@ export function initialiseSeries(
   metrics.rateLimited.inc({ scope: "redeliveries" }, 0);
   for (const scope of ["key", "account", "recipients"]) {
     metrics.rateLimited.inc({ scope }, 0);
-    metrics.rateLimitLeases.inc({ scope }, 0);
-    metrics.rateLimitLeasedUnits.inc({ scope }, 0);
+    countRateLimitSlice(metrics, scope, 0, 0);
     metrics.rateLimitReturnedUnits.inc({ scope }, 0);
   }
+}
+
+/** One slice of a rate-limit bucket taken (`slices` of them, `units` in all), under both names. */
+export function countRateLimitSlice(metrics: Metrics, scope: string, units: number, slices = 1): void {
+  metrics.rateLimitSlices.inc({ scope }, slices);
+  metrics.rateLimitSliceUnits.inc({ scope }, units);
+  metrics.deprecatedRateLimitLeases.inc({ scope }, slices);
+  metrics.deprecatedRateLimitLeasedUnits.inc({ scope }, units);
 }
 
 /**

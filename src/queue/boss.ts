@@ -3,7 +3,8 @@ import { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import { connectionOptions, type DatabaseTimeouts, type Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
-import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "../webhooks/queue.ts";
+import { announceWork, CALLBACK_JOBS_TOPIC, DISPATCH_LATER_TOPIC, dispatchTopic } from "./wakeups.ts";
+import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "./webhook-jobs.ts";
 
 /** One dispatch queue per operator, so a stalled carrier never holds up another. */
 export const dispatchQueue = (operator: Operator): string => `dispatch-${operator}`;
@@ -24,6 +25,11 @@ export interface QueueOptions {
   dispatchJobHeartbeatSeconds?: number;
   /** The same per-connection limits as the service's own pool. */
   timeouts?: DatabaseTimeouts;
+  /**
+   * The service's pool, for pg-boss to run on instead of a pool of its own: an idle process then
+   * keeps one connection warm, not one per pool (docs/decisions/0011-idle-worker.md).
+   */
+  pool?: Queryable;
 }
 
 export async function startQueue(
@@ -31,14 +37,18 @@ export async function startQueue(
   logger: Logger,
   opts: QueueOptions,
 ): Promise<PgBoss> {
+  const pool = opts.pool;
   const boss = new PgBoss({
-    connectionString,
-    max: opts.max ?? 4,
+    ...(pool
+      ? { db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) } }
+      : { connectionString, max: opts.max ?? 4 }),
     supervise: opts.supervise,
     superviseIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
     // Job expiry runs in the monitor pass, so it must come round as often as supervision.
     monitorIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
     schedule: false,
+    // Flows are not used: their poll (every 5 s by default) would only cost an idle worker.
+    flowIntervalSeconds: 3_600,
     application_name: "shiri-queue",
     ...(opts.timeouts ? connectionOptions(opts.timeouts) : {}),
   });
@@ -98,6 +108,10 @@ export async function enqueueDispatch(
     }
     await boss.insert(dispatchQueue(operator), jobs, { db });
   }
+  // Wakes an idle worker's dispatcher at commit; for a job due later, the watch that sets the
+  // timer of the next job due (src/queue/due-watch.ts).
+  const dueNow = startAfter instanceof Date ? startAfter.getTime() <= Date.now() : startAfter <= 0;
+  await announceWork(tx, dueNow ? [...byOperator.keys()].map(dispatchTopic) : [DISPATCH_LATER_TOPIC]);
 }
 
 /**
@@ -145,6 +159,36 @@ export function fetchDispatchJobs(
   count: number,
 ): Promise<FetchedJob[]> {
   return queue.fetch(dispatchQueue(operator), { batchSize: count, db: statementsOn(db) });
+}
+
+/** Where a source of work stands: due now, and in how many ms its next item comes due (null: none). */
+export interface DueState {
+  topic: string;
+  dueNow: boolean;
+  nextDueMs: number | null;
+}
+
+/**
+ * The dispatch queues and the webhook delivery queue as they stand, in one statement: whether
+ * jobs are due now, and when the next job not yet due (a scheduled send, a retry in back-off)
+ * comes due. What an idle worker polls instead of fetching from each queue.
+ */
+export async function queuesDue(db: Queryable): Promise<DueState[]> {
+  const topics = new Map<string, string>([
+    ...OPERATORS.map((op): [string, string] => [dispatchQueue(op), dispatchTopic(op)]),
+    [WEBHOOK_QUEUE, CALLBACK_JOBS_TOPIC],
+  ]);
+  const { rows } = await db.query<{ name: string; due_now: boolean; next_ms: number | null }>({
+    name: "shiri_queues_due",
+    text: `SELECT name, bool_or(start_after <= now()) AS due_now,
+                  (extract(epoch FROM min(start_after) FILTER (WHERE start_after > now()) - now()) * 1000)::float8 AS next_ms
+             FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry') GROUP BY name`,
+    values: [[...topics.keys()]],
+  });
+  return rows.flatMap((r) => {
+    const topic = topics.get(r.name);
+    return topic ? [{ topic, dueNow: r.due_now, nextDueMs: r.next_ms }] : [];
+  });
 }
 
 /** Completes the jobs in the caller's transaction, in one statement. */

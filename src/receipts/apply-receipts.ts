@@ -1,7 +1,9 @@
 import type { Queryable } from "../db/pool.ts";
+import { FINAL_STATES } from "../domain/receipt-states.ts";
 import { type IdRelation, numberCandidates, numberKey } from "../domain/smsc-id.ts";
 import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
-import { FINAL_STATES, type Receipt } from "./read-receipt.ts";
+import { announceWork, EARLY_RECEIPTS_TOPIC } from "../queue/wakeups.ts";
+import type { Receipt } from "./read-receipt.ts";
 
 const FINAL = [...FINAL_STATES];
 
@@ -289,6 +291,8 @@ async function keepEarly(
       keys.map((k) => k.join(" ")),
     ],
   );
+  // The early-receipt sweep of every worker wakes at commit (see src/queue/wakeups.ts).
+  await announceWork(tx, [EARLY_RECEIPTS_TOPIC]);
 }
 
 interface EarlyRow {

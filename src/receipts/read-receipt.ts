@@ -1,4 +1,5 @@
 import type { SmppSettings } from "../../carriers/index.ts";
+import { FINAL_STATES } from "../domain/receipt-states.ts";
 import { type IdRefusal, MAX_STORED_ID_LENGTH, readSmscId } from "../domain/smsc-id.ts";
 import { parseReceiptText } from "../smpp/receipt-text.ts";
 import type { DeliverSm } from "../smpp/session.ts";
@@ -14,16 +15,6 @@ const MESSAGE_STATE: Readonly<Record<number, string>> = {
   7: "UNKNOWN",
   8: "REJECTD",
 };
-
-/** States after which the carrier sends nothing more about the message. */
-export const FINAL_STATES: ReadonlySet<string> = new Set([
-  "DELIVRD",
-  "EXPIRED",
-  "DELETED",
-  "UNDELIV",
-  "UNKNOWN",
-  "REJECTD",
-]);
 
 /** The state an intermediate notification (esm_class 0x08) is recorded as, whatever it says. */
 const INTERMEDIATE = "ENROUTE";

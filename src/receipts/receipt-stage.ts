@@ -3,7 +3,8 @@ import type { Transact } from "../db/pool.ts";
 import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { every } from "../periodic.ts";
+import { paced } from "../periodic.ts";
+import { EARLY_RECEIPTS_TOPIC, type WorkSignals } from "../queue/wakeups.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { type ApplyResult, applyEarlyReceipts, type Matching, sweepEarlyReceipts } from "./apply-receipts.ts";
 import { type HeldReceipts, ReceiptRegistry } from "./held-receipts.ts";
@@ -149,7 +150,8 @@ function observeApplied(
 
 /**
  * Early receipts whose segment has since been recorded by another process are applied, and those
- * still unmatched after the grace period are counted as unknown and dropped: every sweepMs.
+ * still unmatched after the grace period are counted as unknown and dropped: every sweepMs while
+ * early receipts are being kept, every idleSweepMs otherwise.
  */
 export function startEarlyReceiptSweep(deps: {
   transact: Transact;
@@ -159,13 +161,17 @@ export function startEarlyReceiptSweep(deps: {
   metrics: Metrics;
   tally: IdTally;
   links: Readonly<Record<string, SmppSettings>>;
+  /** Idle (no early receipt kept lately), it sweeps this often instead of every sweepMs. */
+  idleSweepMs: number;
+  /** Early receipts kept by any worker are announced here: the sweep wakes. */
+  signals: WorkSignals;
 }): { stop(): Promise<void> } {
   const matchingOf = (link: string): Matching => {
     const settings = deps.links[link];
     return settings ? matchingFor(settings) : { tolerant: false };
   };
-  return every(
-    deps.sweepMs,
+  const sweep = paced(
+    { busyMs: deps.sweepMs, idleMs: Math.max(deps.sweepMs, deps.idleSweepMs), awakeMs: EARLY_AWAKE_MS },
     async () => {
       const { unknown, results } = await deps.transact((tx) =>
         sweepEarlyReceipts(tx, deps.graceSeconds, matchingOf),
@@ -179,10 +185,24 @@ export function startEarlyReceiptSweep(deps: {
         deps.metrics.receiptsUnknown.inc({ link: r.link });
         deps.metrics.receiptsUnmatched.inc({ link: r.link, reason: "unknown_id" });
       }
+      return results.length > 0 || unknown.length > 0;
     },
     (err) => deps.logger.error({ err }, "early receipt sweep failed"),
   );
+  const stopListening = deps.signals.on(EARLY_RECEIPTS_TOPIC, () => sweep.wake());
+  return {
+    async stop() {
+      stopListening();
+      await sweep.stop();
+    },
+  };
 }
+
+/**
+ * How long after an early receipt was kept the sweep stays at its busy pace: its segments are
+ * recorded within a batch's settle, seconds at most.
+ */
+const EARLY_AWAKE_MS = 30_000;
 
 /** How long after a receipt met a message not yet accepted its delivery is looked at again. */
 const RECHECK_MS = 1_000;

@@ -1,7 +1,7 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Queryable } from "../db/pool.ts";
-import { MESSAGE_COLUMNS, type MessageRow } from "../intake/message-view.ts";
 import type { Position } from "./cursor.ts";
+import { MESSAGE_COLUMNS, type MessageRow } from "./message-row.ts";
 
 export const MESSAGE_STATUSES = ["created", "enqueued", "processing", "success", "failed"] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];

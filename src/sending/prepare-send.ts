@@ -5,7 +5,7 @@ import { newMessageId } from "../domain/message-id.ts";
 import { resolveOperator } from "../domain/numbers.ts";
 import { priceMessage } from "../domain/pricing.ts";
 import { countSegments, type Encoding } from "../domain/segments.ts";
-import type { MessageEventType } from "../webhooks/events.ts";
+import type { MessageEventType } from "../events/events.ts";
 
 /** The reason a message that no operator serves is failed at once, billed, never sent. */
 export const UNROUTABLE = "UNROUTABLE";

@@ -1,9 +1,9 @@
 import type { Operator } from "../../carriers/index.ts";
 import type { Tx } from "../db/pool.ts";
 import { internationalForm } from "../domain/numbers.ts";
+import { type EventType, eventTypesWanted, recordMessageEvents } from "../events/events.ts";
 import { capture, holdAndCommit } from "../ledger/ledger.ts";
 import { enqueueDispatch, type Queue } from "../queue/boss.ts";
-import { type EventType, eventTypesWanted, recordMessageEvents } from "../webhooks/events.ts";
 import { type PreparedSend, withOptOuts } from "./prepare-send.ts";
 
 export class UnapprovedSenderError extends Error {}

@@ -1,5 +1,6 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Queue } from "../queue/boss.ts";
+import { announcementsLost } from "../queue/wakeups.ts";
 import { recordSends, type SendToRecord, UnapprovedSenderError } from "./record-send.ts";
 
 export interface SendCommitterOptions {
@@ -86,10 +87,16 @@ export class SendCommitter {
     try {
       await this.record(account, batch);
     } catch (err) {
+      // Rolled back: whatever it announced was never sent (src/queue/wakeups.ts).
+      announcementsLost();
       if (batch.length === 1) return batch[0]?.reject(err);
       // One send's trouble — most often a balance that covers some of the sends, not all — must
       // not fail the others: each is tried again on its own, in the order they came.
-      for (const waiting of batch) await this.record(account, [waiting]).catch(waiting.reject);
+      for (const waiting of batch)
+        await this.record(account, [waiting]).catch((failed: unknown) => {
+          announcementsLost();
+          waiting.reject(failed);
+        });
     }
   }
 

@@ -1,5 +1,5 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
-import { EVENT_TYPES, type EventType } from "./events.ts";
+import { EVENT_TYPES, type EventType } from "../events/events.ts";
 import { resumeUrl } from "./refusals.ts";
 import { newSigningSecret } from "./signing.ts";
 

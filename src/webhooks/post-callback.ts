@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
+import { urlToHttpOptions } from "node:url";
 import {
   ipLiteral,
   isPublicAddress,
@@ -66,29 +67,61 @@ export function outcomeOfStatus(status: number): AttemptOutcome {
   return status === 410 ? { kind: "failed", status, error } : { kind: "retry", status, error };
 }
 
+/** Where a callback URL sends to, parsed once per URL (see parsedUrls). */
+interface Destination {
+  secure: boolean;
+  /** The URL as http.request options (host, port, path, credentials), as it would convert it. */
+  target: http.RequestOptions;
+  /** The host when it is an IP literal: checked against the guard on every request. */
+  literal: string | null;
+}
+
+/**
+ * Parsed callback URLs by text. A worker sends to few URLs, each thousands of times: parsing and
+ * turning a URL into request options was a tenth of the sending loop's JS time
+ * (docs/decisions/0027). Bounded, and emptied when full, as URLs come from clients.
+ */
+const parsedUrls = new Map<string, Destination | { error: string }>();
+const PARSED_URLS_MAX = 1000;
+
+function destinationOf(text: string): Destination | { error: string } {
+  const known = parsedUrls.get(text);
+  if (known) return known;
+  let parsed: Destination | { error: string };
+  try {
+    const url = new URL(text);
+    const secure = url.protocol === "https:";
+    parsed =
+      url.protocol !== "http:" && !secure
+        ? { error: "URL scheme must be http or https" }
+        : {
+            secure,
+            target: urlToHttpOptions(url),
+            literal: ipLiteral(url),
+          };
+  } catch {
+    parsed = { error: "invalid URL" };
+  }
+  if (parsedUrls.size >= PARSED_URLS_MAX) parsedUrls.clear();
+  parsedUrls.set(text, parsed);
+  return parsed;
+}
+
 /**
  * POSTs one signed request, bounded by the timeout from the first byte to the status line. The
  * status is the answer: the response body is drained but never waited for. Never throws.
  */
 export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOutcome> {
-  let url: URL;
-  try {
-    url = new URL(cb.url);
-  } catch {
-    return Promise.resolve({ kind: "failed", status: null, error: "invalid URL" });
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:")
-    return Promise.resolve({ kind: "failed", status: null, error: "URL scheme must be http or https" });
-  if (!opts.allowPrivate) {
-    const literal = ipLiteral(url);
-    if (literal && !isPublicAddress(literal))
-      return Promise.resolve({
-        kind: "failed",
-        status: null,
-        error: new RefusedAddressError(literal).message,
-        refused: true,
-      });
-  }
+  const destination = destinationOf(cb.url);
+  if ("error" in destination)
+    return Promise.resolve({ kind: "failed", status: null, error: destination.error });
+  if (!opts.allowPrivate && destination.literal && !isPublicAddress(destination.literal))
+    return Promise.resolve({
+      kind: "failed",
+      status: null,
+      error: new RefusedAddressError(destination.literal).message,
+      refused: true,
+    });
 
   const timestamp = Math.floor(Date.now() / 1000);
   const [first] = cb.events;
@@ -101,23 +134,22 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
       : { [EVENT_ID_HEADER.toLowerCase()]: first.id, [EVENT_TYPE_HEADER.toLowerCase()]: first.type }),
     [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(cb.secrets, cb.body, timestamp),
   };
-  const secure = url.protocol === "https:";
-  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const { secure } = destination;
 
   return new Promise((resolve) => {
     let settled = false;
+    let timedOut = false;
     const settle = (outcome: AttemptOutcome) => {
       if (settled) return;
       settled = true;
       resolve(outcome);
     };
     const request = (secure ? https : http).request(
-      url,
       {
+        ...destination.target,
         method: "POST",
         headers,
         agent: secure ? opts.agents.https : opts.agents.http,
-        signal,
         // The guard runs on the addresses this very connection uses (no resolve-then-connect gap).
         ...lookupOption(opts),
       },
@@ -127,10 +159,18 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
         res.resume();
       },
     );
+    // A plain timer, not an AbortSignal: a signal per request (its timer, weak references and
+    // listeners) cost more than the rest of the request's setup (docs/decisions/0027).
+    const timer = setTimeout(() => {
+      timedOut = true;
+      request.destroy(new Error("timed out"));
+    }, opts.timeoutMs);
+    timer.unref();
+    request.once("close", () => clearTimeout(timer));
     request.on("error", (err) => {
       if (err instanceof RefusedAddressError)
         return settle({ kind: "failed", status: null, error: err.message, refused: true });
-      const error = signal.aborted ? `no answer within ${opts.timeoutMs} ms` : describe(err);
+      const error = timedOut ? `no answer within ${opts.timeoutMs} ms` : describe(err);
       settle({ kind: "retry", status: null, error });
     });
     request.end(cb.body);

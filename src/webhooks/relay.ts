@@ -1,13 +1,14 @@
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { type Queue, statementsOn } from "../queue/boss.ts";
-import { WEBHOOK_QUEUE, webhookJobs } from "./queue.ts";
+import { type DueState, type Queue, statementsOn } from "../queue/boss.ts";
+import { OUTBOX_TOPIC } from "../queue/wakeups.ts";
+import { WEBHOOK_QUEUE, webhookJobs } from "../queue/webhook-jobs.ts";
 
 /**
  * Moves due events from the outbox into pg-boss: claims up to `limit` events that no job carries
  * yet (first attempts, due retries and events handed back alike), groups them by destination
  * host in batches, and inserts one job per batch, in one transaction, so an event is never
  * enqueued twice nor lost. The worker's status changes put their own events in jobs as they record
- * them (event-jobs.ts); the relay takes the rest: the API's events (its send path stays one
+ * them (src/events/event-jobs.ts); the relay takes the rest: the API's events (its send path stays one
  * statement shorter), retries come due and events handed back.
  */
 const CLAIM_DUE = `
@@ -27,7 +28,7 @@ export async function relayDueEvents(
 ): Promise<number> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: string; url: string; attempts: number; next_attempt_at: Date }>({
-      // Named: the due index's order and the LIMIT fix its plan (see deliver-batch.ts's record).
+      // Named: the due index's order and the LIMIT fix its plan (see send-batch.ts's record).
       name: "shiri_relay_due",
       text: CLAIM_DUE,
       values: [opts.limit],
@@ -38,4 +39,20 @@ export async function relayDueEvents(
     await boss.insert(WEBHOOK_QUEUE, webhookJobs(events, opts.batchSize), { db: statementsOn(tx) });
     return rows.length;
   });
+}
+
+/**
+ * The outbox as it stands, for the due watch (src/queue/due-watch.ts): whether events wait for
+ * the relay now, and in how many ms the next retry comes due. The relay, idle, waits to be woken.
+ */
+export async function outboxDue(pool: Pool): Promise<DueState[]> {
+  const { rows } = await pool.query<{ due_now: boolean | null; next_ms: number | null }>({
+    name: "shiri_outbox_due",
+    text: `SELECT min(next_attempt_at) <= now() AS due_now,
+                  (extract(epoch FROM min(next_attempt_at) - now()) * 1000)::float8 AS next_ms
+             FROM webhook_events WHERE enqueued_at IS NULL`,
+  });
+  const row = rows[0];
+  if (!row || row.next_ms === null) return [];
+  return [{ topic: OUTBOX_TOPIC, dueNow: row.due_now === true, nextDueMs: row.due_now ? null : row.next_ms }];
 }

@@ -1,8 +1,8 @@
 import type { Pool } from "../db/pool.ts";
-import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "./queue.ts";
+import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "../queue/webhook-jobs.ts";
 
 /**
- * An event handed to a job (by the relay, or born in one: event-jobs.ts) stays `pending` with
+ * An event handed to a job (by the relay, or born in one: src/events/event-jobs.ts) stays `pending` with
  * enqueued_at set until that job records it. If the job is lost (deleted, or it used up its own
  * retries because a worker kept dying or the recording kept failing), nothing would ever send the
  * event again. The sweeper finds such events — enqueued long enough ago that their job has

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.ts";
-import { transactionsWithEventJobs } from "../../src/webhooks/event-jobs.ts";
-import { recordMessageEvents } from "../../src/webhooks/events.ts";
-import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
+import { transactionsWithEventJobs } from "../../src/events/event-jobs.ts";
+import { recordMessageEvents } from "../../src/events/events.ts";
+import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
  * The worker's status changes enqueue their callbacks' jobs in their own transaction
- * (src/webhooks/event-jobs.ts). Run on an API-only service: no worker and no relay touch the
+ * (src/events/event-jobs.ts). Run on an API-only service: no worker and no relay touch the
  * events, so what is carried by a job was put there by the transaction under test.
  */
 let t: TestService;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.ts";
-import { recordMessageEvents } from "../../src/webhooks/events.ts";
+import { recordMessageEvents } from "../../src/events/events.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**

@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
+import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { callbackSettings } from "../../src/webhooks/account-webhooks.ts";
+import { callbackOptions } from "../../src/webhooks/callbacks.ts";
+import { callbackAgents } from "../../src/webhooks/post-callback.ts";
+import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
 import {
   type BatchContext,
-  deliverBatch,
   type EventRow,
   LOAD_EVENTS,
-} from "../../src/webhooks/deliver-batch.ts";
-import { webhookDeliveryOptions } from "../../src/webhooks/delivery.ts";
-import { callbackAgents } from "../../src/webhooks/post-callback.ts";
-import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
-import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
+  sendCallbackBatch,
+} from "../../src/webhooks/send-batch.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
 import { requeueStrandedEvents, STRANDED_AFTER_SECONDS } from "../../src/webhooks/stranded.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
@@ -25,7 +25,7 @@ let t: TestService;
 let acct: TestAccount;
 const receivers: Receiver[] = [];
 const agents = callbackAgents();
-const options = webhookDeliveryOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
+const options = callbackOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
 const ctx = (): BatchContext => ({
   pool: t.service.pool,
   logger: createLogger("silent"),
@@ -70,7 +70,7 @@ async function run(job: { events: Array<{ id: string; attempt: number }> }) {
   const { rows } = await t.service.pool.query<EventRow>(LOAD_EVENTS, [job.events.map((e) => e.id)]);
   const accounts = [...new Set(rows.map((r) => r.account_id))];
   const settings = await callbackSettings(t.service.pool, accounts, options.secretGraceMs);
-  await deliverBatch(ctx(), job, new Map(rows.map((r) => [r.id, r])), settings);
+  await sendCallbackBatch(ctx(), job, new Map(rows.map((r) => [r.id, r])), settings);
 }
 
 const states = async (ids: string[]) =>

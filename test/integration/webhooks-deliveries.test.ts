@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countPendingEvents } from "../../src/webhooks/deliveries.ts";
+import { countPendingEvents } from "../../src/webhooks/callback-log.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WEBHOOK_QUEUE } from "../../src/webhooks/queue.ts";
+import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call } from "../support/service.ts";
@@ -408,7 +408,7 @@ describe("the events a webhook asks for", () => {
     }
     expect(new Set(rx.received.map((r) => r.event.data.id))).toEqual(new Set(ids));
     // Recorded by the worker's status changes, each event was in a job from its first instant
-    // (src/webhooks/event-jobs.ts), not picked up by the relay afterwards.
+    // (src/events/event-jobs.ts), not picked up by the relay afterwards.
     const { rows } = await h.pool.query<{ born_carried: boolean }>(
       "SELECT enqueued_at = created_at AS born_carried FROM webhook_events WHERE message_id = ANY ($1)",
       [ids],

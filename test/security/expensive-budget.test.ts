@@ -3,22 +3,29 @@
  * more is answered 429 at once, and a place frees as soon as one ends, whether it finished or its
  * client went away. Over real HTTP on loopback, with the gate the API puts before both routes.
  */
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import express, { type Response } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expensiveGate } from "../../src/intake/expensive-gate.ts";
-import type { HttpRequest, HttpResponse, Locals } from "../../src/intake/handler.ts";
 
-const held: ServerResponse[] = [];
+const held: Response[] = [];
 let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  const gate = expensiveGate(2);
-  server = createServer((req, res) => {
-    const response = Object.assign(res, { locals: { errorShape: "kit" } as Locals }) as HttpResponse;
-    void gate(req as HttpRequest, response, () => held.push(res));
-  });
+  const app = express();
+  app.use(
+    (_req, res, next) => {
+      res.locals.errorShape = "kit";
+      next();
+    },
+    expensiveGate(2),
+    (_req, res) => {
+      held.push(res);
+    },
+  );
+  server = createServer(app);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

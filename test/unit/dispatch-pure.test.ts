@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { SmscIdFormat } from "../../carriers/index.ts";
 import { buildSubmits } from "../../src/dispatch/build-submits.ts";
 import { jobsToFetch } from "../../src/dispatch/dispatcher.ts";
-import { SlidingWindowLimiter } from "../../src/dispatch/rate-limiter.ts";
 import { retryDelaySeconds } from "../../src/dispatch/settle.ts";
+import { TpsPacer } from "../../src/dispatch/tps-pacer.ts";
 import { decodeUcs2 } from "../../src/domain/segments.ts";
 import { readReceipt } from "../../src/receipts/read-receipt.ts";
 import type { DeliverSm } from "../../src/smpp/session.ts";
@@ -74,14 +74,14 @@ describe("buildSubmits", () => {
   });
 });
 
-describe("SlidingWindowLimiter", () => {
+describe("TpsPacer", () => {
   it("lets `perSecond` through, then reuses a slot only a second after its PDU was answered", async () => {
     let now = 0;
-    const limiter = new SlidingWindowLimiter(2, () => now);
-    const answerFirst = await limiter.acquire();
-    const answerSecond = await limiter.acquire();
+    const pacer = new TpsPacer(2, () => now);
+    const answerFirst = await pacer.acquire();
+    const answerSecond = await pacer.acquire();
     let third = false;
-    const pending = limiter.acquire().then((answer) => {
+    const pending = pacer.acquire().then((answer) => {
       third = true;
       return answer;
     });
@@ -98,7 +98,7 @@ describe("SlidingWindowLimiter", () => {
   });
 
   it("refuses a non-positive rate", () => {
-    expect(() => new SlidingWindowLimiter(0)).toThrow(RangeError);
+    expect(() => new TpsPacer(0)).toThrow(RangeError);
   });
 });
 

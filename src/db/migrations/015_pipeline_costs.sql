@@ -1,4 +1,5 @@
--- Two costs the whole-pipeline benchmark found in Postgres (bench/RESULTS.md, issue 8).
+-- Two costs the whole-pipeline benchmark found in Postgres
+-- (docs/decisions/0024-what-the-send-path-does-not-pay-for.md).
 
 -- A message row is updated two or three times within a second of its insert (claim, acceptance,
 -- delivery). At fillfactor 80 only about half of those updates stayed on their page (HOT); the

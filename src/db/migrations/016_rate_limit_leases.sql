@@ -1,4 +1,4 @@
--- Rate limit leases (src/limits/leases.ts): an API process takes a small slice of a bucket ahead
+-- Rate limit leases, now called slices (src/limits/slices.ts): an API process takes a small slice of a bucket ahead
 -- of its requests, in the same statement as a request it could not decide alone, and decides the
 -- requests that fit in the slice without asking the database. The slice is taken from the shared
 -- bucket like a request's cost, so what every process admits together never exceeds the limit;

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { EVENT_TYPES, MESSAGE_EVENT_TYPES } from "../../events/events.ts";
 import { MAX_WEBHOOK_BATCH_SIZE } from "../../webhooks/account-webhooks.ts";
-import { EVENT_TYPES, MESSAGE_EVENT_TYPES } from "../../webhooks/events.ts";
 import { messageSchema } from "../message-view.ts";
 import { inboundMessageSchema } from "../routes/inbound.ts";
 import { optOutSchema } from "../routes/opt-outs.ts";

@@ -1,8 +1,9 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
+import { MESSAGE_COLUMNS, type MessageRow } from "../../search/message-row.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { MESSAGE_COLUMNS, type MessageRow, messageSchema, toMessageView } from "../message-view.ts";
+import { messageSchema, toMessageView } from "../message-view.ts";
 import { kitEnvelope } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import { UUID_PATTERN } from "../validation.ts";

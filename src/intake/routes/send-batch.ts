@@ -1,10 +1,11 @@
+import type { RequestHandler } from "express";
 import { z } from "zod";
 import { fillTemplate, parseTemplate, type Template } from "../../domain/templates.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError, type FieldError } from "../errors.ts";
-import { type Handler, sendJson } from "../handler.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
+import { sendJson } from "../json-response.ts";
 import { kitEnvelope } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import { segmentLimitError } from "../send-limits.ts";
@@ -176,7 +177,7 @@ export function batchTexts(
   return problems.length > 0 ? { problems } : { texts };
 }
 
-export function sendBatch(deps: IntakeDeps): Handler {
+export function sendBatch(deps: IntakeDeps): RequestHandler {
   const schema = batchBody(deps.config.BULK_MAX_RECIPIENTS);
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);

@@ -1,10 +1,11 @@
+import type { RequestHandler } from "express";
 import { z } from "zod";
 import type { PreparedSend } from "../../sending/prepare-send.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { type Handler, sendJson } from "../handler.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
+import { sendJson } from "../json-response.ts";
 import { amount, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import { sendOptionsOf, sendOptionsShape, textToSend } from "../send-options.ts";
@@ -66,7 +67,7 @@ function internationalForm(to: string): string {
   return digits.startsWith("0") ? `263${digits.slice(1)}` : digits;
 }
 
-export function sendBulk(deps: IntakeDeps): Handler {
+export function sendBulk(deps: IntakeDeps): RequestHandler {
   const schema = bulkBody(deps.config.BULK_MAX_RECIPIENTS, deps.config.BULK_MAX_REPEATS);
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);

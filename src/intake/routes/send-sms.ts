@@ -1,9 +1,10 @@
+import type { RequestHandler } from "express";
 import { z } from "zod";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { type Handler, sendJson } from "../handler.ts";
 import { idempotencyHeaders, idempotencyKeyOf } from "../idempotency.ts";
+import { sendJson } from "../json-response.ts";
 import { messageSchema, toMessageView } from "../message-view.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import { sendOptionsOf, sendOptionsShape, textToSend } from "../send-options.ts";
@@ -36,7 +37,7 @@ export const sendSmsBody = z
   .strict()
   .superRefine(webhookEventsNeedUrl);
 
-export function sendSms(deps: IntakeDeps): Handler {
+export function sendSms(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
     const body = parseBody(sendSmsBody, req.body);

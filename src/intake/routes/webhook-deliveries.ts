@@ -1,13 +1,13 @@
 import type { RequestHandler, Response } from "express";
 import { z } from "zod";
+import { EVENT_TYPES } from "../../events/events.ts";
 import {
-  listDeliveries,
+  listCallbackLog,
   REDELIVER_RANGE_LIMIT,
   type Redelivery,
   redeliverEvent,
   redeliverRange,
-} from "../../webhooks/deliveries.ts";
-import { EVENT_TYPES } from "../../webhooks/events.ts";
+} from "../../webhooks/callback-log.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { kitEnvelope, timestamp } from "../openapi/conventions.ts";
@@ -66,7 +66,7 @@ export function getDeliveries(deps: IntakeDeps): RequestHandler {
       state: req.query.state,
       since: req.query.since,
     });
-    const data = await listDeliveries(deps.pool, res.locals.accountId, {
+    const data = await listCallbackLog(deps.pool, res.locals.accountId, {
       limit: limit ?? DEFAULT_LIMIT,
       state,
       since,

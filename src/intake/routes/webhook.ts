@@ -1,5 +1,6 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
+import { EVENT_TYPES } from "../../events/events.ts";
 import {
   deleteAccountWebhook,
   getAccountWebhook,
@@ -7,7 +8,6 @@ import {
   putAccountWebhook,
   rotateSigningSecret,
 } from "../../webhooks/account-webhooks.ts";
-import { EVENT_TYPES } from "../../webhooks/events.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";

@@ -1,0 +1,250 @@
+import type { Config } from "../config.ts";
+import { type Pool, withTransaction } from "../db/pool.ts";
+import type { Logger } from "../logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import { Waker } from "../periodic.ts";
+import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
+import {
+  AWAKE_AFTER_WORK_MS,
+  CALLBACK_JOBS_TOPIC,
+  IDLE_BACKSTOP_POLLS,
+  localSignals,
+  OUTBOX_TOPIC,
+  type WorkSignals,
+} from "../queue/wakeups.ts";
+import { WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
+import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
+import { resolverAt, systemResolve } from "./address-guard.ts";
+import { callbackAgents } from "./post-callback.ts";
+import { stoppedUrls } from "./refusals.ts";
+import { relayDueEvents } from "./relay.ts";
+import type { RetryPolicy } from "./retry.ts";
+import {
+  type BatchContext,
+  type EventRow,
+  LOAD_EVENTS,
+  type StoppedUrls,
+  sendCallbackBatch,
+} from "./send-batch.ts";
+import { requeueStrandedEvents } from "./stranded.ts";
+
+export interface CallbackOptions {
+  timeoutMs: number;
+  /** Requests in flight per destination host, across all workers (pg-boss group concurrency). */
+  concurrencyPerHost: number;
+  /** Requests in flight in this process, all hosts together. */
+  maxInFlight: number;
+  /** Events per job, all for one host, sent one after another. */
+  batchSize: number;
+  retry: RetryPolicy;
+  /** After a rotation, the previous secret signs too for this long. */
+  secretGraceMs: number;
+  /** How often the relay loop looks for events whose job was lost (see stranded.ts). */
+  strandedSweepMs: number;
+  /** How often the loops look for events and jobs while awake (just after work). */
+  pollMs: number;
+  /** The due watch's poll (IDLE_POLL_MS): idle, the loops sleep until woken, and a dozen of these at most. */
+  idlePollMs: number;
+  allowPrivate: boolean;
+  /** DNS servers for callbacks' names (WEBHOOK_DNS_SERVERS); the system's resolver when empty. */
+  dnsServers: string[];
+}
+
+/** The advisory lock webhook fetches take one after another (any constant, the same in every process). */
+const WEBHOOK_FETCH_LOCK = 7_426_023;
+
+/** Events the relay moves into jobs per transaction. */
+const RELAY_LIMIT = 1000;
+/** Stranded events requeued per pass: a bounded statement; the next pass takes the rest. */
+const STRANDED_CHUNK = 10_000;
+
+/**
+ * The webhook stage of a worker process: a relay loop that turns due outbox events into pg-boss
+ * jobs (the API's events and retries; the worker's own are born in jobs), and a sending loop
+ * that fetches those jobs and sends each one's events. Each request is bounded by its timeout,
+ * each host's requests in flight by pg-boss group concurrency (a job sends one request at a
+ * time) and the process's by maxInFlight; a fetch never waits for a request. A receiver that
+ * hangs holds a few slots of its own host, never the loop, other hosts, sending or dispatch.
+ */
+export function startCallbacks(deps: {
+  pool: Pool;
+  boss: Queue;
+  logger: Logger;
+  metrics: Metrics;
+  options: CallbackOptions;
+  /** Announcements of work: the idle loops sleep until theirs (none: they poll every idlePollMs). */
+  signals?: WorkSignals;
+}): { stop(): Promise<void> } {
+  const { pool, boss, options } = deps;
+  const logger = deps.logger.child({ stage: "webhooks" });
+  const inFlight = new Set<Promise<void>>();
+  const relayWaker = new Waker();
+  const sendWaker = new Waker();
+  const signals = deps.signals ?? localSignals();
+  const unsubscribe = [
+    signals.on(OUTBOX_TOPIC, () => relayWaker.wake()),
+    signals.on(CALLBACK_JOBS_TOPIC, () => sendWaker.wake()),
+  ];
+  /** When each loop last found work: until AWAKE_AFTER_WORK_MS later it keeps polling. */
+  let relayWorkAt = 0;
+  let sendWorkAt = 0;
+  const awake = (since: number) => Date.now() - since < AWAKE_AFTER_WORK_MS;
+  // pg-boss's fetch and completion, as named statements on the service's pool.
+  const onPool = statementsOn(pool);
+  let stopped = false;
+  const ctx: BatchContext = {
+    pool,
+    logger,
+    metrics: deps.metrics,
+    post: {
+      timeoutMs: options.timeoutMs,
+      allowPrivate: options.allowPrivate,
+      agents: callbackAgents(),
+      resolve: options.dnsServers.length > 0 ? resolverAt(options.dnsServers) : systemResolve,
+    },
+    retry: options.retry,
+    stopping: () => stopped,
+  };
+
+  async function relayLoop(): Promise<void> {
+    // The first stranded sweep waits a full interval: at start-up every job is still fresh.
+    let strandedSwept = Date.now();
+    while (!stopped) {
+      try {
+        if (Date.now() - strandedSwept > options.strandedSweepMs) {
+          strandedSwept = Date.now();
+          const requeued = await requeueStrandedEvents(pool, { limit: STRANDED_CHUNK });
+          if (requeued > 0) {
+            deps.metrics.webhookRequeued.inc({ reason: "stranded" }, requeued);
+            logger.warn({ requeued }, "webhook events whose job was lost put back in the outbox");
+          }
+        }
+        const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
+        if (moved > 0) {
+          relayWorkAt = Date.now();
+          sendWaker.wake();
+        }
+        if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
+        if (!awake(relayWorkAt)) {
+          // Idle: until an announcement, or the due watch's wake (a retry come due, a lost announcement).
+          await relayWaker.sleep(IDLE_BACKSTOP_POLLS * options.idlePollMs);
+          continue;
+        }
+      } catch (err) {
+        logger.error({ err }, "webhook relay failed; retrying");
+      }
+      await relayWaker.sleep(options.pollMs);
+    }
+  }
+
+  async function sendLoop(): Promise<void> {
+    while (!stopped) {
+      const free = options.maxInFlight - inFlight.size;
+      if (free <= 0) {
+        await sendWaker.sleep(options.pollMs);
+        continue;
+      }
+      let jobs: Job<WebhookJob>[];
+      try {
+        jobs = await fetchJobs(free);
+        if (jobs.length > 0) await startJobs(jobs);
+      } catch (err) {
+        // Jobs fetched but not started expire and come back; the outbox guards against doubles.
+        logger.error({ err }, "webhook fetch failed; retrying");
+        jobs = [];
+      }
+      if (jobs.length > 0) sendWorkAt = Date.now();
+      // Idle: until an announcement, or the due watch's wake (a job retry come due, a lost announcement).
+      else
+        await sendWaker.sleep(awake(sendWorkAt) ? options.pollMs : IDLE_BACKSTOP_POLLS * options.idlePollMs);
+    }
+  }
+
+  /**
+   * Up to `count` jobs, at most concurrencyPerHost of one host active at once across every worker.
+   * pg-boss counts a group's active jobs in the fetch's own snapshot, so two workers fetching at the
+   * same moment each missed the other's and could together start twice the cap: fetches take a
+   * transaction-scoped advisory lock first, so each one sees every earlier fetch's jobs (a fetch
+   * takes a few milliseconds; the wait is that long).
+   */
+  function fetchJobs(count: number): Promise<Job<WebhookJob>[]> {
+    return withTransaction(pool, async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [WEBHOOK_FETCH_LOCK]);
+      return boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
+        batchSize: count,
+        groupConcurrency: options.concurrencyPerHost,
+        db: statementsOn(tx),
+      });
+    });
+  }
+
+  async function startJobs(jobs: Job<WebhookJob>[]): Promise<void> {
+    const ids = jobs.flatMap((j) => j.data.events.map((e) => e.id));
+    const { rows } = await pool.query<EventRow>(LOAD_EVENTS, [ids]);
+    const events = new Map(rows.map((r) => [r.id, r]));
+    const accounts = [...new Set(rows.map((r) => r.account_id))];
+    const settings = await callbackSettings(pool, accounts, options.secretGraceMs);
+    const stopped = await stoppedUrls(pool, rows);
+    for (const job of jobs) {
+      const running = runJob(job, events, settings, stopped).finally(() => {
+        inFlight.delete(running);
+        sendWaker.wake();
+      });
+      inFlight.add(running);
+    }
+  }
+
+  async function runJob(
+    job: Job<WebhookJob>,
+    events: Map<string, EventRow>,
+    settings: Map<string, CallbackSettings>,
+    stopped: StoppedUrls,
+  ): Promise<void> {
+    try {
+      await sendCallbackBatch(ctx, job.data, events, settings, stopped);
+      await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
+    } catch (err) {
+      // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
+      logger.error({ err, job_id: job.id }, "webhook job could not be recorded");
+    }
+  }
+
+  const loops = Promise.all([relayLoop(), sendLoop()]);
+  return {
+    async stop() {
+      stopped = true;
+      for (const off of unsubscribe) off();
+      relayWaker.wake();
+      sendWaker.wake();
+      await loops;
+      // A stopping job sends no further event, so this waits for one request per job at most.
+      await Promise.allSettled([...inFlight]);
+      ctx.post.agents.http.destroy();
+      ctx.post.agents.https.destroy();
+    },
+  };
+}
+
+/** The callback settings from the service configuration. */
+export function callbackOptions(config: Config): CallbackOptions {
+  return {
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,
+    maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
+    batchSize: config.WEBHOOK_BATCH_SIZE,
+    retry: {
+      baseMs: config.WEBHOOK_RETRY_BASE_MS,
+      maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS,
+      windowMs: config.WEBHOOK_RETRY_HOURS * 3_600_000,
+    },
+    secretGraceMs: config.WEBHOOK_SECRET_GRACE_HOURS * 3_600_000,
+    strandedSweepMs: config.WEBHOOK_STRANDED_SWEEP_MS,
+    pollMs: config.WEBHOOK_POLL_MS,
+    idlePollMs: config.IDLE_POLL_MS,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    dnsServers: (config.WEBHOOK_DNS_SERVERS ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== ""),
+  };
+}

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AWAKE_AFTER_WORK_MS } from "../../src/queue/wakeups.ts";
+import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { call } from "../support/service.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+/**
+ * An idle worker sleeps until work is announced (docs/decisions/0011-idle-worker.md): with the
+ * fallback poll a minute long, a message sent after a quiet spell still reaches the carrier in
+ * seconds, a scheduled one at its send_at, and so does one sent after the listening connection
+ * was cut (it reconnects and looks once).
+ */
+const IDLE_POLL_MS = 60_000;
+/** Far below the fallback poll: only an announcement (or the watch's timer) gets a message there this soon. */
+const PROMPTLY_MS = 5_000;
+
+let h: DispatchHarness;
+let numbers = 0;
+const econetNumber = () => `+26377${String(6_000_000 + numbers++)}`;
+const submitted = (text: string) => h.sims.get("econet").accepted.some((a) => a.text === text);
+const quietSpell = () => new Promise((resolve) => setTimeout(resolve, AWAKE_AFTER_WORK_MS + 1_000));
+
+beforeAll(async () => {
+  h = await startDispatchHarness({ env: { IDLE_POLL_MS: String(IDLE_POLL_MS) } });
+  await waitFor(() => h.sims.get("econet").boundSessions > 0, { timeoutMs: 10_000, what: "the econet bind" });
+});
+afterAll(() => h?.stop());
+
+describe("an idle worker", () => {
+  it("submits a message sent after a quiet spell without waiting for the fallback poll", async () => {
+    await quietSpell();
+    const text = `idle wake ${Date.now()}`;
+    await h.send(econetNumber(), text);
+    await waitFor(() => submitted(text), { timeoutMs: PROMPTLY_MS, what: "the message at the carrier" });
+    // And the next one, after another quiet spell.
+    await quietSpell();
+    const again = `idle wake again ${Date.now()}`;
+    await h.send(econetNumber(), again);
+    await waitFor(() => submitted(again), {
+      timeoutMs: PROMPTLY_MS,
+      what: "the second message at the carrier",
+    });
+  });
+
+  it("submits a scheduled message at its send_at, not a poll later", async () => {
+    await quietSpell();
+    const text = `idle scheduled ${Date.now()}`;
+    const sendAt = new Date(Date.now() + 2_000);
+    const res = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: { to: econetNumber(), from: "SHIRI", message: text, send_at: sendAt.toISOString() },
+    });
+    expect(res.status).toBe(202);
+    await waitFor(() => submitted(text), { timeoutMs: 2_000 + PROMPTLY_MS, what: "the scheduled message" });
+    expect(Date.now()).toBeGreaterThanOrEqual(sendAt.getTime());
+  });
+
+  it("listens again after its connection is cut, and finds what was sent meanwhile", async () => {
+    await quietSpell();
+    const { rows } = await h.pool.query<{ ended: boolean }>(
+      `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'shiri-listener'`,
+    );
+    expect(rows.map((r) => r.ended)).toEqual([true]);
+    // Sent while nobody listens: the reconnect's one look finds it.
+    const text = `idle reconnect ${Date.now()}`;
+    await h.send(econetNumber(), text);
+    await waitFor(() => submitted(text), { timeoutMs: PROMPTLY_MS, what: "the message sent while cut off" });
+    await waitFor(
+      async () => {
+        const listening = await h.pool.query(
+          `SELECT 1 FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'shiri-listener' AND query ILIKE 'LISTEN%'`,
+        );
+        return listening.rowCount === 1;
+      },
+      { timeoutMs: PROMPTLY_MS, what: "the listener back" },
+    );
+    await quietSpell();
+    const after = `idle after reconnect ${Date.now()}`;
+    await h.send(econetNumber(), after);
+    await waitFor(() => submitted(after), {
+      timeoutMs: PROMPTLY_MS,
+      what: "the message after the reconnect",
+    });
+  });
+});
