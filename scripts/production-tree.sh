@@ -23,7 +23,7 @@ cp "$repo/package.json" "$repo/package-lock.json" "$out/"
 rm "$out/package-lock.json"
 cp -r "$repo/bin" "$repo/dist" "$out/"
 
-for dev in tsx typescript embedded-postgres @embedded-postgres vitest; do
+for dev in tsx typescript embedded-postgres @embedded-postgres vitest smpp; do
   [ ! -e "$out/node_modules/$dev" ] || fail "node_modules/$dev is in the production dependencies"
 done
 
