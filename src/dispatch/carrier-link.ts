@@ -5,11 +5,11 @@ import { actionFor } from "../smpp/command-status.ts";
 import type { LinkEvent, LinkLossReason } from "../smpp/link-events.ts";
 import {
   type DeliverSm,
-  type RateLimiter,
   type SessionState,
   SmppSession,
   type SubmitOptions,
   type SubmitOutcome,
+  type SubmitPacer,
   type SubmitParams,
 } from "../smpp/session.ts";
 
@@ -56,7 +56,7 @@ export class CarrierLink {
     settings: SmppSettings,
     opts: {
       logger: Logger;
-      rateLimiter: RateLimiter;
+      pacer: SubmitPacer;
       breaker: BreakerSettings;
       onDeliverSm: (pdu: DeliverSm) => Promise<void>;
       onStateChange?: (state: SessionState) => void;
@@ -68,7 +68,7 @@ export class CarrierLink {
     this.session = new SmppSession({
       settings,
       logger,
-      rateLimiter: opts.rateLimiter,
+      pacer: opts.pacer,
       onDeliverSm: opts.onDeliverSm,
       onStateChange: (state) => {
         logger.info({ state }, "smpp session state");

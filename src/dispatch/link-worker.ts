@@ -150,7 +150,7 @@ export class LinkWorker {
     });
     const link = new CarrierLink(name, settings, {
       logger,
-      rateLimiter: pacerForBind(settings.tps_limit, settings.max_binds),
+      pacer: pacerForBind(settings.tps_limit, settings.max_binds),
       breaker: {
         errorThresholdPercentage: config.BREAKER_ERROR_PERCENT,
         volumeThreshold: config.BREAKER_VOLUME_THRESHOLD,

@@ -16,7 +16,7 @@ export interface SmppLogger {
   debug(obj: object, msg: string): void;
 }
 
-export interface RateLimiter {
+export interface SubmitPacer {
   /** Resolves when one submit_sm may be written; the returned function is called once it is answered. */
   acquire(): Promise<() => void>;
 }
@@ -74,7 +74,7 @@ export interface SmppSessionOptions {
   settings: SmppSettings;
   logger: SmppLogger;
   /** Shared TPS budget; awaited once per submit_sm, after it has a window slot, just before the write. */
-  rateLimiter?: RateLimiter;
+  pacer?: SubmitPacer;
   /** deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC retries. */
   onDeliverSm?: (pdu: DeliverSm) => Promise<void> | void;
   onStateChange?: (state: SessionState) => void;

@@ -26,12 +26,12 @@ import { SmppWire } from "./wire.ts";
 export type { DeliverSm, DeliverSmTlvs } from "./deliver-sm.ts";
 export type {
   LateAnswer,
-  RateLimiter,
   SessionState,
   SmppLogger,
   SmppSessionOptions,
   SubmitOptions,
   SubmitOutcome,
+  SubmitPacer,
   SubmitParams,
 } from "./session-types.ts";
 
@@ -170,7 +170,7 @@ export class SmppSession {
       // The TPS token is taken last, right before the write, so that a wait for a window slot
       // cannot bunch PDUs up on the wire closer together than the limit spaced them.
       try {
-        answered = (await this.options.rateLimiter?.acquire()) ?? answered;
+        answered = (await this.options.pacer?.acquire()) ?? answered;
       } catch (error) {
         this.log.error({ err: String(error) }, "rate limiter failed");
         return { kind: "not_sent", reason: "rate_limiter" };

@@ -206,7 +206,7 @@ describe("SmppSession", () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
-    const rateLimiter = {
+    const pacer = {
       acquire: async () => {
         const n = `pdu${calls.length}`;
         calls.push(n);
@@ -214,7 +214,7 @@ describe("SmppSession", () => {
         return () => void answered.push(n);
       },
     };
-    const { session } = await boundSession(port, {}, { rateLimiter });
+    const { session } = await boundSession(port, {}, { pacer });
 
     const batch = [session.submit(message("a")), session.submit(message("b")), session.submit(message("c"))];
     await waitFor(() => calls.length === 3, { what: "three acquire calls" });
