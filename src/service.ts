@@ -11,6 +11,7 @@ import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { transactionsWithEventJobs } from "./events/event-jobs.ts";
 import { startInboundUpkeep } from "./inbound/inbound-stage.ts";
 import { createIntake, type Intake } from "./intake/app.ts";
+import { serverOptionsFor } from "./intake/server-objects.ts";
 import type { Logger } from "./logger.ts";
 import { type BindState, createReadiness } from "./observability/health.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
@@ -276,7 +277,7 @@ function listen(
   keepAliveTimeoutMs: number,
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer(listener).listen(port, host);
+    const server = createServer(serverOptionsFor(listener), listener).listen(port, host);
     // A load balancer reuses an idle connection until its own idle timeout (60 s by default on AWS
     // ALB and for nginx's upstream keepalive): if Node closed it first (its default is 5 s), a
     // request sent at that moment meets a closed socket. Node wants headersTimeout above it too.
