@@ -266,6 +266,9 @@ export async function runPipeline(
     receiver.setSecret(webhook.secret);
 
     const probe = await probeTlvMode(env.base, env.key, receiver, worker);
+    // The probe returns at its first callback; its other message must be through the sink too
+    // before the counts start, or its submit lands in the measured run.
+    await probeMessagesAnswered(env.pool, probe.ids);
     await sink.setMode(probe.mode);
     await sink.reset();
     receiver.reset();
@@ -518,4 +521,18 @@ export async function runPipeline(
   } finally {
     await cleanup.run();
   }
+}
+
+/** Waits until the carrier has answered every probe message (each out of created, enqueued and processing). */
+async function probeMessagesAnswered(pool: Pool, ids: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const { rows } = await pool.query<{ open: number }>(
+      "SELECT count(*)::int AS open FROM messages WHERE id = ANY ($1::uuid[]) AND status IN ('created', 'enqueued', 'processing')",
+      [ids],
+    );
+    if ((rows[0]?.open ?? 0) === 0) return;
+    await sleep(50);
+  }
+  throw new Error("the probe messages were not answered by the sink within 30 s");
 }
