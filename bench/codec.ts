@@ -10,22 +10,13 @@ import smpp from "smpp";
 import { toDeliverSm } from "../src/smpp/deliver-sm.ts";
 import { responseTo } from "../src/smpp/pdu.ts";
 import { decodePdu, encodePdu } from "../src/smpp/pdu-codec.ts";
-import { type SubmitSmFields, submitSm } from "../src/smpp/submit-sm.ts";
+import { submitSm } from "../src/smpp/submit-sm.ts";
+// The same one-segment GSM submit the codec's differential test uses.
+import { SUBMIT_FIELDS } from "../test/support/pdus.ts";
 
 const messages = Number(process.argv[2] ?? 50_000);
 const ROUNDS = 10;
 
-const SUBMIT_FIELDS: SubmitSmFields = {
-  source_addr_ton: 5,
-  source_addr_npi: 0,
-  source_addr: "SHIRI",
-  dest_addr_ton: 1,
-  dest_addr_npi: 1,
-  destination_addr: "263771234567",
-  registered_delivery: 1,
-  data_coding: 0,
-  short_message: Buffer.from("Mhoro, your code is 4821"),
-};
 const submitResp = new smpp.PDU("submit_sm_resp", { message_id: "499602d2", sequence_number: 1 }).toBuffer();
 const receipt = new smpp.PDU("deliver_sm", {
   source_addr_ton: 1,
