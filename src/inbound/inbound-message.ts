@@ -1,5 +1,5 @@
+import type { InboundEncoding } from "../smpp/data-coding.ts";
 import type { KeywordKind } from "./keywords.ts";
-import type { InboundEncoding } from "./user-data.ts";
 
 /** An inbound message as GET /api/v1/inbound/{id} and the message.received callback show it. */
 export interface InboundMessageView {

@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/pool.ts";
 import type { Position } from "../search/cursor.ts";
+import type { InboundEncoding } from "../smpp/data-coding.ts";
 import type { InboundMessageView } from "./inbound-message.ts";
-import type { InboundEncoding } from "./user-data.ts";
 
 /** What a list of inbound messages narrows to; every field optional. Numbers in international form. */
 export interface InboundFilters {

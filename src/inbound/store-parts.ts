@@ -3,17 +3,12 @@ import type { Queryable } from "../db/pool.ts";
 import { newMessageId } from "../domain/message-id.ts";
 import { internationalForm, resolveOperator } from "../domain/numbers.ts";
 import { recordAccountEvents } from "../events/events.ts";
+import { decodeText, encodingOf, isKnownDataCoding } from "../smpp/data-coding.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { type InboundMessage, toInboundView } from "./inbound-message.ts";
 import { type KeywordRow, keywordOf, settingsOf } from "./keywords.ts";
 import { addOptOuts, type OptOutChange, removeOptOuts } from "./opt-outs.ts";
-import {
-  type Concatenation,
-  concatenationOf,
-  decodeText,
-  encodingOf,
-  isKnownDataCoding,
-} from "./user-data.ts";
+import { type Concatenation, concatenationOf } from "./user-data.ts";
 
 /**
  * Mobile-originated messages from their deliver_sm to their account, in one transaction per

@@ -4,14 +4,7 @@
  */
 import type { DeliverSmTlvs } from "../smpp/session.ts";
 
-// The encodings of user data are SMPP's (its data_coding); the receipt reader uses them too.
-export {
-  decodeText,
-  encodingOf,
-  INBOUND_ENCODINGS,
-  type InboundEncoding,
-  isKnownDataCoding,
-} from "../smpp/data-coding.ts";
+// The text of the joined octets: decodeText in src/smpp/data-coding.ts, which receipts read with too.
 
 /** A part of a concatenated message: its message's reference, how many parts, which one (from 1). */
 export interface Concatenation {

@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { internationalForm } from "../../src/domain/numbers.ts";
 import { encodeGsm7, encodeUcs2 } from "../../src/domain/segments.ts";
 import { DEFAULT_KEYWORDS, keywordOf } from "../../src/inbound/keywords.ts";
-import { concatenationOf, decodeText, encodingOf } from "../../src/inbound/user-data.ts";
+import { concatenationOf } from "../../src/inbound/user-data.ts";
 import { prepareSend, withOptOuts } from "../../src/sending/prepare-send.ts";
+import { decodeText, encodingOf } from "../../src/smpp/data-coding.ts";
 
 describe("internationalForm", () => {
   it("writes one number one way: +263…, 263…, 00263… and 0… alike", () => {
