@@ -73,41 +73,68 @@ export class Waker {
 }
 
 /**
- * Runs `pass` every `busyMs` while there is work, and every `idleMs` otherwise, never two at once:
- * there is work when a pass says so (returns true) or wake() was called within the last `awakeMs`.
- * wake() also runs the next pass at once. A failed pass goes to `onError` and counts as work (it
- * is tried again soon). stop() waits for a pass under way. See docs/decisions/0011-idle-worker.md.
+ * How long a polling loop waits before it looks again: `busyMs` while it found work within the
+ * last `awakeMs` (what commits unannounced is found so), `idleMs` or so (jittered) otherwise;
+ * wake() ends the wait at once. See docs/decisions/0011-idle-worker.md.
+ */
+export class LoopPace {
+  readonly #waker = new Waker();
+  #workAt = Number.NEGATIVE_INFINITY;
+  constructor(private readonly timing: { busyMs: number; idleMs: number; awakeMs: number }) {}
+  /** The loop found work just now. */
+  worked(): void {
+    this.#workAt = Date.now();
+  }
+  /** Ends the current (or the next) wait at once. */
+  wake(): void {
+    this.#waker.wake();
+  }
+  /** Waits as the loop's recent work says, or until woken. */
+  next(): Promise<void> {
+    const { busyMs, idleMs, awakeMs } = this.timing;
+    return this.#waker.sleep(Date.now() - this.#workAt < awakeMs ? busyMs : jittered(idleMs));
+  }
+  /** Waits `busyMs` whatever the recent work (for room, after an error), or until woken. */
+  brief(): Promise<void> {
+    return this.#waker.sleep(this.timing.busyMs);
+  }
+}
+
+/**
+ * Runs `pass` paced by a LoopPace: every `busyMs` while there is work, every `idleMs` otherwise,
+ * never two at once. There is work when a pass says so (returns true) or wake() was called within
+ * the last `awakeMs`; wake() also runs the next pass at once. A failed pass goes to `onError` and
+ * counts as work (it is tried again soon). stop() waits for a pass under way.
  */
 export function paced(
   timing: { busyMs: number; idleMs: number; awakeMs: number },
   pass: () => Promise<boolean>,
   onError: (err: unknown) => void,
 ): { wake(): void; stop(): Promise<void> } {
-  const waker = new Waker();
+  const pace = new LoopPace(timing);
   let stopped = false;
-  let workAt = Number.NEGATIVE_INFINITY;
   const loop = (async () => {
     // The first pass waits a busy interval, as every() does: start-up has enough to do.
-    await waker.sleep(timing.busyMs);
+    await pace.brief();
     while (!stopped) {
       try {
-        if (await pass()) workAt = Date.now();
+        if (await pass()) pace.worked();
       } catch (err) {
         onError(err);
-        workAt = Date.now();
+        pace.worked();
       }
       if (stopped) break;
-      await waker.sleep(Date.now() - workAt < timing.awakeMs ? timing.busyMs : jittered(timing.idleMs));
+      await pace.next();
     }
   })();
   return {
     wake() {
-      workAt = Date.now();
-      waker.wake();
+      pace.worked();
+      pace.wake();
     },
     async stop() {
       stopped = true;
-      waker.wake();
+      pace.wake();
       await loop;
     },
   };

@@ -4,21 +4,17 @@ import { isDatabaseUnavailable, type Pool, type Transact, withTransaction } from
 import { type ClaimedMessage, claimMessages, type Delivery, releaseLease } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { Waker } from "../periodic.ts";
+import { LoopPace } from "../periodic.ts";
 import {
   cancelDispatchJobs,
+  dispatchQueue,
   type FetchedJob,
   failDispatchJobs,
   fetchDispatchJobs,
   type Queue,
   touchDispatchJobs,
 } from "../queue/boss.ts";
-import {
-  AWAKE_AFTER_WORK_MS,
-  dispatchTopic,
-  IDLE_BACKSTOP_POLLS,
-  type WorkSignals,
-} from "../queue/wakeups.ts";
+import { AWAKE_AFTER_WORK_MS, IDLE_BACKSTOP_POLLS, type WorkSignals } from "../queue/wakeups.ts";
 import { HeldReceipts } from "../receipts/held-receipts.ts";
 import type { ReceiptStage } from "../receipts/receipt-stage.ts";
 import { BatchLease } from "./batch-lease.ts";
@@ -99,20 +95,28 @@ export class Dispatcher {
   private messagesInFlight = 0;
   /** Message ids per job, averaged over recent fetches: sizes the next fetch to the room left. */
   private meanJobSize: number;
-  /** Ends the idle sleep when work is announced, or when stopping. */
-  private readonly waker = new Waker();
+  /**
+   * Just after work it polls (what was enqueued without an announcement, see wakeups.ts, is found
+   * this way); idle, it sleeps until woken: by an announcement, by the due watch (a job come due by
+   * the clock, or one whose announcement was lost; src/queue/due-watch.ts), or when stopping. The
+   * long idle wait is only the backstop should the watch be stuck.
+   */
+  private readonly pace: LoopPace;
   private stopListening: () => void = () => {};
-  /** When the last fetch found jobs: until AWAKE_AFTER_WORK_MS later it keeps polling. */
-  private lastWorkAt = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     this.meanJobSize = options.batchSize;
+    this.pace = new LoopPace({
+      busyMs: options.pollMs,
+      idleMs: IDLE_BACKSTOP_POLLS * options.idlePollMs,
+      awakeMs: AWAKE_AFTER_WORK_MS,
+    });
   }
 
   start(): void {
     this.running = true;
-    this.stopListening = this.options.signals.on(dispatchTopic(this.options.operator), () =>
-      this.waker.wake(),
+    this.stopListening = this.options.signals.on(dispatchQueue(this.options.operator), () =>
+      this.pace.wake(),
     );
     this.loop = this.run();
   }
@@ -121,7 +125,7 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.running = false;
     this.stopListening();
-    this.waker.wake();
+    this.pace.wake();
     await this.loop;
     await Promise.allSettled([...this.batches]);
   }
@@ -158,10 +162,10 @@ export class Dispatcher {
         continue;
       }
       if (jobs.length === 0) {
-        await this.waitForWork();
+        await this.pace.next();
         continue;
       }
-      this.lastWorkAt = Date.now();
+      this.pace.worked();
       const batch = this.runBatch(jobs)
         .catch((err: unknown) =>
           // What was submitted and not recorded goes again once the messages' locks run out.
@@ -170,18 +174,6 @@ export class Dispatcher {
         .finally(() => this.batches.delete(batch));
       this.batches.add(batch);
     }
-  }
-
-  /**
-   * Just after work it polls (what was enqueued without an announcement, see wakeups.ts, is found
-   * this way); idle, it sleeps until woken: by an announcement, or by the due watch (a job that
-   * came due by the clock, or one whose announcement was lost; src/dispatch/due-watch.ts).
-   */
-  private waitForWork(): Promise<void> {
-    const { pollMs, idlePollMs } = this.options;
-    const awake = Date.now() - this.lastWorkAt < AWAKE_AFTER_WORK_MS;
-    // The backstop of a backstop: the watch wakes it whenever its queue has jobs due.
-    return this.waker.sleep(awake ? pollMs : IDLE_BACKSTOP_POLLS * idlePollMs);
   }
 
   private async runBatch(fetched: FetchedJob[]): Promise<void> {

@@ -1,6 +1,6 @@
 import { type Pool, type Transact, withTransaction } from "../db/pool.ts";
 import { type Queue, statementsOn } from "../queue/boss.ts";
-import { announceWork, CALLBACK_JOBS_TOPIC } from "../queue/wakeups.ts";
+import { announceWork } from "../queue/wakeups.ts";
 import { WEBHOOK_QUEUE, webhookJobs } from "../queue/webhook-jobs.ts";
 import { takingUpEvents } from "./events.ts";
 
@@ -25,7 +25,7 @@ export function transactionsWithEventJobs(pool: Pool, boss: Queue, batchSize: nu
           { db: statementsOn(tx) },
         );
       // Wakes an idle delivery loop at commit (see src/queue/wakeups.ts).
-      if (recorded.length > 0) await announceWork(tx, [CALLBACK_JOBS_TOPIC]);
+      if (recorded.length > 0) await announceWork(tx, [WEBHOOK_QUEUE]);
       return result;
     });
 }

@@ -3,7 +3,7 @@ import { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import { connectionOptions, type DatabaseTimeouts, type Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
-import { announceWork, CALLBACK_JOBS_TOPIC, DISPATCH_LATER_TOPIC, dispatchTopic } from "./wakeups.ts";
+import { announceWork, DISPATCH_LATER_TOPIC } from "./wakeups.ts";
 import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "./webhook-jobs.ts";
 
 /** One dispatch queue per operator, so a stalled carrier never holds up another. */
@@ -111,7 +111,7 @@ export async function enqueueDispatch(
   // Wakes an idle worker's dispatcher at commit; for a job due later, the watch that sets the
   // timer of the next job due (src/queue/due-watch.ts).
   const dueNow = startAfter instanceof Date ? startAfter.getTime() <= Date.now() : startAfter <= 0;
-  await announceWork(tx, dueNow ? [...byOperator.keys()].map(dispatchTopic) : [DISPATCH_LATER_TOPIC]);
+  await announceWork(tx, dueNow ? [...byOperator.keys()].map(dispatchQueue) : [DISPATCH_LATER_TOPIC]);
 }
 
 /**
@@ -174,21 +174,15 @@ export interface DueState {
  * comes due. What an idle worker polls instead of fetching from each queue.
  */
 export async function queuesDue(db: Queryable): Promise<DueState[]> {
-  const topics = new Map<string, string>([
-    ...OPERATORS.map((op): [string, string] => [dispatchQueue(op), dispatchTopic(op)]),
-    [WEBHOOK_QUEUE, CALLBACK_JOBS_TOPIC],
-  ]);
   const { rows } = await db.query<{ name: string; due_now: boolean; next_ms: number | null }>({
     name: "shiri_queues_due",
     text: `SELECT name, bool_or(start_after <= now()) AS due_now,
                   (extract(epoch FROM min(start_after) FILTER (WHERE start_after > now()) - now()) * 1000)::float8 AS next_ms
              FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry') GROUP BY name`,
-    values: [[...topics.keys()]],
+    values: [[...OPERATORS.map(dispatchQueue), WEBHOOK_QUEUE]],
   });
-  return rows.flatMap((r) => {
-    const topic = topics.get(r.name);
-    return topic ? [{ topic, dueNow: r.due_now, nextDueMs: r.next_ms }] : [];
-  });
+  // A queue's name is its topic (src/queue/wakeups.ts).
+  return rows.map((r) => ({ topic: r.name, dueNow: r.due_now, nextDueMs: r.next_ms }));
 }
 
 /** Completes the jobs in the caller's transaction, in one statement. */

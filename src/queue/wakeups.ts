@@ -1,4 +1,3 @@
-import type { Operator } from "../../carriers/index.ts";
 import { listenOn } from "../db/listener.ts";
 import type { DatabaseTimeouts, Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
@@ -8,18 +7,13 @@ import type { Logger } from "../logger.ts";
  * docs/decisions/0011-idle-worker.md). A transaction that makes work (jobs enqueued, outbox events
  * recorded) announces its topic with pg_notify, which Postgres delivers at commit: a loop woken by
  * it never runs before the work is visible. A worker holds one listening connection and wakes the
- * loops of the topic.
+ * loops of the topic. A pg-boss queue's jobs are announced under the queue's name
+ * (`dispatchQueue(operator)`, `WEBHOOK_QUEUE`); the topics below name the rest.
  */
 export const WAKE_CHANNEL = "shiri_work";
 
-/** The topic of an operator's dispatch jobs (its queue's name). */
-export const dispatchTopic = (operator: Operator): string => `dispatch-${operator}`;
-
 /** The topic of jobs and events due later (scheduled sends, retries): the due watch looks again. */
 export const DISPATCH_LATER_TOPIC = "due-later";
-
-/** The topic of webhook delivery jobs. */
-export const CALLBACK_JOBS_TOPIC = "webhook-jobs";
 
 /** The topic of receipts kept early (before their segments were recorded). */
 export const EARLY_RECEIPTS_TOPIC = "early-receipts";

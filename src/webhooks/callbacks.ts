@@ -2,11 +2,10 @@ import type { Config } from "../config.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { Waker } from "../periodic.ts";
+import { LoopPace } from "../periodic.ts";
 import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
 import {
   AWAKE_AFTER_WORK_MS,
-  CALLBACK_JOBS_TOPIC,
   IDLE_BACKSTOP_POLLS,
   localSignals,
   OUTBOX_TOPIC,
@@ -78,17 +77,20 @@ export function startCallbacks(deps: {
   const { pool, boss, options } = deps;
   const logger = deps.logger.child({ stage: "webhooks" });
   const inFlight = new Set<Promise<void>>();
-  const relayWaker = new Waker();
-  const sendWaker = new Waker();
+  // Each loop polls just after work and, idle, sleeps until an announcement or the due watch's
+  // wake (a retry come due, a lost announcement); the long idle wait is only a backstop.
+  const timing = {
+    busyMs: options.pollMs,
+    idleMs: IDLE_BACKSTOP_POLLS * options.idlePollMs,
+    awakeMs: AWAKE_AFTER_WORK_MS,
+  };
+  const relayPace = new LoopPace(timing);
+  const sendPace = new LoopPace(timing);
   const signals = deps.signals ?? localSignals();
   const unsubscribe = [
-    signals.on(OUTBOX_TOPIC, () => relayWaker.wake()),
-    signals.on(CALLBACK_JOBS_TOPIC, () => sendWaker.wake()),
+    signals.on(OUTBOX_TOPIC, () => relayPace.wake()),
+    signals.on(WEBHOOK_QUEUE, () => sendPace.wake()),
   ];
-  /** When each loop last found work: until AWAKE_AFTER_WORK_MS later it keeps polling. */
-  let relayWorkAt = 0;
-  let sendWorkAt = 0;
-  const awake = (since: number) => Date.now() - since < AWAKE_AFTER_WORK_MS;
   // pg-boss's fetch and completion, as named statements on the service's pool.
   const onPool = statementsOn(pool);
   let stopped = false;
@@ -121,19 +123,16 @@ export function startCallbacks(deps: {
         }
         const moved = await relayDueEvents(pool, boss, { limit: RELAY_LIMIT, batchSize: options.batchSize });
         if (moved > 0) {
-          relayWorkAt = Date.now();
-          sendWaker.wake();
+          relayPace.worked();
+          sendPace.wake();
         }
         if (moved === RELAY_LIMIT) continue; // a backlog: keep going without a pause
-        if (!awake(relayWorkAt)) {
-          // Idle: until an announcement, or the due watch's wake (a retry come due, a lost announcement).
-          await relayWaker.sleep(IDLE_BACKSTOP_POLLS * options.idlePollMs);
-          continue;
-        }
       } catch (err) {
         logger.error({ err }, "webhook relay failed; retrying");
+        await relayPace.brief();
+        continue;
       }
-      await relayWaker.sleep(options.pollMs);
+      await relayPace.next();
     }
   }
 
@@ -141,7 +140,7 @@ export function startCallbacks(deps: {
     while (!stopped) {
       const free = options.maxInFlight - inFlight.size;
       if (free <= 0) {
-        await sendWaker.sleep(options.pollMs);
+        await sendPace.brief();
         continue;
       }
       let jobs: Job<WebhookJob>[];
@@ -153,10 +152,8 @@ export function startCallbacks(deps: {
         logger.error({ err }, "webhook fetch failed; retrying");
         jobs = [];
       }
-      if (jobs.length > 0) sendWorkAt = Date.now();
-      // Idle: until an announcement, or the due watch's wake (a job retry come due, a lost announcement).
-      else
-        await sendWaker.sleep(awake(sendWorkAt) ? options.pollMs : IDLE_BACKSTOP_POLLS * options.idlePollMs);
+      if (jobs.length > 0) sendPace.worked();
+      else await sendPace.next();
     }
   }
 
@@ -188,7 +185,7 @@ export function startCallbacks(deps: {
     for (const job of jobs) {
       const running = runJob(job, events, settings, stopped).finally(() => {
         inFlight.delete(running);
-        sendWaker.wake();
+        sendPace.wake();
       });
       inFlight.add(running);
     }
@@ -214,8 +211,8 @@ export function startCallbacks(deps: {
     async stop() {
       stopped = true;
       for (const off of unsubscribe) off();
-      relayWaker.wake();
-      sendWaker.wake();
+      relayPace.wake();
+      sendPace.wake();
       await loops;
       // A stopping job sends no further event, so this waits for one request per job at most.
       await Promise.allSettled([...inFlight]);
