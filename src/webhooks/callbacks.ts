@@ -6,6 +6,7 @@ import { LoopPace } from "../periodic.ts";
 import { type Job, type Queue, statementsOn } from "../queue/boss.ts";
 import {
   AWAKE_AFTER_WORK_MS,
+  DISPATCH_LATER_TOPIC,
   IDLE_BACKSTOP_POLLS,
   localSignals,
   OUTBOX_TOPIC,
@@ -106,6 +107,8 @@ export function startCallbacks(deps: {
     },
     retry: options.retry,
     stopping: () => stopped,
+    // A retry sooner than the due watch's next poll is then relayed on time.
+    dueLater: () => signals.wake(DISPATCH_LATER_TOPIC),
   };
 
   async function relayLoop(): Promise<void> {

@@ -43,16 +43,19 @@ export async function relayDueEvents(
 
 /**
  * The outbox as it stands, for the due watch (src/queue/due-watch.ts): whether events wait for
- * the relay now, and in how many ms the next retry comes due. The relay, idle, waits to be woken.
+ * the relay now, and in how many ms the next one not yet due comes due (both, as the relay may
+ * take the due ones and then sleep through the next). Each half is one probe of the due index.
  */
 export async function outboxDue(pool: Pool): Promise<DueState[]> {
-  const { rows } = await pool.query<{ due_now: boolean | null; next_ms: number | null }>({
+  const { rows } = await pool.query<{ due_now: boolean; next_ms: number | null }>({
     name: "shiri_outbox_due",
-    text: `SELECT min(next_attempt_at) <= now() AS due_now,
-                  (extract(epoch FROM min(next_attempt_at) - now()) * 1000)::float8 AS next_ms
-             FROM webhook_events WHERE enqueued_at IS NULL`,
+    text: `SELECT EXISTS (SELECT 1 FROM webhook_events
+                           WHERE enqueued_at IS NULL AND next_attempt_at <= now()) AS due_now,
+                  (extract(epoch FROM (SELECT min(next_attempt_at) FROM webhook_events
+                                        WHERE enqueued_at IS NULL AND next_attempt_at > now()) - now())
+                   * 1000)::float8 AS next_ms`,
   });
   const row = rows[0];
-  if (!row || row.next_ms === null) return [];
-  return [{ topic: OUTBOX_TOPIC, dueNow: row.due_now === true, nextDueMs: row.due_now ? null : row.next_ms }];
+  if (!row || (!row.due_now && row.next_ms === null)) return [];
+  return [{ topic: OUTBOX_TOPIC, dueNow: row.due_now, nextDueMs: row.next_ms }];
 }

@@ -30,6 +30,8 @@ export interface BatchContext {
   post: PostOptions;
   retry: RetryPolicy;
   stopping: () => boolean;
+  /** Told when events were put off to a later time (a retry, a hand-back): the due watch looks again. */
+  dueLater?: () => void;
 }
 
 interface Recorded {
@@ -117,6 +119,7 @@ export async function sendCallbackBatch(
       "callback answered 410 Gone: the account's callbacks to this URL are stopped until it is set again",
     );
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
+  if (handBack.length > 0 || recorded.some((r) => r.retryAt)) ctx.dueLater?.();
   report(ctx, recorded);
 }
 
