@@ -34,17 +34,25 @@ git -C "$repo" bundle create -q "$base/shiri.bundle" HEAD
 chmod 644 "$base/shiri.bundle"
 cache=$(npm config get cache 2>/dev/null)
 
-# As root, in a home of mode 0700 that the postgres user cannot enter.
-mkdir -m 700 "$base/root"
-timeout --kill-after=10 600 bash "$repo/scripts/lib/quick-start.sh" "$base/root" "$base/shiri.bundle" root
-
-# As the unprivileged user, with a copy of the npm cache (the same packages, no download).
-mkdir -m 700 "$base/user"
+# As root, in a home of mode 0700 that the postgres user cannot enter; and as the unprivileged
+# user, with a copy of the npm cache (the same packages, no download). The two runs go side by
+# side: each has its own home, ports and embedded Postgres, and most of each is waiting.
+mkdir -m 700 "$base/root" "$base/user"
 [ -d "$cache/_cacache" ] && cp -r "$cache/_cacache" "$base/user/npm-cache"
 chown -R "$newcomer:" "$base/user"
 cafile=$(npm config get cafile 2>/dev/null || true)
+timeout --kill-after=10 600 bash "$repo/scripts/lib/quick-start.sh" "$base/root" "$base/shiri.bundle" root &
+as_root=$!
 timeout --kill-after=10 600 runuser -u "$newcomer" -- env \
   npm_config_cache="$base/user/npm-cache" \
   ${cafile:+$([ "$cafile" != null ] && echo "npm_config_cafile=$cafile")} \
-  bash "$repo/scripts/lib/quick-start.sh" "$base/user" "$base/shiri.bundle" "$newcomer"
+  bash "$repo/scripts/lib/quick-start.sh" "$base/user" "$base/shiri.bundle" "$newcomer" &
+as_user=$!
+failed=0
+wait "$as_root" || failed=1
+wait "$as_user" || failed=1
+[ "$failed" -eq 0 ] || {
+  echo "quick start: FAILED (see above)" >&2
+  exit 1
+}
 echo "quick start: root (0700 home) and $newcomer both passed"

@@ -48,6 +48,23 @@ export async function summarise(file: string, top = 25): Promise<string> {
     const a = area(url, functionName);
     areas.set(a, (areas.get(a) ?? 0) + us / 1000);
   }
+  // Inclusive by our module: each sample goes to the deepest frame of src/ on its stack, so the
+  // library and node work a module sets off counts as that module's (GC and idle stay apart).
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const modules = new Map<string, number>();
+  for (const [id, us] of self) {
+    let owner = byId.get(id)?.callFrame.functionName ?? "?";
+    if (!owner.startsWith("(")) owner = "(outside src/)";
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const mine = byId.get(at)?.callFrame.url.match(/\/(src\/.+)$/);
+      if (mine) {
+        owner = mine[1] as string;
+        break;
+      }
+    }
+    modules.set(owner, (modules.get(owner) ?? 0) + us / 1000);
+  }
   const busy = [...areas.entries()].filter(([a]) => a !== "(idle)").reduce((s, [, ms]) => s + ms, 0);
   const lines = [
     `${file}: ${Math.round(total)} ms profiled, ${Math.round(busy)} ms busy`,
@@ -56,6 +73,10 @@ export async function summarise(file: string, top = 25): Promise<string> {
   ];
   for (const [a, ms] of [...areas.entries()].sort((x, y) => y[1] - x[1]).slice(0, 15)) {
     lines.push(`  ${Math.round(ms).toString().padStart(7)}  ${a}`);
+  }
+  lines.push("", "by module of src/, with what it calls (ms):");
+  for (const [m, ms] of [...modules.entries()].sort((x, y) => y[1] - x[1]).slice(0, top)) {
+    lines.push(`  ${Math.round(ms).toString().padStart(7)}  ${m}`);
   }
   lines.push("", "by function (self ms):");
   for (const [k, ms] of [...fn.entries()].sort((x, y) => y[1] - x[1]).slice(0, top)) {

@@ -158,7 +158,15 @@ export async function runPipeline(
           fileURLToPath(new URL(`../.data/prof-pipeline/${plan.name}-${role}`, import.meta.url)),
         ]
       : [];
-  const planned = options.quick ? plan.messages.quick : plan.messages.full;
+  // The sink's ids: BENCH_PIPELINE_SINK_IDS=opaque runs a scenario with issue 27's opaque ids.
+  const sinkIds: IdForm =
+    plan.sinkIds ?? (process.env.BENCH_PIPELINE_SINK_IDS === "opaque" ? "opaque" : "numeric");
+  const planned = knob(
+    "BENCH_PIPELINE_MESSAGES",
+    options.quick ? plan.messages.quick : plan.messages.full,
+    100,
+    1_000_000,
+  );
   const requests = Math.ceil(planned / plan.perRequest);
   const cleanup = new Cleanup();
   // Ctrl-C runs the bench's cleanup, which runs this one; at the end this one runs itself.
@@ -173,7 +181,7 @@ export async function runPipeline(
     if (plan.accountRateLimits === "none") await liftAccountRateLimits(env.db.url, env.accountId);
     const sink = await startSinkPeer(cleanup, {
       answerDelayMs: plan.carrier?.answerDelayMs ?? 0,
-      ids: plan.sinkIds ?? "numeric",
+      ids: sinkIds,
     });
     const smpp: Record<string, string> = {};
     // Every operator is pointed at the sink, so the worker holds all its binds and nothing retries
@@ -494,7 +502,7 @@ export async function runPipeline(
           : {}),
         receipted_message_id: probe.mode,
         id_settings: "none (Shiri's defaults)",
-        sink_ids: plan.sinkIds ?? "numeric",
+        sink_ids: sinkIds,
         postgres_cpu: server
           ? "every process of the server (postmaster's tree)"
           : "not measured (server not local)",
