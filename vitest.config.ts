@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { SLOW_FILES, slowFirst } from "./test/support/slow-first-sequencer.ts";
 
 /**
  * `npm test`: test/unit, test/integration and test/security. The tests that start Shiri as
@@ -14,6 +15,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: more forks than that only adds contention on the shared Postgres.
     maxWorkers: 2,
+    // The minute-long files first, so that none of them is the last one running.
+    sequence: { sequencer: slowFirst(SLOW_FILES) },
     reporters: ["default", "./test/support/summary-reporter.ts"],
   },
 });

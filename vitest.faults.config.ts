@@ -1,9 +1,13 @@
 import { defineConfig } from "vitest/config";
+import { SLOW_FAULTS, slowFirst } from "./test/support/slow-first-sequencer.ts";
 
 /**
  * `npm run test:faults`: each file starts Shiri as production runs it (an API and a worker
- * process), injects one fault and checks the shared invariants (test/faults/support). One file at
- * a time: the processes of two scenarios would only fight over two cores and blur the timings.
+ * process), injects one fault and checks the shared invariants (test/faults/support). Two files at
+ * a time: a scenario mostly waits (for a lease, a heartbeat, a minute of failing callbacks), and
+ * one at a time kept the two cores under a third busy (about 140 s of CPU, Postgres included, in
+ * 253 s). Each file has its own database (database-restart its own server), so two never touch
+ * the same data; the longest start first.
  */
 export default defineConfig({
   test: {
@@ -11,7 +15,8 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    fileParallelism: false,
+    maxWorkers: 2,
+    sequence: { sequencer: slowFirst(SLOW_FAULTS) },
     reporters: ["default"],
   },
 });

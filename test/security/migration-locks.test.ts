@@ -20,7 +20,7 @@ import {
  *
  * Why a million: on the 2-core machine this runs on, the index builds that migrations 006, 007,
  * 008, 011 and 013 made inside their transaction held writes off for 0.5 to 3.5 s each at this
- * size (020's for 0.13 s), far above the bound below, while the fill takes about 40 s and the whole
+ * size (020's for 0.13 s), far above the bound below, while the fill takes about 30 s and the whole
  * file about a minute. Ten times the rows would take ten minutes and prove nothing more: a
  * concurrent build holds writes off for no time whatever the size, and a blocking one for a time
  * that grows with it.

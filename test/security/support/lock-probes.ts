@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { schemaFingerprint } from "./databases.ts";
 
 /**
  * Writes to the large tables, one after another on a connection of each, timed: how long
@@ -111,16 +112,92 @@ export async function startProbes(
   };
 }
 
+const FILLED_TABLES = ["messages", "ledger_entries", "message_parts", "webhook_events"] as const;
+type FilledTable = (typeof FILLED_TABLES)[number];
+
+/** What dropIndexesAndKeys took away, as the statements that make it again. */
+interface DroppedIndexes {
+  /** Each table's indexes, primary key and unique constraints. */
+  keys: Record<FilledTable, string[]>;
+  /** The foreign keys on or to the tables: made once every key they need is back. */
+  foreignKeys: string[];
+}
+
+/**
+ * Drops the filled tables' indexes and constraints (foreign keys on or to them included), all but
+ * NOT NULL and CHECK. Each definition is kept as the catalogue gives it (pg_get_indexdef,
+ * pg_get_constraintdef), so the names and options come back as they were.
+ */
+async function dropIndexesAndKeys(client: pg.PoolClient): Promise<DroppedIndexes> {
+  const { rows } = await client.query<{ tbl: FilledTable | null; drop_sql: string; create_sql: string }>(
+    `SELECT CASE WHEN c.contype = 'f' THEN NULL ELSE c.conrelid::regclass::text END AS tbl,
+            format('ALTER TABLE %s DROP CONSTRAINT %I', c.conrelid::regclass, c.conname) AS drop_sql,
+            format('ALTER TABLE %s ADD CONSTRAINT %I %s', c.conrelid::regclass, c.conname,
+                   pg_get_constraintdef(c.oid)) AS create_sql,
+            CASE c.contype WHEN 'f' THEN 0 ELSE 2 END AS drop_order
+       FROM pg_constraint c
+      WHERE c.contype IN ('f', 'p', 'u', 'x')
+        AND (c.conrelid = ANY ($1::regclass[]) OR (c.contype = 'f' AND c.confrelid = ANY ($1::regclass[])))
+     UNION ALL
+     SELECT i.indrelid::regclass::text, format('DROP INDEX %s', i.indexrelid::regclass),
+            pg_get_indexdef(i.indexrelid), 1
+       FROM pg_index i
+      WHERE i.indrelid = ANY ($1::regclass[])
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid AND c.contype <> 'f')
+     ORDER BY drop_order, create_sql`,
+    [FILLED_TABLES],
+  );
+  const dropped: DroppedIndexes = {
+    keys: { messages: [], ledger_entries: [], message_parts: [], webhook_events: [] },
+    foreignKeys: [],
+  };
+  for (const { tbl, drop_sql, create_sql } of rows) {
+    await client.query(drop_sql);
+    (tbl === null ? dropped.foreignKeys : dropped.keys[tbl]).push(create_sql);
+  }
+  return dropped;
+}
+
+/**
+ * Runs each list of statements on a connection of its own, the lists at once (as many as the pool
+ * has connections): steps of the fill that need nothing of one another, each of which Postgres
+ * runs on one core.
+ */
+async function atOnce(pool: pg.Pool, lists: readonly (readonly string[])[]): Promise<void> {
+  await Promise.all(
+    lists.map(async (statements) => {
+      const client = await pool.connect();
+      try {
+        // More sort memory for the index builds, on these connections only: the pool's are the
+        // ones the migrations run on afterwards, with the server's own.
+        await client.query(
+          "SET session_replication_role = replica; SET statement_timeout = 0; SET maintenance_work_mem = '256MB'",
+        );
+        for (const statement of statements) await client.query(statement);
+      } finally {
+        await client.query(
+          "RESET session_replication_role; RESET statement_timeout; RESET maintenance_work_mem",
+        );
+        client.release();
+      }
+    }),
+  );
+}
+
 /**
  * Fills the large tables as migration 003 left them: `count` messages of one account, each with
  * a hold and (most) a capture on the ledger, a segment and a callback event. Foreign keys are not
- * checked row by row (session_replication_role), which takes minutes off the fill.
+ * checked row by row (session_replication_role), and the indexes and keys are built once after
+ * the fill rather than kept up row by row, the tables each on a connection of its own; that takes
+ * minutes off the fill. The schema is then checked to be exactly what the migrations made.
  */
 export async function fillLargeTables(pool: pg.Pool, count: number): Promise<ProbeTargets> {
   const accountId = randomUUID();
   const client = await pool.connect();
   try {
     await client.query("SET session_replication_role = replica; SET statement_timeout = 0");
+    const migrated = await schemaFingerprint(client);
+    const dropped = await dropIndexesAndKeys(client);
     await client.query("INSERT INTO accounts (id, name, currency) VALUES ($1, 'lock bench', 'USD')", [
       accountId,
     ]);
@@ -134,31 +211,51 @@ export async function fillLargeTables(pool: pg.Pool, count: number): Promise<Pro
               CASE WHEN g % 10 = 0 THEN 'enqueued' ELSE 'success' END,
               CASE WHEN g % 10 = 0 THEN 'held' ELSE 'captured' END,
               t, t, t, CASE WHEN g % 10 = 0 THEN NULL ELSE t END
-         FROM generate_series(1, $2::int) g, LATERAL (SELECT now() - (g || ' seconds')::interval AS t) at`,
+         FROM generate_series(1, $2::int) g, LATERAL (SELECT now() - make_interval(secs => g) AS t) at`,
       [accountId, count],
     );
-    await client.query(
-      `INSERT INTO ledger_entries (account_id, kind, amount, message_id, created_at)
-       SELECT account_id, 'hold', charge, id, created_at FROM messages
-       UNION ALL
-       SELECT account_id, 'capture', charge, id, created_at FROM messages WHERE billing = 'captured'`,
-    );
-    await client.query(
-      `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, accepted_at, receipt_state, receipt_at)
-       SELECT id, 1, operator, md5(id::text), accepted_at, CASE WHEN delivered_at IS NOT NULL THEN 'DELIVRD' END,
-              delivered_at
-         FROM messages WHERE accepted_at IS NOT NULL`,
-    );
-    await client.query(
-      `INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, state, attempts, created_at,
-                                   completed_at, last_attempt_at, last_status)
-       SELECT gen_random_uuid(), account_id, id, 'message.delivered', 'https://example.com/hooks', '{}', 'delivered',
-              1, created_at, created_at, created_at, 200
-         FROM messages WHERE delivered_at IS NOT NULL`,
-    );
     await client.query("SET session_replication_role = DEFAULT");
+    await atOnce(pool, [
+      [
+        `INSERT INTO ledger_entries (account_id, kind, amount, message_id, created_at)
+         SELECT account_id, 'hold', charge, id, created_at FROM messages
+         UNION ALL
+         SELECT account_id, 'capture', charge, id, created_at FROM messages WHERE billing = 'captured'`,
+        ...dropped.keys.ledger_entries,
+      ],
+      [
+        `INSERT INTO message_parts (message_id, part_no, operator, smsc_id, accepted_at, receipt_state, receipt_at)
+         SELECT id, 1, operator, md5(id::text), accepted_at,
+                CASE WHEN delivered_at IS NOT NULL THEN 'DELIVRD' END, delivered_at
+           FROM messages WHERE accepted_at IS NOT NULL`,
+        ...dropped.keys.message_parts,
+      ],
+      [
+        `INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, state, attempts, created_at,
+                                     completed_at, last_attempt_at, last_status)
+         SELECT gen_random_uuid(), account_id, id, 'message.delivered', 'https://example.com/hooks', '{}',
+                'delivered', 1, created_at, created_at, created_at, 200
+           FROM messages WHERE delivered_at IS NOT NULL`,
+        ...dropped.keys.webhook_events,
+      ],
+      dropped.keys.messages,
+    ]);
+    // Validated over every row, as the migrations made them.
+    await atOnce(
+      pool,
+      dropped.foreignKeys.map((fk) => [fk]),
+    );
+    const refilled = await schemaFingerprint(client);
+    if (refilled.join("\n") !== migrated.join("\n")) {
+      const lost = migrated.filter((l) => !refilled.includes(l));
+      const gained = refilled.filter((l) => !migrated.includes(l));
+      throw new Error(`the filled tables differ from the migrated ones: lost ${lost}; gained ${gained}`);
+    }
     // As a running system has them: visibility map set, statistics known (autovacuum may be off).
-    await client.query("VACUUM (ANALYZE) messages, ledger_entries, message_parts, webhook_events");
+    await atOnce(
+      pool,
+      FILLED_TABLES.map((t) => [`VACUUM (ANALYZE) ${t}`]),
+    );
     const sample = async (table: string) =>
       (
         await client.query<{ id: string }>(`SELECT id FROM ${table} TABLESAMPLE SYSTEM (1) LIMIT 1000`)
