@@ -291,7 +291,8 @@ describe("DELETE /api/v1/sms/{id}", () => {
       message: "sent at once",
     });
     const id = (sent.body as { id: string }).id;
-    await h.waitUntilSettled([id]);
+    // Its receipt too: one arriving between the two reads below would change the message.
+    await h.waitUntilSettled([id], { delivered: true });
     const before = await available();
     const message = (await api("GET", `/api/v1/sms/${id}`)).body;
     const res = await api("DELETE", `/api/v1/sms/${id}`);
