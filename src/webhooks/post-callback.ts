@@ -163,7 +163,12 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
     });
 }
 
+/**
+ * Lookups by resolver, one each: a connection is reused only under the lookup it was made with, so
+ * a new function a request would never reuse one.
+ */
 const guardedLookups = new WeakMap<Resolve, LookupFunction>();
+const plainLookups = new WeakMap<Resolve, LookupFunction>();
 
 /**
  * The connection's `lookup`: the guard over the resolver unless private addresses are allowed.
@@ -171,14 +176,23 @@ const guardedLookups = new WeakMap<Resolve, LookupFunction>();
  */
 function lookupOption(opts: PostOptions): LookupFunction | undefined {
   const resolve = opts.resolve;
-  if (opts.allowPrivate) return resolve && resolve !== systemResolve ? lookupVia(resolve) : undefined;
+  if (opts.allowPrivate)
+    return resolve && resolve !== systemResolve ? lookupOnce(plainLookups, resolve, lookupVia) : undefined;
   if (!resolve || resolve === systemResolve) return publicOnlyLookup;
-  let guarded = guardedLookups.get(resolve);
-  if (!guarded) {
-    guarded = publicOnlyLookupVia(resolve);
-    guardedLookups.set(resolve, guarded);
+  return lookupOnce(guardedLookups, resolve, publicOnlyLookupVia);
+}
+
+function lookupOnce(
+  made: WeakMap<Resolve, LookupFunction>,
+  resolve: Resolve,
+  make: (resolve: Resolve) => LookupFunction,
+): LookupFunction {
+  let lookup = made.get(resolve);
+  if (!lookup) {
+    lookup = make(resolve);
+    made.set(resolve, lookup);
   }
-  return guarded;
+  return lookup;
 }
 
 function describe(err: Error): string {
