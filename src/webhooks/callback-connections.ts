@@ -40,7 +40,7 @@ export class CallbackConnections {
   private readonly idle = new Map<string, Connection[]>();
   private readonly open = new Set<Connection>();
   private sweeper: NodeJS.Timeout | null = null;
-  private closed = false;
+  private shut = false;
 
   /**
    * Writes `request` (head and body, as they go on the wire) to `origin` and resolves with the
@@ -54,9 +54,14 @@ export class CallbackConnections {
     });
   }
 
+  /** Once close() is called: no request is retried on a new connection after it. */
+  get closed(): boolean {
+    return this.shut;
+  }
+
   /** Closes every connection, idle or busy; those in use after this are closed when done. */
   close(): void {
-    this.closed = true;
+    this.shut = true;
     for (const connection of this.open) connection.socket.destroy();
     this.open.clear();
     this.idle.clear();
@@ -98,7 +103,7 @@ export class CallbackConnections {
       list = [];
       this.idle.set(connection.key, list);
     }
-    if (this.closed || list.length >= MAX_IDLE_PER_ORIGIN) {
+    if (this.shut || list.length >= MAX_IDLE_PER_ORIGIN) {
       connection.socket.destroy();
       return;
     }
@@ -228,7 +233,7 @@ class Exchange {
   /** The connection closed under this exchange, `failure` saying why if it failed. */
   gone(failure: Error | null): void {
     this.connection = null;
-    if (!this.answered && this.reused && !this.heardBack) {
+    if (!this.answered && this.reused && !this.heardBack && !this.pool.closed) {
       // The receiver closed the idle connection as the request went out (its keep-alive timeout
       // met ours). Once more on a new connection: if the receiver did take the first request,
       // it gets the event twice, which callbacks allow (at least once, each signed with its
