@@ -15,7 +15,7 @@ import {
 import { WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
-import { callbackAgents } from "./post-callback.ts";
+import { callbackConnections } from "./callback-connections.ts";
 import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
@@ -102,7 +102,7 @@ export function startCallbacks(deps: {
     post: {
       timeoutMs: options.timeoutMs,
       allowPrivate: options.allowPrivate,
-      agents: callbackAgents(),
+      connections: callbackConnections(),
       resolve: options.dnsServers.length > 0 ? resolverAt(options.dnsServers) : systemResolve,
     },
     retry: options.retry,
@@ -219,8 +219,7 @@ export function startCallbacks(deps: {
       await loops;
       // A stopping job sends no further event, so this waits for one request per job at most.
       await Promise.allSettled([...inFlight]);
-      ctx.post.agents.http.destroy();
-      ctx.post.agents.https.destroy();
+      ctx.post.connections.close();
     },
   };
 }

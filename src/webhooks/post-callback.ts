@@ -1,7 +1,4 @@
-import http from "node:http";
-import https from "node:https";
 import type { LookupFunction } from "node:net";
-import { urlToHttpOptions } from "node:url";
 import {
   ipLiteral,
   isPublicAddress,
@@ -12,6 +9,7 @@ import {
   type Resolve,
   systemResolve,
 } from "./address-guard.ts";
+import type { CallbackConnections, Origin } from "./callback-connections.ts";
 import {
   EVENT_COUNT_HEADER,
   EVENT_ID_HEADER,
@@ -43,17 +41,10 @@ export interface Callback {
 export interface PostOptions {
   timeoutMs: number;
   allowPrivate: boolean;
-  agents: { http: http.Agent; https: https.Agent };
+  /** The worker's kept-alive connections (callbackConnections()). */
+  connections: CallbackConnections;
   /** How names are resolved (WEBHOOK_DNS_SERVERS); the system's resolver by default. */
   resolve?: Resolve | undefined;
-}
-
-/** Keep-alive agents, one pair per worker: a burst to one receiver reuses its connections. */
-export function callbackAgents(): PostOptions["agents"] {
-  return {
-    http: new http.Agent({ keepAlive: true, scheduling: "lifo" }),
-    https: new https.Agent({ keepAlive: true, scheduling: "lifo" }),
-  };
 }
 
 /**
@@ -69,9 +60,9 @@ export function outcomeOfStatus(status: number): AttemptOutcome {
 
 /** Where a callback URL sends to, parsed once per URL (see parsedUrls). */
 interface Destination {
-  secure: boolean;
-  /** The URL as http.request options (host, port, path, credentials), as it would convert it. */
-  target: http.RequestOptions;
+  origin: Origin;
+  /** The request line and the headers that depend on the URL alone, CRLF ended. */
+  head: string;
   /** The host when it is an IP literal: checked against the guard on every request. */
   literal: string | null;
 }
@@ -94,11 +85,7 @@ function destinationOf(text: string): Destination | { error: string } {
     parsed =
       url.protocol !== "http:" && !secure
         ? { error: "URL scheme must be http or https" }
-        : {
-            secure,
-            target: urlToHttpOptions(url),
-            literal: ipLiteral(url),
-          };
+        : destinationAt(url, secure);
   } catch {
     parsed = { error: "invalid URL" };
   }
@@ -107,9 +94,41 @@ function destinationOf(text: string): Destination | { error: string } {
   return parsed;
 }
 
+/** The URL as node's http client would send to it: the same Host, path and credentials. */
+function destinationAt(url: URL, secure: boolean): Destination {
+  const literal = ipLiteral(url);
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  // Credentials in the URL go as Basic authorization, percent-decoding undone, as node does.
+  const credentials =
+    url.username || url.password
+      ? `authorization: Basic ${Buffer.from(
+          `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
+        ).toString("base64")}\r\n`
+      : "";
+  return {
+    origin: {
+      secure,
+      host,
+      port: url.port ? Number(url.port) : secure ? 443 : 80,
+      servername: secure && !literal ? host : undefined,
+    },
+    // url.host is the hostname, bracketed if IPv6, with the port only when not the scheme's own.
+    head:
+      `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${credentials}` +
+      "content-type: application/json\r\nuser-agent: Shiri-Webhooks/1\r\n",
+    literal,
+  };
+}
+
+const ID_HEADER = EVENT_ID_HEADER.toLowerCase();
+const TYPE_HEADER = EVENT_TYPE_HEADER.toLowerCase();
+const COUNT_HEADER = EVENT_COUNT_HEADER.toLowerCase();
+const SIGNED_HEADER = SIGNATURE_HEADER.toLowerCase();
+
 /**
- * POSTs one signed request, bounded by the timeout from the first byte to the status line. The
- * status is the answer: the response body is drained but never waited for. Never throws.
+ * POSTs one signed request, bounded by the timeout from the first byte to the end of the
+ * response. The status is the answer: the response body is drained but never waited for. Never
+ * throws.
  */
 export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOutcome> {
   const destination = destinationOf(cb.url);
@@ -125,71 +144,55 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
 
   const timestamp = Math.floor(Date.now() / 1000);
   const [first] = cb.events;
-  const headers = {
-    "content-type": "application/json",
-    "content-length": String(Buffer.byteLength(cb.body)),
-    "user-agent": "Shiri-Webhooks/1",
-    ...(cb.batched || !first
-      ? { [EVENT_COUNT_HEADER.toLowerCase()]: String(cb.events.length) }
-      : { [EVENT_ID_HEADER.toLowerCase()]: first.id, [EVENT_TYPE_HEADER.toLowerCase()]: first.type }),
-    [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(cb.secrets, cb.body, timestamp),
-  };
-  const { secure } = destination;
+  const events =
+    cb.batched || !first
+      ? `${COUNT_HEADER}: ${cb.events.length}\r\n`
+      : `${ID_HEADER}: ${first.id}\r\n${TYPE_HEADER}: ${first.type}\r\n`;
+  const request =
+    `${destination.head}content-length: ${Buffer.byteLength(cb.body)}\r\n${events}` +
+    `${SIGNED_HEADER}: ${signatureHeader(cb.secrets, cb.body, timestamp)}\r\n\r\n${cb.body}`;
 
-  return new Promise((resolve) => {
-    let settled = false;
-    let timedOut = false;
-    const settle = (outcome: AttemptOutcome) => {
-      if (settled) return;
-      settled = true;
-      resolve(outcome);
-    };
-    const request = (secure ? https : http).request(
-      {
-        ...destination.target,
-        method: "POST",
-        headers,
-        agent: secure ? opts.agents.https : opts.agents.http,
-        // The guard runs on the addresses this very connection uses (no resolve-then-connect gap).
-        ...lookupOption(opts),
-      },
-      (res) => {
-        settle(outcomeOfStatus(res.statusCode ?? 0));
-        res.on("error", () => {});
-        res.resume();
-      },
-    );
-    // A plain timer, not an AbortSignal: a signal per request (its timer, weak references and
-    // listeners) cost more than the rest of the request's setup (docs/decisions/0027).
-    const timer = setTimeout(() => {
-      timedOut = true;
-      request.destroy(new Error("timed out"));
-    }, opts.timeoutMs);
-    timer.unref();
-    request.once("close", () => clearTimeout(timer));
-    request.on("error", (err) => {
-      if (err instanceof RefusedAddressError)
-        return settle({ kind: "failed", status: null, error: err.message, refused: true });
-      const error = timedOut ? `no answer within ${opts.timeoutMs} ms` : describe(err);
-      settle({ kind: "retry", status: null, error });
+  return opts.connections
+    .exchange(destination.origin, lookupOption(opts), request, opts.timeoutMs)
+    .then((answer) => {
+      if (answer.status !== null) return outcomeOfStatus(answer.status);
+      const { error } = answer;
+      if (error instanceof RefusedAddressError)
+        return { kind: "failed", status: null, error: error.message, refused: true };
+      return { kind: "retry", status: null, error: answer.timedOut ? error.message : describe(error) };
     });
-    request.end(cb.body);
-  });
 }
 
+/**
+ * Lookups by resolver, one each: a connection is reused only under the lookup it was made with, so
+ * a new function a request would never reuse one.
+ */
 const guardedLookups = new WeakMap<Resolve, LookupFunction>();
+const plainLookups = new WeakMap<Resolve, LookupFunction>();
 
-/** The request's `lookup`: the guard over the resolver unless private addresses are allowed. */
-function lookupOption(opts: PostOptions): { lookup?: LookupFunction } {
+/**
+ * The connection's `lookup`: the guard over the resolver unless private addresses are allowed.
+ * The guard runs on the addresses this very connection uses (no resolve-then-connect gap).
+ */
+function lookupOption(opts: PostOptions): LookupFunction | undefined {
   const resolve = opts.resolve;
-  if (opts.allowPrivate) return resolve && resolve !== systemResolve ? { lookup: lookupVia(resolve) } : {};
-  if (!resolve || resolve === systemResolve) return { lookup: publicOnlyLookup };
-  let guarded = guardedLookups.get(resolve);
-  if (!guarded) {
-    guarded = publicOnlyLookupVia(resolve);
-    guardedLookups.set(resolve, guarded);
+  if (opts.allowPrivate)
+    return resolve && resolve !== systemResolve ? lookupOnce(plainLookups, resolve, lookupVia) : undefined;
+  if (!resolve || resolve === systemResolve) return publicOnlyLookup;
+  return lookupOnce(guardedLookups, resolve, publicOnlyLookupVia);
+}
+
+function lookupOnce(
+  made: WeakMap<Resolve, LookupFunction>,
+  resolve: Resolve,
+  make: (resolve: Resolve) => LookupFunction,
+): LookupFunction {
+  let lookup = made.get(resolve);
+  if (!lookup) {
+    lookup = make(resolve);
+    made.set(resolve, lookup);
   }
-  return { lookup: guarded };
+  return lookup;
 }
 
 function describe(err: Error): string {

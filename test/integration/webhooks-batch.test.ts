@@ -3,8 +3,8 @@ import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
 import { callbackSettings } from "../../src/webhooks/account-webhooks.ts";
+import { callbackConnections } from "../../src/webhooks/callback-connections.ts";
 import { callbackOptions } from "../../src/webhooks/callbacks.ts";
-import { callbackAgents } from "../../src/webhooks/post-callback.ts";
 import { deleteSettledEvents } from "../../src/webhooks/retention.ts";
 import {
   type BatchContext,
@@ -24,13 +24,13 @@ import { type Answer, type Received, type Receiver, startReceiver } from "./webh
 let t: TestService;
 let acct: TestAccount;
 const receivers: Receiver[] = [];
-const agents = callbackAgents();
+const connections = callbackConnections();
 const options = callbackOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
 const ctx = (): BatchContext => ({
   pool: t.service.pool,
   logger: createLogger("silent"),
   metrics: t.service.metrics,
-  post: { timeoutMs: 2_000, allowPrivate: true, agents },
+  post: { timeoutMs: 2_000, allowPrivate: true, connections },
   retry: options.retry,
   stopping: () => false,
 });
@@ -40,7 +40,7 @@ beforeAll(async () => {
   acct = await t.account();
 });
 afterAll(async () => {
-  agents.http.destroy();
+  connections.close();
   for (const r of receivers) await r.stop();
   await t.stop();
 });

@@ -7,7 +7,8 @@ import {
   publicOnlyLookup,
   RefusedAddressError,
 } from "../../src/webhooks/address-guard.ts";
-import { callbackAgents, postCallback } from "../../src/webhooks/post-callback.ts";
+import { callbackConnections } from "../../src/webhooks/callback-connections.ts";
+import { postCallback } from "../../src/webhooks/post-callback.ts";
 
 describe("which addresses callbacks may reach in production", () => {
   it.each([
@@ -107,7 +108,7 @@ describe("posting a callback", () => {
   let hanging: Server;
   let ok: Server;
   let hits = 0;
-  const agents = callbackAgents();
+  const connections = callbackConnections();
   const portOf = (s: Server) => (s.address() as AddressInfo).port;
   const cb = (url: string) => ({
     url,
@@ -129,7 +130,7 @@ describe("posting a callback", () => {
     await new Promise<void>((r) => ok.listen(0, "127.0.0.1", r));
   });
   afterAll(async () => {
-    agents.http.destroy();
+    connections.close();
     hanging.closeAllConnections();
     ok.closeAllConnections();
     await new Promise((r) => hanging.close(r));
@@ -140,7 +141,7 @@ describe("posting a callback", () => {
     const outcome = await postCallback(cb(`http://127.0.0.1:${portOf(hanging)}/`), {
       timeoutMs: 200,
       allowPrivate: true,
-      agents,
+      connections,
     });
     expect(outcome).toEqual({ kind: "retry", status: null, error: "no answer within 200 ms" });
   });
@@ -153,7 +154,7 @@ describe("posting a callback", () => {
     const outcome = await postCallback(cb(`http://127.0.0.1:${port}/`), {
       timeoutMs: 1000,
       allowPrivate: true,
-      agents,
+      connections,
     });
     expect(outcome).toMatchObject({
       kind: "retry",
@@ -166,7 +167,7 @@ describe("posting a callback", () => {
     const outcome = await postCallback(cb(`http://127.0.0.1:${portOf(ok)}/`), {
       timeoutMs: 1000,
       allowPrivate: true,
-      agents,
+      connections,
     });
     expect(outcome).toEqual({ kind: "delivered", status: 204 });
   });
@@ -178,7 +179,7 @@ describe("posting a callback", () => {
       const outcome = await postCallback(cb(`http://${host}:${portOf(ok)}/`), {
         timeoutMs: 1000,
         allowPrivate: false,
-        agents,
+        connections,
       });
       expect(outcome).toMatchObject({
         kind: "failed",
