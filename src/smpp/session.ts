@@ -24,16 +24,8 @@ import { type SubmitSmFields, submitSm, validityPeriod } from "./submit-sm.ts";
 import { SmppWire } from "./wire.ts";
 
 export type { DeliverSm, DeliverSmTlvs } from "./deliver-sm.ts";
-export type {
-  LateAnswer,
-  SessionState,
-  SmppLogger,
-  SmppSessionOptions,
-  SubmitOptions,
-  SubmitOutcome,
-  SubmitPacer,
-  SubmitParams,
-} from "./session-types.ts";
+// Every session type, so dispatch, receipts and inbound import from one place.
+export type * from "./session-types.ts";
 
 type Reply = Pdu | "timeout" | "closed";
 
