@@ -114,6 +114,11 @@ async function ready(role: "api" | "worker" | "all", base: string, metricsPort: 
   }
 }
 
+/** BENCH_SHIRI_NODE_FLAGS: node and V8 flags for Shiri's processes alone, e.g. "--max-semi-space-size=32". */
+function extraNodeFlags(): string[] {
+  return (process.env.BENCH_SHIRI_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "");
+}
+
 export async function startShiriProcess(opts: {
   role: "api" | "worker" | "all";
   databaseUrl: string;
@@ -126,7 +131,7 @@ export async function startShiriProcess(opts: {
   const shiri = shiriCommand();
   const child = spawn(
     process.execPath,
-    [...(opts.nodeFlags ?? []), shiri.bin, "start", "--role", opts.role],
+    [...extraNodeFlags(), ...(opts.nodeFlags ?? []), shiri.bin, "start", "--role", opts.role],
     {
       env: {
         ...process.env,
