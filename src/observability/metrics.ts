@@ -206,6 +206,12 @@ export function createMetrics() {
       labelNames: ["link", "state"] as const,
       registers: r,
     }),
+    receiptsEarly: new Counter({
+      name: "shiri_receipts_early_total",
+      help: "Delivery receipts kept aside because their segment was not recorded yet (matched later, or dropped as unknown after the grace period), by link.",
+      labelNames: ["link"] as const,
+      registers: r,
+    }),
     receiptsUnknown: new Counter({
       name: "shiri_receipts_unknown_total",
       help: "Receipts that matched no message within the grace period, by link.",
@@ -348,6 +354,7 @@ export function initialiseSeries(
 ): void {
   for (const link of links) {
     metrics.receiptsUnknown.inc({ link }, 0);
+    metrics.receiptsEarly.inc({ link }, 0);
     for (const reason of ["unreadable", "unknown_id", "duplicate", "ambiguous"])
       metrics.receiptsUnmatched.inc({ link, reason }, 0);
     for (const reason of ["empty", "too_long", "unreadable"]) metrics.smscIdsRefused.inc({ link, reason }, 0);

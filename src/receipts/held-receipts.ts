@@ -1,3 +1,4 @@
+import { numberCandidates, numberKey } from "../domain/smsc-id.ts";
 import type { Receipt } from "./read-receipt.ts";
 
 /**
@@ -30,6 +31,15 @@ export class HeldReceipts {
     return new Promise((resolve, reject) => this.taken.push({ receipt, resolve, reject }));
   }
 
+  /**
+   * A receipt that may name one of the batch's segments as the same number written another way:
+   * it goes the ordinary way once the batch is over, when the database, which sees every recorded
+   * segment, can match it by number, rather than being parked before the segment is recorded.
+   */
+  afterSettle(receipt: Receipt, ordinary: (receipt: Receipt) => Promise<void>): Promise<void> {
+    return this.settled.then(() => ordinary(receipt));
+  }
+
   /** The receipts taken so far (the batch goes on taking them). */
   takenSoFar(): Receipt[] {
     return this.taken.map((t) => t.receipt);
@@ -57,22 +67,46 @@ export class HeldReceipts {
 /**
  * Which batch holds each SMSC id this process has had accepted and not yet recorded: one registry
  * per operator link, shared by its dispatcher (which registers ids as submit_sm_resp arrive) and
- * its receipt handler (which offers each receipt to the holding batch first).
+ * its receipt handler (which offers each receipt to the holding batch first). On a tolerant link
+ * a receipt that names no id exactly but may name one as a number (hex for decimal, say) waits
+ * for that batch to be over: the number match itself is the database's (apply-receipts.ts), which
+ * sees every recorded segment and refuses ids that could name two.
  */
 export class ReceiptRegistry {
   private readonly byId = new Map<string, HeldReceipts>();
+  private readonly byNumber = new Map<string, HeldReceipts>();
+
+  constructor(private readonly tolerant: boolean) {}
 
   hold(smscId: string, batch: HeldReceipts): void {
     this.byId.set(smscId, batch);
+    const key = this.tolerant ? numberKey(smscId) : null;
+    if (key !== null) this.byNumber.set(key, batch);
   }
 
   forget(smscIds: Iterable<string>): void {
-    for (const id of smscIds) this.byId.delete(id);
+    for (const id of smscIds) {
+      const batch = this.byId.get(id);
+      this.byId.delete(id);
+      const key = this.tolerant ? numberKey(id) : null;
+      if (key !== null && this.byNumber.get(key) === batch) this.byNumber.delete(key);
+    }
   }
 
   /** Hands the receipt to the batch that holds its segment, else the ordinary way at once. */
   deliver(receipt: Receipt, ordinary: (receipt: Receipt) => Promise<void>): Promise<void> {
-    return this.byId.get(receipt.smscId)?.take(receipt, ordinary) ?? ordinary(receipt);
+    const exact = this.byId.get(receipt.smscId);
+    if (exact) return exact.take(receipt, ordinary);
+    const byNumber = this.byNumber.size > 0 ? this.holderByNumber(receipt.smscId) : undefined;
+    return byNumber ? byNumber.afterSettle(receipt, ordinary) : ordinary(receipt);
+  }
+
+  private holderByNumber(smscId: string): HeldReceipts | undefined {
+    for (const { key } of numberCandidates(smscId)) {
+      const batch = this.byNumber.get(key);
+      if (batch) return batch;
+    }
+    return undefined;
   }
 }
 

@@ -30,7 +30,7 @@ export function matchingFor(
  * that are matched then.
  */
 export class ReceiptStage {
-  private readonly registry = new ReceiptRegistry();
+  private readonly registry: ReceiptRegistry;
   private readonly batcher: ReceiptBatcher;
   private readonly matching: Matching;
 
@@ -47,6 +47,7 @@ export class ReceiptStage {
     },
   ) {
     this.matching = matchingFor(deps.settings);
+    this.registry = new ReceiptRegistry(this.matching.tolerant);
     this.batcher = new ReceiptBatcher(deps.transact, deps.link, this.matching, {
       maxBatch: 500,
       maxDelayMs: 10,
@@ -137,6 +138,7 @@ function observeApplied(
 ): void {
   const { metrics, logger, tally } = deps;
   for (const d of applied.delivered) metrics.deliveryLatency.observe({ operator: d.operator }, d.seconds);
+  if (applied.early) metrics.receiptsEarly.inc({ link }, applied.early);
   if (applied.duplicates) metrics.receiptsUnmatched.inc({ link, reason: "duplicate" }, applied.duplicates);
   if (applied.relations) tally.add(link, applied.relations);
   if (applied.ambiguous && applied.ambiguous.length > 0) {

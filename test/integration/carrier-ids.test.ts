@@ -310,6 +310,36 @@ describe("ids written any way, on default settings, against an SMSC that is not 
   }
 });
 
+describe("receipts that come while their batch is still being submitted", () => {
+  it(
+    "hex answered, decimal receipted: each waits for its batch in memory, none is parked in the database",
+    async () => {
+      const { smsc, port } = await foreignSmsc({ ids: { answer: "hex", receipt: "decimal" } });
+      const { t, acct } = await service(everyLinkTo(port));
+      // One batch of 200: most receipts come back before the batch's last submit is answered,
+      // that is before its settle records their segments.
+      const ids = await bulk(
+        t,
+        acct,
+        Array.from({ length: 200 }, (_, i) => number("econet", 500 + i)),
+        TEXTS.single,
+      );
+      const all = await waitUntilDelivered(t, ids, "a bulk of 200");
+      expectAllDelivered(all, ids);
+      expect(submitsAt(smsc)).toEqual(expectedSubmits(all));
+      expect(await relationsLearnt(t)).toEqual({ hex_to_decimal: 200 });
+      expect(await receiptsKeptEarly(t)).toBe(0);
+      await expectLedgerBalanced(t, acct);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+/** Receipts kept aside in early_receipts because their segment was not recorded yet, every link. */
+async function receiptsKeptEarly(t: TestService): Promise<number> {
+  return (await metric(t, /^shiri_receipts_early_total$/)).reduce((sum, s) => sum + s.value, 0);
+}
+
 /** Accepted submits whose id cannot serve for matching, by reason (design: counted per link and reason). */
 async function unusableIds(t: TestService): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
