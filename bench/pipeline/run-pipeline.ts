@@ -35,6 +35,7 @@ import type { IdForm } from "../peers/sink-ids.ts";
 import type { StepProgress } from "../report/progress.ts";
 import { startEnv } from "../scenarios/env.ts";
 import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts";
+import { callbackStages } from "./callback-stages.ts";
 import { checkCompleteness } from "./completeness.ts";
 import { type PeerProcess, startPeer } from "./peer-process.ts";
 import { ownServerPids, ServerCpu } from "./process-cpu.ts";
@@ -146,6 +147,8 @@ export async function runPipeline(
   const timeoutSeconds = knob("BENCH_PIPELINE_TIMEOUT_SECONDS", 600, 10, 3_600);
   // Off by default: polling pg_stat_activity every 20 ms costs the server CPU the run measures.
   const sampleDatabase = knob("BENCH_PIPELINE_PG_SAMPLE", 0, 0, 1) === 1;
+  // Where each message's time went, read from the database after the run (callback-stages.ts).
+  const readStages = knob("BENCH_PIPELINE_STAGES", 0, 0, 1) === 1;
   // V8 profiles of the api and the worker (bench/dispatch-lib/profile-summary.ts reads them).
   const profile = knob("BENCH_PIPELINE_CPU_PROF", 0, 0, 1) === 1;
   // Events a callback request carries: a receiver of thousands a second asks for batches.
@@ -385,6 +388,8 @@ export async function runPipeline(
       pool: env.pool,
     });
 
+    const stages = readStages ? await callbackStages(env.pool) : undefined;
+
     // Per message, from its request's answer to its (first) message.delivered callback.
     const firstCallback = new Map<string, number>();
     for (const [id] of accepted) {
@@ -520,6 +525,7 @@ export async function runPipeline(
       },
       measures,
       completeness: { ...check.details, ...(timedOut ? { timed_out_s: timeoutSeconds } : {}) },
+      ...(stages ? { stages } : {}),
       ...(pgBusy
         ? {
             pg_busy: pgBusy.map(({ statement, wait, busy_backends }) => ({ statement, wait, busy_backends })),

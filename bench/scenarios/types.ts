@@ -1,5 +1,6 @@
 import type { Pool } from "../../src/db/pool.ts";
 import type { Cleanup } from "../lib/cleanup.ts";
+import type { StageSpread } from "../pipeline/callback-stages.ts";
 import type { StepProgress } from "../report/progress.ts";
 
 /** What every scenario reports, whatever it measures. */
@@ -24,6 +25,8 @@ export interface ScenarioResult {
   completeness?: Record<string, number | string>;
   /** Where the database's time went (BENCH_PIPELINE_PG_SAMPLE=1): statements by sampled busy backends. */
   pg_busy?: Array<{ statement: string; wait: string; busy_backends: number }>;
+  /** Where each message's time to its callback went (BENCH_PIPELINE_STAGES=1), in ms. */
+  stages?: StageSpread[];
 }
 
 export interface Measure {
