@@ -12,6 +12,7 @@ import type { IdTally } from "../receipts/id-tally.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { BindSlot } from "./bind-slot.ts";
+import type { BreakerClock } from "./breaker-clock.ts";
 import { CarrierLink } from "./carrier-link.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { pacerForBind } from "./tps-pacer.ts";
@@ -35,6 +36,8 @@ export interface LinkWorkerDeps {
   owner: string;
   /** Announcements of work: an idle dispatcher sleeps until its operator's. */
   signals: WorkSignals;
+  /** Turns every link's breaker window, only while submits are recent (breaker-clock.ts). */
+  breakerClock: BreakerClock;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -156,6 +159,7 @@ export class LinkWorker {
         volumeThreshold: config.BREAKER_VOLUME_THRESHOLD,
         resetTimeoutMs: config.BREAKER_RESET_MS,
         rollingCountTimeoutMs: config.BREAKER_WINDOW_MS,
+        clock: this.deps.breakerClock,
       },
       onDeliverSm: (pdu: DeliverSm) => (pdu.isReceipt ? receipts.take(pdu) : inbound.take(pdu)),
       onStateChange: (state) => metrics.sessionBound.set({ link: name }, state === "bound" ? 1 : 0),

@@ -12,6 +12,7 @@ import type { Queue } from "../queue/boss.ts";
 import type { WorkSignals } from "../queue/wakeups.ts";
 import { IdTally } from "../receipts/id-tally.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
+import { BreakerClock } from "./breaker-clock.ts";
 import { LinkWorker } from "./link-worker.ts";
 import { Routes } from "./routes.ts";
 
@@ -53,6 +54,7 @@ export function startDispatch(deps: {
   const tally = new IdTally(deps.metrics);
   const workers: Record<string, LinkWorker> = {};
   const routes = new Routes(deps.config.routes, (link) => workers[link]?.down ?? true);
+  const breakerClock = BreakerClock.forWindow(deps.config.BREAKER_WINDOW_MS);
   for (const [link, settings] of Object.entries(deps.config.links))
     workers[link] = new LinkWorker({
       ...deps,
@@ -63,6 +65,7 @@ export function startDispatch(deps: {
       serves: routes.serves,
       tally,
       owner,
+      breakerClock,
     });
   for (const w of Object.values(workers)) w.start();
 
@@ -101,6 +104,7 @@ export function startDispatch(deps: {
       await expiry.stop();
       await Promise.all(Object.values(workers).map((w) => w.stop()));
       await bookkeeping.stop();
+      breakerClock.stop();
       await tally.flush(deps.pool).catch(() => {});
     },
   };
