@@ -7,7 +7,7 @@ import type { BindState } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { jittered } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
-import type { WorkSignals } from "../queue/wakeups.ts";
+import { INBOUND_TOPIC, type WorkSignals } from "../queue/wakeups.ts";
 import type { IdTally } from "../receipts/id-tally.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { DeliverSm } from "../smpp/session.ts";
@@ -161,7 +161,12 @@ export class LinkWorker {
         rollingCountTimeoutMs: config.BREAKER_WINDOW_MS,
         clock: this.deps.breakerClock,
       },
-      onDeliverSm: (pdu: DeliverSm) => (pdu.isReceipt ? receipts.take(pdu) : inbound.take(pdu)),
+      onDeliverSm: (pdu: DeliverSm) => {
+        if (pdu.isReceipt) return receipts.take(pdu);
+        // The inbound upkeep keeps its own pace while this part's message may need it.
+        this.deps.signals.wake(INBOUND_TOPIC);
+        return inbound.take(pdu);
+      },
       onStateChange: (state) => metrics.sessionBound.set({ link: name }, state === "bound" ? 1 : 0),
       onLinkEvent: (event, reason) => metrics.smppLinkEvents.inc({ link: name, event, reason }),
       onBreakerChange: (state) =>
