@@ -13,6 +13,7 @@ import { onOpenJobs, openJobsAwakeMs } from "../queue/due-watch.ts";
 import { IDLE_DUTY_POLLS, type WorkSignals } from "../queue/wakeups.ts";
 import { IdTally } from "../receipts/id-tally.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
+import { BindLeases } from "./bind-slot.ts";
 import { BreakerClock } from "./breaker-clock.ts";
 import { LinkWorker } from "./link-worker.ts";
 import { Routes } from "./routes.ts";
@@ -55,6 +56,7 @@ export function startDispatch(deps: {
   const workers: Record<string, LinkWorker> = {};
   const routes = new Routes(deps.config.routes, (link) => workers[link]?.down ?? true);
   const breakerClock = BreakerClock.forWindow(deps.config.BREAKER_WINDOW_MS);
+  const leases = new BindLeases(deps.pool, owner, deps.config.BIND_LEASE_SECONDS);
   for (const [link, settings] of Object.entries(deps.config.links))
     workers[link] = new LinkWorker({
       ...deps,
@@ -66,6 +68,7 @@ export function startDispatch(deps: {
       tally,
       owner,
       breakerClock,
+      leases,
     });
   for (const w of Object.values(workers)) w.start();
 
@@ -104,6 +107,7 @@ export function startDispatch(deps: {
       await sweep.stop();
       await expiry.stop();
       await Promise.all(Object.values(workers).map((w) => w.stop()));
+      await leases.stop();
       await bookkeeping.stop();
       breakerClock.stop();
       await tally.flush(deps.pool).catch(() => {});
