@@ -85,6 +85,10 @@ export class LoopPace {
   worked(): void {
     this.#workAt = Date.now();
   }
+  /** Whether the loop found work within the last `awakeMs` (it waits `busyMs` then). */
+  get awake(): boolean {
+    return Date.now() - this.#workAt < this.timing.awakeMs;
+  }
   /** Ends the current (or the next) wait at once. */
   wake(): void {
     this.#waker.wake();
@@ -104,13 +108,14 @@ export class LoopPace {
  * Runs `pass` paced by a LoopPace: every `busyMs` while there is work, every `idleMs` otherwise,
  * never two at once. There is work when a pass says so (returns true) or wake() was called within
  * the last `awakeMs`; wake() also runs the next pass at once. A failed pass goes to `onError` and
- * counts as work (it is tried again soon). stop() waits for a pass under way.
+ * counts as work (it is tried again soon). keepAwake() keeps the busy pace for `awakeMs` more
+ * without an extra pass (one at once only when it was idle). stop() waits for a pass under way.
  */
 export function paced(
   timing: { busyMs: number; idleMs: number; awakeMs: number },
   pass: () => Promise<boolean>,
   onError: (err: unknown) => void,
-): { wake(): void; stop(): Promise<void> } {
+): { wake(): void; keepAwake(): void; stop(): Promise<void> } {
   const pace = new LoopPace(timing);
   let stopped = false;
   const loop = (async () => {
@@ -131,6 +136,11 @@ export function paced(
     wake() {
       pace.worked();
       pace.wake();
+    },
+    keepAwake() {
+      const idle = !pace.awake;
+      pace.worked();
+      if (idle) pace.wake();
     },
     async stop() {
       stopped = true;

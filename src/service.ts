@@ -15,9 +15,15 @@ import { serverOptionsFor } from "./intake/server-objects.ts";
 import type { Logger } from "./logger.ts";
 import { type BindState, createReadiness } from "./observability/health.ts";
 import { createMetrics, initialiseSeries, type Metrics, serveMetrics } from "./observability/metrics.ts";
-import { type Queue, startQueue } from "./queue/boss.ts";
-import { startDueWatch } from "./queue/due-watch.ts";
-import { listenForWork, localSignals, type WorkSignals } from "./queue/wakeups.ts";
+import { type Queue, startQueue, superviseQueues } from "./queue/boss.ts";
+import { onOpenJobs, openJobsAwakeMs, startDueWatch } from "./queue/due-watch.ts";
+import {
+  IDLE_DUTY_POLLS,
+  INBOUND_TOPIC,
+  listenForWork,
+  localSignals,
+  type WorkSignals,
+} from "./queue/wakeups.ts";
 import { DEFAULT_CHUNK, DEFAULT_PAUSE_MS, keepRetention } from "./retention/retention.ts";
 import { startSamplers } from "./samplers.ts";
 import { SendCommitter } from "./sending/send-committer.ts";
@@ -71,7 +77,6 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // 2. Queue: pg-boss on the same database; sends enqueue inside their own transaction.
     const boss = await startQueue(database.url, logger, {
-      supervise: role !== "api",
       superviseIntervalSeconds: config.QUEUE_SUPERVISE_SECONDS,
       dispatchJobExpireSeconds: config.DISPATCH_JOB_EXPIRE_SECONDS,
       dispatchJobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
@@ -135,6 +140,17 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         sources: [outboxDue],
       });
       stops.push(() => watch.stop());
+      // pg-boss's supervision: at QUEUE_SUPERVISE_SECONDS while jobs are open, rarely otherwise.
+      const supervision = superviseQueues(boss, {
+        superviseMs: config.QUEUE_SUPERVISE_SECONDS * 1000,
+        awakeMs: openJobsAwakeMs(config.IDLE_POLL_MS),
+        logger,
+      });
+      const unwatched = onOpenJobs(signals, () => supervision.keepAwake());
+      stops.push(async () => {
+        unwatched();
+        await supervision.stop();
+      });
       if (config.START_SIMULATORS) {
         const running = await startCarrierSimulators(config, logger);
         simulators = running;
@@ -155,8 +171,13 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
         reassemblySeconds: config.INBOUND_REASSEMBLY_SECONDS,
         intervalMs: config.INBOUND_SWEEP_MS,
+        idleMs: IDLE_DUTY_POLLS * config.IDLE_POLL_MS,
       });
-      stops.push(() => inbound.stop());
+      const unheard = signals.on(INBOUND_TOPIC, () => inbound.wake());
+      stops.push(async () => {
+        unheard();
+        await inbound.stop();
+      });
     }
 
     // 5. Webhooks: the events outbox → signed callbacks, never on the send or dispatch path.

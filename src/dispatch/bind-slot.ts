@@ -1,17 +1,19 @@
 import type { Queryable } from "../db/pool.ts";
+import { jittered } from "../periodic.ts";
 
 /**
  * A lease on one of a link's bind slots, shared by every worker through Postgres: a carrier
  * allows an account only so many binds, so a worker binds only while it holds a slot, and a slot
  * whose holder stopped renewing (crashed) is free again once its lease runs out. Each holder says
- * on renewal whether it is bound, so a worker standing by knows whether the link is up elsewhere.
+ * on renewal (BindLeases, below) whether it is bound, so a worker standing by knows whether the
+ * link is up elsewhere.
  */
 export class BindSlot {
   private slot: number | null = null;
 
   constructor(
     private readonly db: Queryable,
-    private readonly link: string,
+    readonly link: string,
     private readonly maxBinds: number,
     private readonly owner: string,
     private readonly leaseSeconds: number,
@@ -49,19 +51,9 @@ export class BindSlot {
     return rows[0]?.bound === true;
   }
 
-  /**
-   * Extends the lease, saying whether our session is bound; false when the lease was lost (it
-   * expired and another worker took the slot).
-   */
-  async renew(bound = false): Promise<boolean> {
-    if (this.slot === null) return false;
-    const { rowCount } = await this.db.query(
-      `UPDATE smpp_bind_slots SET expires_at = now() + make_interval(secs => $4), bound = $5
-        WHERE link = $1 AND slot = $2 AND owner = $3`,
-      [this.link, this.slot, this.owner, this.leaseSeconds, bound],
-    );
-    if (rowCount !== 1) this.slot = null;
-    return rowCount === 1;
+  /** The lease was lost (found by BindLeases): the slot is no longer ours. */
+  forget(): void {
+    this.slot = null;
   }
 
   async release(): Promise<void> {
@@ -72,5 +64,106 @@ export class BindSlot {
       this.owner,
     ]);
     this.slot = null;
+  }
+}
+
+interface Kept {
+  bound: () => boolean;
+  lost: () => void;
+}
+
+/**
+ * Every bind slot a process holds, renewed together: one statement a third of a lease (jittered)
+ * for all of the process's links, instead of one statement and one timer per link
+ * (docs/decisions/0011-idle-worker.md). A slot whose lease was lost (it expired and another worker
+ * took it), or every slot when the renewal failed, is told so through its `lost`, as BindSlot.renew
+ * would have said.
+ */
+export class BindLeases {
+  readonly #kept = new Map<BindSlot, Kept>();
+  #timer: NodeJS.Timeout | null = null;
+  #renewing: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly owner: string,
+    private readonly leaseSeconds: number,
+  ) {}
+
+  /**
+   * Keeps renewing the slot (held by this process's owner), saying `bound()` each time, until the
+   * returned function is called or its lease is lost (`lost` is called then, once).
+   */
+  keep(slot: BindSlot, bound: () => boolean, lost: () => void): () => void {
+    this.#kept.set(slot, { bound, lost });
+    this.#schedule();
+    return () => {
+      this.#kept.delete(slot);
+      if (this.#kept.size === 0) this.#cancel();
+    };
+  }
+
+  /** Renews every slot kept, in one statement. */
+  renewAll(): Promise<void> {
+    this.#renewing ??= this.#renew().finally(() => {
+      this.#renewing = null;
+    });
+    return this.#renewing;
+  }
+
+  async stop(): Promise<void> {
+    this.#cancel();
+    await this.#renewing;
+  }
+
+  async #renew(): Promise<void> {
+    const kept = [...this.#kept].filter(([slot]) => slot.held !== null);
+    if (kept.length === 0) return;
+    let renewed: Set<string>;
+    try {
+      const { rows } = await this.db.query<{ link: string; slot: number }>({
+        name: "shiri_bind_slots_renew",
+        text: `UPDATE smpp_bind_slots s SET expires_at = now() + make_interval(secs => $2), bound = k.bound
+                 FROM unnest($3::text[], $4::int[], $5::bool[]) AS k(link, slot, bound)
+                WHERE s.link = k.link AND s.slot = k.slot AND s.owner = $1
+            RETURNING s.link, s.slot`,
+        values: [
+          this.owner,
+          this.leaseSeconds,
+          kept.map(([slot]) => slot.link),
+          kept.map(([slot]) => slot.held),
+          kept.map(([, k]) => k.bound()),
+        ],
+      });
+      renewed = new Set(rows.map((r) => `${r.link}\u0000${r.slot}`));
+    } catch {
+      // Not renewed is not known to be held: every link unbinds, as a failed renewal always did.
+      renewed = new Set();
+    }
+    for (const [slot, k] of kept) {
+      if (renewed.has(`${slot.link}\u0000${slot.held}`)) continue;
+      this.#kept.delete(slot);
+      slot.forget();
+      k.lost();
+    }
+  }
+
+  #schedule(): void {
+    if (this.#timer) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = null;
+        void this.renewAll().finally(() => {
+          if (this.#kept.size > 0) this.#schedule();
+        });
+      },
+      jittered((this.leaseSeconds * 1000) / 3),
+    );
+    this.#timer.unref();
+  }
+
+  #cancel(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
   }
 }

@@ -12,6 +12,7 @@ import {
   type SubmitPacer,
   type SubmitParams,
 } from "../smpp/session.ts";
+import { BreakerClock } from "./breaker-clock.ts";
 
 /** A submit outcome, or the breaker's refusal to try while the carrier looks down. */
 export type LinkOutcome = SubmitOutcome | { kind: "not_sent"; reason: "breaker_open" };
@@ -24,6 +25,11 @@ export interface BreakerSettings {
   /** How long it stays open before a half-open probe. */
   resetTimeoutMs: number;
   rollingCountTimeoutMs: number;
+  /**
+   * Turns the rolling window of every breaker in the process, only while it holds submits (by
+   * default one of the link's own: a timer each, always turning).
+   */
+  clock?: BreakerClock;
 }
 
 /** Thrown inside the breaker for an outcome that says the carrier, not the message, is in trouble. */
@@ -50,6 +56,8 @@ function isCarrierTrouble(outcome: SubmitOutcome): boolean {
 export class CarrierLink {
   readonly session: SmppSession;
   readonly breaker: CircuitBreaker<[SubmitParams, SubmitOptions?], SubmitOutcome>;
+  private readonly clock: BreakerClock;
+  private readonly ownClock: boolean;
 
   constructor(
     readonly name: string,
@@ -76,6 +84,8 @@ export class CarrierLink {
       },
       ...(opts.onLinkEvent ? { onLinkEvent: opts.onLinkEvent } : {}),
     });
+    this.clock = opts.breaker.clock ?? BreakerClock.forWindow(opts.breaker.rollingCountTimeoutMs);
+    this.ownClock = opts.breaker.clock === undefined;
     this.breaker = new CircuitBreaker(
       async (params: SubmitParams, options?: SubmitOptions) => {
         const outcome = await this.session.submit(params, options);
@@ -87,7 +97,11 @@ export class CarrierLink {
         errorThresholdPercentage: opts.breaker.errorThresholdPercentage,
         volumeThreshold: opts.breaker.volumeThreshold,
         resetTimeout: opts.breaker.resetTimeoutMs,
-        rollingCountTimeout: opts.breaker.rollingCountTimeoutMs,
+        rollingCountTimeout: this.clock.bucketMs * this.clock.buckets,
+        rollingCountBuckets: this.clock.buckets,
+        rotateBucketController: this.clock.emitter,
+        // Nobody reads the snapshots: computing the window's stats every bucket only costs.
+        enableSnapshots: false,
       },
     );
     this.breaker.on("open", () => {
@@ -118,6 +132,8 @@ export class CarrierLink {
   }
 
   async submit(params: SubmitParams, options: SubmitOptions = {}): Promise<LinkOutcome> {
+    // The window turns while it holds this submit, from its start to its outcome.
+    this.clock.touch();
     try {
       return await this.breaker.fire(params, options);
     } catch (err) {
@@ -126,11 +142,14 @@ export class CarrierLink {
         return { kind: "not_sent", reason: "breaker_open" };
       }
       throw err;
+    } finally {
+      this.clock.touch();
     }
   }
 
   async close(): Promise<void> {
     await this.session.close();
     this.breaker.shutdown();
+    if (this.ownClock) this.clock.stop();
   }
 }

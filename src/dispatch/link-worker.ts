@@ -7,11 +7,12 @@ import type { BindState } from "../observability/health.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { jittered } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
-import type { WorkSignals } from "../queue/wakeups.ts";
+import { INBOUND_TOPIC, type WorkSignals } from "../queue/wakeups.ts";
 import type { IdTally } from "../receipts/id-tally.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { DeliverSm } from "../smpp/session.ts";
-import { BindSlot } from "./bind-slot.ts";
+import { type BindLeases, BindSlot } from "./bind-slot.ts";
+import type { BreakerClock } from "./breaker-clock.ts";
 import { CarrierLink } from "./carrier-link.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { pacerForBind } from "./tps-pacer.ts";
@@ -35,6 +36,10 @@ export interface LinkWorkerDeps {
   owner: string;
   /** Announcements of work: an idle dispatcher sleeps until its operator's. */
   signals: WorkSignals;
+  /** Turns every link's breaker window, only while submits are recent (breaker-clock.ts). */
+  breakerClock: BreakerClock;
+  /** Renews the bind slots of all the process's links together (bind-slot.ts). */
+  leases: BindLeases;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -92,8 +97,11 @@ export class LinkWorker {
 
   private async idle(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
-      this.wake = resolve;
-      setTimeout(resolve, ms);
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
     this.wake = null;
   }
@@ -122,13 +130,13 @@ export class LinkWorker {
       }
       this.slot = "held";
       logger.info({ link, slot: taken }, "bind slot held");
-      await this.serve(slot, leaseMs);
+      await this.serve(slot);
       await slot.release().catch(() => {});
     }
   }
 
   /** Runs the link and its dispatchers until stopped or the slot's lease is lost. */
-  private async serve(slot: BindSlot, leaseMs: number): Promise<void> {
+  private async serve(slot: BindSlot): Promise<void> {
     const { config, link: name, settings, logger, pool, boss, transact, metrics, tally } = this.deps;
     const receipts = new ReceiptStage({
       transact,
@@ -156,8 +164,14 @@ export class LinkWorker {
         volumeThreshold: config.BREAKER_VOLUME_THRESHOLD,
         resetTimeoutMs: config.BREAKER_RESET_MS,
         rollingCountTimeoutMs: config.BREAKER_WINDOW_MS,
+        clock: this.deps.breakerClock,
       },
-      onDeliverSm: (pdu: DeliverSm) => (pdu.isReceipt ? receipts.take(pdu) : inbound.take(pdu)),
+      onDeliverSm: (pdu: DeliverSm) => {
+        if (pdu.isReceipt) return receipts.take(pdu);
+        // The inbound upkeep keeps its own pace while this part's message may need it.
+        this.deps.signals.wake(INBOUND_TOPIC);
+        return inbound.take(pdu);
+      },
       onStateChange: (state) => metrics.sessionBound.set({ link: name }, state === "bound" ? 1 : 0),
       onLinkEvent: (event, reason) => metrics.smppLinkEvents.inc({ link: name, event, reason }),
       onBreakerChange: (state) =>
@@ -196,15 +210,25 @@ export class LinkWorker {
     metrics.breakerState.set({ link: name }, 0);
     link.start();
     for (const d of dispatchers) d.start();
-    while (this.running) {
-      await this.idle(jittered(leaseMs / 3));
-      if (!this.running) break;
-      const renewed = await slot.renew(link.session.state === "bound" && !link.down).catch(() => false);
-      if (!renewed) {
-        logger.error({ link: name }, "bind slot lease lost: unbinding");
-        break;
-      }
-    }
+    // The process's BindLeases renews the slot with the others, saying whether we are bound,
+    // until stopped or the lease is lost.
+    let lost = false;
+    const ended = new Promise<void>((resolve) => {
+      this.wake = resolve;
+      if (!this.running) resolve();
+    });
+    const unkept = this.deps.leases.keep(
+      slot,
+      () => link.session.state === "bound" && !link.down,
+      () => {
+        lost = true;
+        this.wake?.();
+      },
+    );
+    await ended;
+    this.wake = null;
+    unkept();
+    if (lost) logger.error({ link: name }, "bind slot lease lost: unbinding");
     await Promise.all(dispatchers.map((d) => d.stop()));
     await link.close();
     await receipts.flush();

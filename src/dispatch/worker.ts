@@ -7,22 +7,24 @@ import { transactionsWithEventJobs } from "../events/event-jobs.ts";
 import { sweepExpired } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { every } from "../periodic.ts";
+import { every, paced } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
-import type { WorkSignals } from "../queue/wakeups.ts";
+import { onOpenJobs, openJobsAwakeMs } from "../queue/due-watch.ts";
+import { IDLE_DUTY_POLLS, type WorkSignals } from "../queue/wakeups.ts";
 import { IdTally } from "../receipts/id-tally.ts";
 import { startEarlyReceiptSweep } from "../receipts/receipt-stage.ts";
+import { BindLeases } from "./bind-slot.ts";
+import { BreakerClock } from "./breaker-clock.ts";
 import { LinkWorker } from "./link-worker.ts";
 import { Routes } from "./routes.ts";
 
-/** How often the validity sweeper looks, whatever the carriers' state, and how much one pass fails. */
+/**
+ * How often the validity sweeper looks while jobs are open (due or running anywhere, whatever the
+ * carriers' state), and how much one pass fails. With none open it looks every IDLE_DUTY_POLLS
+ * idle polls: what it could find then is a message whose job was lost, hours past its validity.
+ */
 const EXPIRY_SWEEP_MS = 5_000;
 const EXPIRY_SWEEP_LIMIT = 1_000;
-/**
- * Idle, the early-receipt sweep runs every this many idle polls: all it finds then are receipts
- * for no known message, counted as unknown once their grace (minutes) is over.
- */
-const EARLY_SWEEP_IDLE_POLLS = 6;
 /** How often the links' learnt id relations are added to the database, and routes are shown. */
 const TALLY_FLUSH_MS = 5_000;
 
@@ -53,6 +55,8 @@ export function startDispatch(deps: {
   const tally = new IdTally(deps.metrics);
   const workers: Record<string, LinkWorker> = {};
   const routes = new Routes(deps.config.routes, (link) => workers[link]?.down ?? true);
+  const breakerClock = BreakerClock.forWindow(deps.config.BREAKER_WINDOW_MS);
+  const leases = new BindLeases(deps.pool, owner, deps.config.BIND_LEASE_SECONDS);
   for (const [link, settings] of Object.entries(deps.config.links))
     workers[link] = new LinkWorker({
       ...deps,
@@ -63,6 +67,8 @@ export function startDispatch(deps: {
       serves: routes.serves,
       tally,
       owner,
+      breakerClock,
+      leases,
     });
   for (const w of Object.values(workers)) w.start();
 
@@ -74,7 +80,8 @@ export function startDispatch(deps: {
     metrics: deps.metrics,
     tally,
     links: deps.config.links,
-    idleSweepMs: EARLY_SWEEP_IDLE_POLLS * deps.config.IDLE_POLL_MS,
+    // Idle, all it finds are receipts for no known message, counted as unknown after their grace.
+    idleSweepMs: IDLE_DUTY_POLLS * deps.config.IDLE_POLL_MS,
     signals: deps.signals,
   });
 
@@ -100,18 +107,34 @@ export function startDispatch(deps: {
       await sweep.stop();
       await expiry.stop();
       await Promise.all(Object.values(workers).map((w) => w.stop()));
+      await leases.stop();
       await bookkeeping.stop();
+      breakerClock.stop();
       await tally.flush(deps.pool).catch(() => {});
     },
   };
 }
 
-/** Passes one after another, never overlapping; a full pass is followed by another at once. */
-function startExpirySweeper(deps: { config: Config; transact: Transact; logger: Logger; metrics: Metrics }): {
+/**
+ * Passes one after another, never overlapping; a full pass is followed by another at once. Every
+ * EXPIRY_SWEEP_MS while jobs are open or the last pass failed messages, else every
+ * IDLE_DUTY_POLLS idle polls (docs/decisions/0011-idle-worker.md).
+ */
+function startExpirySweeper(deps: {
+  config: Config;
+  transact: Transact;
+  logger: Logger;
+  metrics: Metrics;
+  signals: WorkSignals;
+}): {
   stop(): Promise<void>;
 } {
-  return every(
-    EXPIRY_SWEEP_MS,
+  const sweeping = paced(
+    {
+      busyMs: EXPIRY_SWEEP_MS,
+      idleMs: Math.max(EXPIRY_SWEEP_MS, IDLE_DUTY_POLLS * deps.config.IDLE_POLL_MS),
+      awakeMs: openJobsAwakeMs(deps.config.IDLE_POLL_MS),
+    },
     async () => {
       // A full pass is followed by another at once, until the backlog is gone.
       for (;;) {
@@ -121,9 +144,16 @@ function startExpirySweeper(deps: { config: Config; transact: Transact; logger: 
         for (const m of expired ?? []) deps.metrics.messagesExpired.inc({ operator: m.operator || "none" });
         if (expired && expired.length > 0)
           deps.logger.info({ count: expired.length }, "messages past validity failed");
-        if ((expired?.length ?? 0) < EXPIRY_SWEEP_LIMIT) return;
+        if ((expired?.length ?? 0) < EXPIRY_SWEEP_LIMIT) return (expired?.length ?? 0) > 0;
       }
     },
     (err) => deps.logger.error({ err }, "validity sweep failed"),
   );
+  const unwatched = onOpenJobs(deps.signals, () => sweeping.keepAwake());
+  return {
+    async stop() {
+      unwatched();
+      await sweeping.stop();
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { Coalescer } from "../coalescer.ts";
 import type { Pool, Transact } from "../db/pool.ts";
 import { type Logger, numberForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { every } from "../periodic.ts";
+import { paced } from "../periodic.ts";
 import type { Queue } from "../queue/boss.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { pendingReplies, sendKeywordReply } from "./replies.ts";
@@ -127,19 +127,32 @@ const SWEEP_LIMIT = 500;
 /**
  * The worker's inbound upkeep, over every link: messages whose parts have waited longer than
  * `reassemblySeconds` become incomplete messages, and keyword replies left pending are sent.
- * Safe in every worker at once.
+ * Safe in every worker at once. Every `intervalMs` while there may be something for it: for as
+ * long after a part this process took (wake()) as its message could take to come due, or after a
+ * pass that found something; else every `idleMs` (docs/decisions/0011-idle-worker.md), which is
+ * how it takes over what a process that stopped left behind.
  */
-export function startInboundUpkeep(deps: InboundDeps & { reassemblySeconds: number; intervalMs: number }): {
+export function startInboundUpkeep(
+  deps: InboundDeps & { reassemblySeconds: number; intervalMs: number; idleMs: number },
+): {
+  /** A part was taken: keep the upkeep's own pace until its message is due for it. */
+  wake(): void;
   stop(): Promise<void>;
 } {
-  return every(
-    deps.intervalMs,
+  const upkeep = paced(
+    {
+      busyMs: deps.intervalMs,
+      idleMs: Math.max(deps.intervalMs, deps.idleMs),
+      awakeMs: (deps.reassemblySeconds + REPLY_STALE_SECONDS) * 1000 + 2 * deps.intervalMs,
+    },
     async () => {
+      let found = false;
       for (;;) {
         const made = await deps.transact((tx) =>
           assembleOverdue(tx, { olderThanSeconds: deps.reassemblySeconds, limit: SWEEP_LIMIT }),
         );
         observeStored(deps, null, made);
+        if (made.messages.length > 0) found = true;
         if (made.messages.length < SWEEP_LIMIT) break;
       }
       const stale = await pendingReplies(deps.pool, {
@@ -147,7 +160,9 @@ export function startInboundUpkeep(deps: InboundDeps & { reassemblySeconds: numb
         limit: SWEEP_LIMIT,
       });
       for (const id of stale) await reply(deps, id);
+      return found || stale.length > 0;
     },
     (err) => deps.logger.error({ err }, "inbound upkeep failed"),
   );
+  return { wake: () => upkeep.keepAwake(), stop: () => upkeep.stop() };
 }

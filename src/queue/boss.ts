@@ -3,6 +3,7 @@ import { PgBoss } from "pg-boss";
 import { OPERATORS, type Operator } from "../../carriers/index.ts";
 import { connectionOptions, type DatabaseTimeouts, type Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
+import { paced } from "../periodic.ts";
 import { announceWork, DISPATCH_LATER_TOPIC } from "./wakeups.ts";
 import { WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS } from "./webhook-jobs.ts";
 
@@ -15,9 +16,11 @@ export interface DispatchJob {
 }
 
 export interface QueueOptions {
-  supervise: boolean;
   max?: number;
-  /** How often pg-boss's supervisor expires and retries jobs whose worker died. */
+  /**
+   * How often, at most, a supervision pass (superviseQueues) expires and retries the jobs whose
+   * worker died: pg-boss's claim on each queue's monitoring lasts this long.
+   */
   superviseIntervalSeconds?: number;
   /** A dispatch job still active after this long is failed and run again, however it is touched. */
   dispatchJobExpireSeconds?: number;
@@ -42,7 +45,9 @@ export async function startQueue(
     ...(pool
       ? { db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) } }
       : { connectionString, max: opts.max ?? 4 }),
-    supervise: opts.supervise,
+    // pg-boss's own supervisor runs on a fixed timer, work or not: superviseQueues runs its passes
+    // instead, at that pace only while jobs are open (docs/decisions/0011-idle-worker.md).
+    supervise: false,
     superviseIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
     // Job expiry runs in the monitor pass, so it must come round as often as supervision.
     monitorIntervalSeconds: opts.superviseIntervalSeconds ?? 60,
@@ -76,6 +81,37 @@ export async function startQueue(
   if (await boss.getQueue(WEBHOOK_QUEUE)) await boss.updateQueue(WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS);
   else await boss.createQueue(WEBHOOK_QUEUE, WEBHOOK_QUEUE_OPTIONS);
   return boss;
+}
+
+/** Supervision's pace with no job open: what is left to do then (deleting old jobs) can wait. */
+export const IDLE_SUPERVISE_MS = 60_000;
+
+/**
+ * pg-boss's supervision (jobs past their expiry or heartbeat failed and retried, old jobs deleted)
+ * run by this process: every `superviseMs` while jobs are open (keepAwake(), called when the due
+ * watch sees jobs due or running, and on every announcement of new ones; it stays awake for
+ * `awakeMs`), else every IDLE_SUPERVISE_MS. pg-boss's own timer ran a pass of 6 to 9 statements
+ * every interval, work or not, the largest of an idle worker's duties. A dead worker's jobs are
+ * running jobs: the due watch of every live worker sees them, so they are supervised at the full
+ * pace until they are retried. Passes of several processes share pg-boss's claims (one pass per
+ * queue per interval, whoever runs it).
+ */
+export function superviseQueues(
+  queue: Queue,
+  opts: { superviseMs: number; awakeMs: number; logger: Logger },
+): { keepAwake(): void; stop(): Promise<void> } {
+  return paced(
+    {
+      busyMs: opts.superviseMs,
+      idleMs: Math.max(opts.superviseMs, IDLE_SUPERVISE_MS),
+      awakeMs: opts.awakeMs,
+    },
+    async () => {
+      await queue.supervise();
+      return false;
+    },
+    (err) => opts.logger.error({ err }, "queue supervision failed"),
+  );
 }
 
 /**
@@ -166,23 +202,39 @@ export interface DueState {
   topic: string;
   dueNow: boolean;
   nextDueMs: number | null;
+  /** A queue's: jobs due or running (in any process), which supervision must watch over. */
+  jobsOpen?: boolean;
 }
+
+/** The queues Shiri runs: one per operator's dispatch, and the callbacks'. Each name is its topic. */
+export const QUEUE_TOPICS: readonly string[] = [...OPERATORS.map(dispatchQueue), WEBHOOK_QUEUE];
 
 /**
  * The dispatch queues and the webhook delivery queue as they stand, in one statement: whether
- * jobs are due now, and when the next job not yet due (a scheduled send, a retry in back-off)
- * comes due. What an idle worker polls instead of fetching from each queue.
+ * jobs are due now, when the next job not yet due (a scheduled send, a retry in back-off) comes
+ * due, and whether any is running. What an idle worker polls instead of fetching from each queue.
  */
 export async function queuesDue(db: Queryable): Promise<DueState[]> {
-  const { rows } = await db.query<{ name: string; due_now: boolean; next_ms: number | null }>({
-    name: "shiri_queues_due",
-    text: `SELECT name, bool_or(start_after <= now()) AS due_now,
-                  (extract(epoch FROM min(start_after) FILTER (WHERE start_after > now()) - now()) * 1000)::float8 AS next_ms
-             FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry') GROUP BY name`,
-    values: [[...OPERATORS.map(dispatchQueue), WEBHOOK_QUEUE]],
+  const { rows } = await db.query<{
+    name: string;
+    due_now: boolean;
+    next_ms: number | null;
+    active: boolean;
+  }>({
+    name: "shiri_queues_due_active",
+    text: `SELECT name, bool_or(state <> 'active' AND start_after <= now()) AS due_now,
+                  (extract(epoch FROM min(start_after) FILTER (WHERE state <> 'active' AND start_after > now()) - now()) * 1000)::float8 AS next_ms,
+                  bool_or(state = 'active') AS active
+             FROM pgboss.job WHERE name = ANY($1) AND state IN ('created', 'retry', 'active') GROUP BY name`,
+    values: [QUEUE_TOPICS],
   });
   // A queue's name is its topic (src/queue/wakeups.ts).
-  return rows.map((r) => ({ topic: r.name, dueNow: r.due_now, nextDueMs: r.next_ms }));
+  return rows.map((r) => ({
+    topic: r.name,
+    dueNow: r.due_now,
+    nextDueMs: r.next_ms,
+    jobsOpen: r.due_now || r.active,
+  }));
 }
 
 /** Completes the jobs in the caller's transaction, in one statement. */

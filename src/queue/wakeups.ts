@@ -22,6 +22,16 @@ export const EARLY_RECEIPTS_TOPIC = "early-receipts";
 export const OUTBOX_TOPIC = "webhook-outbox";
 
 /**
+ * Within a process only, never announced: the due watch saw queue jobs due or running (in any
+ * process). What keeps the duties that matter only while work is open at their busy pace: pg-boss
+ * supervision, the validity sweep (src/queue/due-watch.ts, onOpenJobs).
+ */
+export const JOBS_OPEN_TOPIC = "jobs-open";
+
+/** Within a process only: a link took a mobile-originated part (the inbound upkeep stays awake). */
+export const INBOUND_TOPIC = "inbound-parts";
+
+/**
  * A process announces a topic at most this often. Every NOTIFY takes a database-wide lock from
  * its transaction's commit until the commit is flushed, so notifying transactions commit one
  * after another: announcing each send would serialise the busy path's commits. A loop woken by an
@@ -38,6 +48,12 @@ export const AWAKE_AFTER_WORK_MS = 3 * ANNOUNCE_EVERY_MS;
  * (src/queue/due-watch.ts), which wakes it whenever its source has work, be stuck.
  */
 export const IDLE_BACKSTOP_POLLS = 12;
+
+/**
+ * With nothing open, a duty that only tidies after work (the early-receipt sweep, the validity
+ * sweep, inbound upkeep) runs every this many idle polls (IDLE_POLL_MS) instead of its own pace.
+ */
+export const IDLE_DUTY_POLLS = 6;
 
 const announced = new Map<string, number>();
 

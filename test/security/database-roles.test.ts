@@ -97,7 +97,7 @@ describe.skipIf(!hasPsql)("the compose stack's database roles (scripts/postgres-
   it("lets Shiri's role migrate its schema (concurrent builds included) and start its queue", async () => {
     const result = await migrate(app);
     expect(result.applied.length).toBeGreaterThan(20);
-    const boss = await startQueue(urlAs(names.app), createLogger("silent"), { supervise: false, max: 2 });
+    const boss = await startQueue(urlAs(names.app), createLogger("silent"), { max: 2 });
     await boss.stop({ graceful: false });
     const { rows } = await app.query<{ owner: string; n: number }>(
       `SELECT pg_get_userbyid(relowner) AS owner, count(*)::int AS n FROM pg_class

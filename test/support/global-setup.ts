@@ -95,7 +95,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await migrate(pool);
   await pool.end();
   // pg-boss creates its schema on first start; doing it once here makes every clone ready.
-  const boss = await startQueue(templateUrl, createLogger("silent"), { supervise: false, max: 2 });
+  const boss = await startQueue(templateUrl, createLogger("silent"), { max: 2 });
   await boss.stop({ graceful: false });
 
   project.provide("adminDatabaseUrl", server.url);

@@ -107,4 +107,34 @@ describe("a paced duty", () => {
     expect(at.length).toBe(before + 1);
     await duty.stop();
   });
+
+  it("kept awake, runs one pass at once only if it was idle, then keeps the busy pace", async () => {
+    vi.useFakeTimers();
+    const at: number[] = [];
+    const start = Date.now();
+    const duty = paced(
+      { busyMs: 100, idleMs: 10_000, awakeMs: 1_000 },
+      async () => {
+        at.push(Date.now() - start);
+        return false;
+      },
+      () => {},
+    );
+    await vi.advanceTimersByTimeAsync(500);
+    expect(at).toHaveLength(1); // the first pass, then idle
+    duty.keepAwake(); // idle: a pass at once
+    await vi.advanceTimersByTimeAsync(1);
+    expect(at).toHaveLength(2);
+    duty.keepAwake(); // awake already: no extra pass, the busy pace goes on
+    await vi.advanceTimersByTimeAsync(1);
+    expect(at).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1_500);
+    // About 1 s more at 100 ms, then idle again.
+    expect(at.length).toBeGreaterThanOrEqual(10);
+    expect(at.length).toBeLessThanOrEqual(13);
+    const asleep = at.length;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(at).toHaveLength(asleep);
+    await duty.stop();
+  });
 });

@@ -35,7 +35,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     await migrate(pool);
     await pool.end();
     // pg-boss creates its schema on its first start, as for the test template.
-    const boss = await startQueue(server.url, createLogger("silent"), { supervise: false, max: 2 });
+    const boss = await startQueue(server.url, createLogger("silent"), { max: 2 });
     await boss.stop({ graceful: false });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });

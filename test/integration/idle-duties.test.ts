@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, type Pool, type Queryable } from "../../src/db/pool.ts";
+import { BindLeases, BindSlot } from "../../src/dispatch/bind-slot.ts";
+import { createLogger } from "../../src/logger.ts";
+import { dispatchQueue, fetchDispatchJobs, type Queue, queuesDue, startQueue } from "../../src/queue/boss.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+
+/**
+ * What an idle worker's duties rest on (docs/decisions/0011-idle-worker.md): a process's bind
+ * slots renewed in one statement, and the due watch's one statement telling jobs due or running
+ * (which keep supervision and the validity sweep at their pace) from none.
+ */
+let db: TestDatabase;
+let pool: Pool;
+let boss: Queue;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = createPool(db.url, 4);
+  boss = await startQueue(db.url, createLogger("silent"), { max: 2 });
+});
+afterAll(async () => {
+  await boss?.stop({ graceful: false });
+  await pool?.end();
+  await db?.drop();
+});
+
+/** The pool, counting the statements run through it. */
+function counted(inner: Pool): Queryable & { statements: number } {
+  const counter = { statements: 0, query: inner.query.bind(inner) };
+  counter.query = ((...args: unknown[]) => {
+    counter.statements++;
+    return (inner.query as (...a: unknown[]) => unknown)(...args);
+  }) as Pool["query"];
+  return counter;
+}
+
+describe("a process's bind slots", () => {
+  it("are renewed together in one statement, each saying whether it is bound", async () => {
+    const a = new BindSlot(pool, "idle-a", 1, "worker-1", 15);
+    const b = new BindSlot(pool, "idle-b", 2, "worker-1", 15);
+    expect(await a.acquire()).toBe(0);
+    expect(await b.acquire()).toBe(0);
+    await pool.query(
+      "UPDATE smpp_bind_slots SET expires_at = now() + interval '1 second' WHERE link LIKE 'idle-%'",
+    );
+    const db = counted(pool);
+    const leases = new BindLeases(db, "worker-1", 15);
+    const lost: string[] = [];
+    const lose = (link: string) => () => void lost.push(link);
+    const unkeepA = leases.keep(a, () => true, lose("a"));
+    const unkeepB = leases.keep(b, () => false, lose("b"));
+    await leases.renewAll();
+    expect(db.statements).toBe(1);
+    expect(lost).toEqual([]);
+    const { rows } = await pool.query<{ link: string; bound: boolean; left: number }>(
+      `SELECT link, bound, extract(epoch FROM expires_at - now())::float8 AS left
+         FROM smpp_bind_slots WHERE link LIKE 'idle-%' ORDER BY link`,
+    );
+    expect(rows.map((r) => [r.link, r.bound])).toEqual([
+      ["idle-a", true],
+      ["idle-b", false],
+    ]);
+    for (const r of rows) expect(r.left).toBeGreaterThan(10);
+    unkeepA();
+    unkeepB();
+    await leases.stop();
+  });
+
+  it("tells a link whose lease another worker took, and only that one", async () => {
+    const a = new BindSlot(pool, "lost-a", 1, "worker-1", 15);
+    const b = new BindSlot(pool, "lost-b", 1, "worker-1", 15);
+    await a.acquire();
+    await b.acquire();
+    const leases = new BindLeases(pool, "worker-1", 15);
+    const lost: string[] = [];
+    const lose = (link: string) => () => void lost.push(link);
+    leases.keep(a, () => true, lose("a"));
+    leases.keep(b, () => true, lose("b"));
+    // b's lease ran out and another worker took the slot.
+    await pool.query("UPDATE smpp_bind_slots SET owner = 'worker-2' WHERE link = 'lost-b'");
+    await leases.renewAll();
+    expect(lost).toEqual(["b"]);
+    expect(b.held).toBeNull();
+    expect(a.held).toBe(0);
+    // Told once: the next renewal is a's alone.
+    await leases.renewAll();
+    expect(lost).toEqual(["b"]);
+    await leases.stop();
+  });
+});
+
+describe("the due watch's look at the queues", () => {
+  it("tells jobs due or running from jobs only due later", async () => {
+    const queue = dispatchQueue("telecel");
+    const mine = (states: Awaited<ReturnType<typeof queuesDue>>) => states.find((s) => s.topic === queue);
+    expect(mine(await queuesDue(pool))).toBeUndefined();
+
+    await boss.send(queue, { messageIds: [] }, { startAfter: 3_600 });
+    const later = mine(await queuesDue(pool));
+    expect(later).toMatchObject({ dueNow: false, jobsOpen: false });
+    expect(later?.nextDueMs).toBeGreaterThan(3_500_000);
+
+    await boss.send(queue, { messageIds: [] });
+    expect(mine(await queuesDue(pool))).toMatchObject({ dueNow: true, jobsOpen: true });
+
+    // Taken by a worker (running): nothing due now, but open, so supervision keeps its pace.
+    const jobs = await fetchDispatchJobs(boss, pool, "telecel", 10);
+    expect(jobs).toHaveLength(1);
+    const running = mine(await queuesDue(pool));
+    expect(running).toMatchObject({ dueNow: false, jobsOpen: true });
+    expect(running?.nextDueMs).toBeGreaterThan(3_500_000);
+  });
+});
