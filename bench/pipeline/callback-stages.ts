@@ -5,6 +5,7 @@
  * time), how long its first callback waited and how far apart its first and last went out.
  */
 import type { Pool } from "../../src/db/pool.ts";
+import { percentile } from "../dispatch-lib/stats.ts";
 
 export interface StageSpread {
   stage: string;
@@ -40,11 +41,8 @@ async function spreads(pool: Pool, source: string): Promise<StageSpread[]> {
       .map((r) => r[stage])
       .filter((v): v is number => typeof v === "number")
       .sort((a, b) => a - b);
-    const at = (q: number) =>
-      values.length === 0
-        ? null
-        : Math.round(values[Math.min(values.length - 1, Math.floor(q * values.length))] ?? 0);
-    return { stage, p50_ms: at(0.5), p90_ms: at(0.9), p99_ms: at(0.99), count: values.length };
+    const at = (p: number) => (values.length === 0 ? null : Math.round(percentile(values, p)));
+    return { stage, p50_ms: at(50), p90_ms: at(90), p99_ms: at(99), count: values.length };
   });
 }
 
