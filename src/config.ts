@@ -153,6 +153,12 @@ const envSchema = z.object({
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(256),
   /** Events per callback job, all for one host, sent one after another. */
   WEBHOOK_BATCH_SIZE: z.coerce.number().int().positive().default(100),
+  /**
+   * Requests of a callback job written on its connection before their answers (HTTP/1.1
+   * pipelining, in order; 1: none). A receiver that closes with requests unanswered is sent one
+   * at a time for a while (docs/decisions/0030).
+   */
+  WEBHOOK_PIPELINE_DEPTH: z.coerce.number().int().min(1).max(64).default(1),
   /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),

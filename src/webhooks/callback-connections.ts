@@ -5,8 +5,10 @@ import { ResponseReader } from "./http-response-reader.ts";
 /**
  * The worker's HTTP/1.1 connections to callback receivers, kept alive between requests, and the
  * exchange of one request for its answer on them (docs/decisions/0028: node's http client cost
- * about three times this per request). One request at a time a connection; no pipelining, no
- * redirects, no proxies, no HTTP/2.
+ * about three times this per request). No redirects, no proxies, no HTTP/2. A connection carries
+ * one request at a time, except within a job's own connections (`forJob`), which may pipeline up
+ * to a depth of requests on a connection once its receiver has kept it open after an answer
+ * (docs/decisions/0030).
  */
 
 /** Where a request goes. */
@@ -22,6 +24,22 @@ export interface Origin {
 /** What came back: the final status (the body may still be arriving), or why there is none. */
 export type Answer = { status: number } | { status: null; error: Error; timedOut: boolean };
 
+/** What sends a request and resolves with its answer: the shared pool, or a job's connections. */
+export interface Exchanger {
+  /**
+   * Writes `request` (head and body, as they go on the wire) to `origin` and resolves with the
+   * final status as soon as it is read; the rest of the response is read and dropped after. The
+   * timeout runs from the moment the answer is the next one due on its connection: then the
+   * connection is destroyed, answered or not. Never rejects.
+   */
+  exchange(
+    origin: Origin,
+    lookup: LookupFunction | undefined,
+    request: string,
+    timeoutMs: number,
+  ): Promise<Answer>;
+}
+
 /**
  * An idle connection is dropped after this long: under the 5 s keep-alive timeout of node's
  * server (and most others), so that receivers rarely close one just as a request goes out.
@@ -30,28 +48,43 @@ export const IDLE_MS = 4_000;
 /** Idle connections kept per origin beyond which returned ones are closed (as http.Agent's default). */
 const MAX_IDLE_PER_ORIGIN = 256;
 const SWEEP_MS = 1_000;
+/**
+ * How long an origin is not pipelined to after it closed a connection with pipelined requests
+ * unanswered and unannounced: a receiver that may not take pipelining gets one request at a time.
+ */
+export const NO_PIPELINING_MS = 10 * 60_000;
 
 export function callbackConnections(): CallbackConnections {
   return new CallbackConnections();
 }
 
-export class CallbackConnections {
+export class CallbackConnections implements Exchanger {
   /** Idle connections by origin and lookup, most recently used last (LIFO: the warm ones). */
   private readonly idle = new Map<string, Connection[]>();
   private readonly open = new Set<Connection>();
+  /** Origins (by key) not pipelined to until the time given. */
+  private readonly unpipelined = new Map<string, number>();
   private sweeper: NodeJS.Timeout | null = null;
   private shut = false;
 
-  /**
-   * Writes `request` (head and body, as they go on the wire) to `origin` and resolves with the
-   * final status as soon as it is read; the rest of the response is read and dropped after. The
-   * timeout runs from now: at it the connection is destroyed, answered or not. Never rejects.
-   */
   exchange(origin: Origin, lookup: LookupFunction | undefined, request: string, timeoutMs: number) {
     return new Promise<Answer>((resolve) => {
-      const key = `${lookupId(lookup)} ${origin.secure ? "https" : "http"} ${origin.host} ${origin.port}`;
-      new Exchange(this, key, origin, lookup, request, timeoutMs, resolve).start(this.take(key));
+      const key = keyOf(origin, lookup);
+      const place = (exchange: Exchange, fresh: boolean) => {
+        const idle = fresh ? undefined : this.take(key);
+        (idle ?? this.connect(key, origin, lookup, 1)).add(exchange);
+      };
+      place(new Exchange(request, timeoutMs, resolve, place), false);
     });
+  }
+
+  /**
+   * Connections of one job's own: each request of the job to an origin goes on the job's one
+   * connection to it, up to `depth` of them written before their answers. Given back to the
+   * pool by `release`, once the job is done.
+   */
+  forJob(depth: number): JobConnections {
+    return new JobConnections(this, depth);
   }
 
   /** Once close() is called: no request is retried on a new connection after it. */
@@ -70,25 +103,26 @@ export class CallbackConnections {
   }
 
   /** A new connection; the socket is writable at once (net and TLS queue until connected). */
-  connect(key: string, origin: Origin, lookup: LookupFunction | undefined): Connection {
+  connect(key: string, origin: Origin, lookup: LookupFunction | undefined, depth: number): Connection {
     // The lookup is the address guard: it judges the addresses this very socket connects to.
     const options = { host: origin.host, port: origin.port, noDelay: true, ...(lookup ? { lookup } : {}) };
     const socket = origin.secure
       ? tls.connect({ ...options, servername: origin.servername, ALPNProtocols: ["http/1.1"] })
       : net.connect(options);
-    const connection = new Connection(socket, this, key);
+    const connection = new Connection(socket, this, key, this.pipelines(key) ? depth : 1);
     this.open.add(connection);
     return connection;
   }
 
   /** The most recently idled connection to `key` that is still fresh, taken out of the pool. */
-  private take(key: string): Connection | undefined {
+  take(key: string, depth = 1): Connection | undefined {
     const list = this.idle.get(key);
     if (!list) return undefined;
     const freshSince = Date.now() - IDLE_MS;
     for (let connection = list.pop(); connection; connection = list.pop()) {
       if (connection.idleSince > freshSince && !connection.socket.destroyed) {
         connection.socket.ref();
+        connection.depth = this.pipelines(key) ? depth : 1;
         return connection;
       }
       connection.socket.destroy();
@@ -96,7 +130,7 @@ export class CallbackConnections {
     return undefined;
   }
 
-  /** Takes back a connection whose response was read to its end. */
+  /** Takes back a connection whose responses were read to their end. */
   give(connection: Connection): void {
     let list = this.idle.get(connection.key);
     if (!list) {
@@ -125,6 +159,20 @@ export class CallbackConnections {
     if (list && at >= 0) list.splice(at, 1);
   }
 
+  /** Whether requests to `key` may be pipelined. */
+  pipelines(key: string): boolean {
+    const until = this.unpipelined.get(key);
+    if (until === undefined) return true;
+    if (until > Date.now()) return false;
+    this.unpipelined.delete(key);
+    return true;
+  }
+
+  /** The origin closed a connection with pipelined requests unanswered: one at a time for a while. */
+  stopPipelining(key: string): void {
+    this.unpipelined.set(key, Date.now() + NO_PIPELINING_MS);
+  }
+
   /** Closes connections idle too long: one timer a pool, not one a request. */
   private sweep(): void {
     const freshSince = Date.now() - IDLE_MS;
@@ -141,6 +189,55 @@ export class CallbackConnections {
   }
 }
 
+/**
+ * A job's connections, one an origin, held from its first request to `release`: a job's
+ * requests go to its receiver one behind another on one connection, as without pipelining, so
+ * a receiver sees no more connections at once than jobs sending to it.
+ */
+export class JobConnections implements Exchanger {
+  private readonly byKey = new Map<string, Connection>();
+
+  constructor(
+    private readonly pool: CallbackConnections,
+    private readonly depth: number,
+  ) {}
+
+  exchange(origin: Origin, lookup: LookupFunction | undefined, request: string, timeoutMs: number) {
+    return new Promise<Answer>((resolve) => {
+      const key = keyOf(origin, lookup);
+      const place = (exchange: Exchange, fresh: boolean) => this.place(exchange, fresh, key, origin, lookup);
+      place(new Exchange(request, timeoutMs, resolve, place), false);
+    });
+  }
+
+  /** The job is done: its idle connections go back to the pool, the busy ones when done. */
+  release(): void {
+    for (const connection of this.byKey.values()) connection.unpin();
+    this.byKey.clear();
+  }
+
+  private place(
+    exchange: Exchange,
+    fresh: boolean,
+    key: string,
+    origin: Origin,
+    lookup: LookupFunction | undefined,
+  ): void {
+    let connection = this.byKey.get(key);
+    if (!connection || connection.ending) {
+      const idle = fresh ? undefined : this.pool.take(key, this.depth);
+      connection = idle ?? this.pool.connect(key, origin, lookup, this.depth);
+      connection.pinned = true;
+      this.byKey.set(key, connection);
+    }
+    connection.add(exchange);
+  }
+}
+
+function keyOf(origin: Origin, lookup: LookupFunction | undefined): string {
+  return `${lookupId(lookup)} ${origin.secure ? "https" : "http"} ${origin.host} ${origin.port}`;
+}
+
 /** A number for each lookup (the guard in use): a connection made under one is not used under another. */
 const lookupIds = new WeakMap<LookupFunction, number>();
 let lookups = 0;
@@ -154,126 +251,216 @@ function lookupId(lookup: LookupFunction | undefined): number {
   return id;
 }
 
-/** One socket and the exchange on it, if any: its listeners are set once, not per request. */
+/**
+ * One socket and the exchanges on it, in the order their requests go out and their answers come
+ * back: the first `written` of them are on the wire. Its listeners are set once, not per request.
+ */
 class Connection {
-  exchange: Exchange | null = null;
-  idleSince = 0;
+  private readonly queue: Exchange[] = [];
+  private written = 0;
+  /** Requests written beyond the first one unanswered: what a close leaves in doubt. */
+  private pipelined = 0;
+  /** Its receiver answered a request and kept the connection open: it may be pipelined to. */
+  private proven = false;
+  /** Has carried a request before the present one (an idle connection reused, or pipelined). */
+  private used = false;
+  /** The answer due next ran out of time. */
+  private timedOut: Error | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private failure: Error | null = null;
+  /** Takes no more requests: the receiver said it closes, or the socket is going. */
+  ending = false;
+  /** Held by a job: not given back to the pool when its queue runs dry. */
+  pinned = false;
+  idleSince = 0;
 
   constructor(
     readonly socket: net.Socket,
-    pool: CallbackConnections,
+    private readonly pool: CallbackConnections,
     readonly key: string,
+    /** Requests written before their answers, at most, once proven. */
+    public depth: number,
   ) {
-    socket.on("data", (chunk: Buffer) => {
-      if (this.exchange) this.exchange.read(chunk);
-      // Bytes nobody asked for: the connection is out of step.
-      else socket.destroy();
-    });
+    socket.on("data", (chunk: Buffer) => this.read(chunk));
     // 'close' follows every 'error'; the error is kept to say why.
     socket.on("error", (err: Error) => {
       this.failure ??= err;
     });
-    socket.on("close", () => {
-      pool.forget(this);
-      const exchange = this.exchange;
-      this.exchange = null;
-      exchange?.gone(this.failure);
-    });
+    socket.on("close", () => this.closed());
   }
-}
 
-class Exchange {
-  private connection: Connection | null = null;
-  private reused = false;
-  private answered = false;
-  private heardBack = false;
-  private readonly reader = new ResponseReader();
-  private readonly timer: NodeJS.Timeout;
+  add(exchange: Exchange): void {
+    this.queue.push(exchange);
+    this.write();
+  }
 
-  constructor(
-    private readonly pool: CallbackConnections,
-    private readonly key: string,
-    private readonly origin: Origin,
-    private readonly lookup: LookupFunction | undefined,
-    private readonly request: string,
-    private readonly timeoutMs: number,
-    private readonly resolve: (answer: Answer) => void,
-  ) {
+  /** Writes what may go out now: the first request, and once proven, up to `depth` of them. */
+  private write(): void {
+    const limit = this.proven ? this.depth : 1;
+    while (this.written < this.queue.length && this.written < limit) {
+      const exchange = this.queue[this.written] as Exchange;
+      if (this.written > 0) this.pipelined++;
+      this.written++;
+      exchange.written = true;
+      exchange.reused = this.used;
+      // Head and body in one write: one segment for a small callback.
+      this.socket.write(exchange.request);
+    }
+    this.time();
+  }
+
+  /** The answer due next has its own timeout, from when it is due. */
+  private time(): void {
+    const head = this.queue[0];
+    if (this.timer || !head || this.written === 0) return;
+    this.timer = setTimeout(() => this.timeUp(head), head.timeoutMs);
     // A plain timer, not an AbortSignal (docs/decisions/0027); unref'd, as it holds nothing open.
-    this.timer = setTimeout(() => this.timeUp(), timeoutMs);
     this.timer.unref();
   }
 
-  /** On an idle connection if there is one, else a new one. */
-  start(idle: Connection | undefined): void {
-    this.reused = idle !== undefined;
-    const connection = idle ?? this.pool.connect(this.key, this.origin, this.lookup);
-    this.connection = connection;
-    connection.exchange = this;
-    // Head and body in one write: one segment for a small callback.
-    connection.socket.write(this.request);
+  private read(chunk: Buffer): void {
+    let rest = chunk;
+    while (rest.length > 0) {
+      const head = this.queue[0];
+      // Bytes nobody asked for: the connection is out of step.
+      if (!head || this.written === 0) {
+        this.socket.destroy();
+        return;
+      }
+      head.heardBack = true;
+      const progress = head.reader.push(rest);
+      const status = head.reader.status;
+      if (status !== null) head.answer({ status });
+      if (progress === "more") return;
+      if (progress === "malformed") {
+        head.answer({
+          status: null,
+          error: new Error(`malformed response: ${head.reader.error}`),
+          timedOut: false,
+        });
+        this.socket.destroy();
+        return;
+      }
+      this.done();
+      if (!head.reader.reusable) {
+        // The receiver closes after this answer: it takes none of the requests behind it.
+        this.end();
+        return;
+      }
+      this.proven = true;
+      rest = rest.subarray(rest.length - head.reader.leftover);
+    }
+    if (this.queue.length > 0) this.write();
+    else this.rest();
   }
 
-  read(chunk: Buffer): void {
-    this.heardBack = true;
-    const progress = this.reader.push(chunk);
-    const status = this.reader.status;
-    if (!this.answered && status !== null) this.answer({ status });
-    if (progress === "more") return;
-    if (progress === "malformed" && !this.answered)
-      this.answer({
-        status: null,
-        error: new Error(`malformed response: ${this.reader.error}`),
-        timedOut: false,
-      });
-    this.release(progress === "done" && this.reader.reusable && this.reader.leftover === 0);
+  /** The answer due next was read to its end. */
+  private done(): void {
+    this.queue.shift();
+    this.written--;
+    if (this.pipelined > 0) this.pipelined--;
+    this.used = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Nothing due: back to the pool, or kept for the job that holds it. */
+  private rest(): void {
+    if (!this.pinned) this.pool.give(this);
+    else this.idleSince = Date.now();
+  }
+
+  /** The job holding it is done. */
+  unpin(): void {
+    this.pinned = false;
+    if (this.queue.length === 0 && !this.ending && !this.socket.destroyed) this.pool.give(this);
+  }
+
+  /** Takes no more: what is queued behind goes on another connection, and this one closes. */
+  private end(): void {
+    this.ending = true;
+    const behind = this.queue.splice(0);
+    this.written = 0;
+    this.pipelined = 0;
+    this.socket.destroy();
+    for (const exchange of behind) exchange.again(false);
+  }
+
+  private timeUp(head: Exchange): void {
+    this.timer = null;
+    this.timedOut = new Error(`no answer within ${head.timeoutMs} ms`);
+    this.socket.destroy();
+  }
+
+  private closed(): void {
+    this.ending = true;
+    this.pool.forget(this);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const [head, ...behind] = this.queue.splice(0);
+    const doubt = this.pipelined > 0 && !this.timedOut && !this.pool.closed;
+    if (doubt) this.pool.stopPipelining(this.key);
+    if (head) {
+      if (this.timedOut) head.answer({ status: null, error: this.timedOut, timedOut: true });
+      else head.gone(this.failure, this.pool.closed);
+    }
+    for (const exchange of behind) {
+      if (this.timedOut)
+        // Behind a request that got no answer: written or not, it waited out the same timeout.
+        exchange.answer({ status: null, error: this.timedOut, timedOut: true });
+      else exchange.gone(this.failure, this.pool.closed);
+    }
+  }
+}
+
+/** One request and its answer, wherever it is placed. */
+class Exchange {
+  /** On the wire, on its present connection. */
+  written = false;
+  /** Written on a connection that had carried a request before. */
+  reused = false;
+  heardBack = false;
+  private answered = false;
+  private tries = 0;
+  reader = new ResponseReader();
+
+  constructor(
+    readonly request: string,
+    readonly timeoutMs: number,
+    private readonly resolve: (answer: Answer) => void,
+    /** Puts it on a connection: a new one if `fresh`, else the one its requests go on. */
+    private readonly place: (exchange: Exchange, fresh: boolean) => void,
+  ) {}
+
+  /** Not taken by the receiver (it closed first, or said it would): on another connection. */
+  again(fresh: boolean): void {
+    if (this.answered) return;
+    this.written = false;
+    this.heardBack = false;
+    this.reader = new ResponseReader();
+    this.place(this, fresh);
   }
 
   /** The connection closed under this exchange, `failure` saying why if it failed. */
-  gone(failure: Error | null): void {
-    this.connection = null;
-    if (!this.answered && this.reused && !this.heardBack && !this.pool.closed) {
-      // The receiver closed the idle connection as the request went out (its keep-alive timeout
-      // met ours). Once more on a new connection: if the receiver did take the first request,
-      // it gets the event twice, which callbacks allow (at least once, each signed with its
-      // event id for receivers to tell repeats).
-      this.start(undefined);
+  gone(failure: Error | null, shut: boolean): void {
+    // Never sent: it goes out on the next connection like any other.
+    const unsent = !this.written;
+    // Or the receiver closed the connection as the request went out (its keep-alive timeout met
+    // ours, or it takes no pipelining). Once more on a new connection: if the receiver did take
+    // the first request, it gets the event twice, which callbacks allow (at least once, each
+    // signed with its event id for receivers to tell repeats).
+    const unheard = this.reused && !this.heardBack && this.tries === 0;
+    if (!this.answered && !shut && (unsent || unheard)) {
+      if (!unsent) this.tries++;
+      this.again(!unsent);
       return;
     }
-    this.settle();
     // A body read until close ends here; anything else cut short has its status or an error.
     if (this.reader.end() !== "done")
       this.answer({ status: null, error: failure ?? hangUp(), timedOut: false });
   }
 
-  private timeUp(): void {
-    const connection = this.connection;
-    this.connection = null;
-    if (connection) {
-      connection.exchange = null;
-      connection.socket.destroy();
-    }
-    const error = new Error(`no answer within ${this.timeoutMs} ms`);
-    this.answer({ status: null, error, timedOut: true });
-  }
-
-  /** The response was read to its end (or could not be): the connection goes back or is closed. */
-  private release(reusable: boolean): void {
-    const connection = this.connection;
-    this.connection = null;
-    this.settle();
-    if (!connection) return;
-    connection.exchange = null;
-    if (reusable) this.pool.give(connection);
-    else connection.socket.destroy();
-  }
-
-  private settle(): void {
-    clearTimeout(this.timer);
-  }
-
-  private answer(answer: Answer): void {
+  answer(answer: Answer): void {
     if (this.answered) return;
     this.answered = true;
     this.resolve(answer);

@@ -36,6 +36,8 @@ export interface CallbackOptions {
   maxInFlight: number;
   /** Events per job, all for one host, sent one after another. */
   batchSize: number;
+  /** Requests of a job written before their answers (1: no pipelining). */
+  pipelineDepth: number;
   retry: RetryPolicy;
   /** After a rotation, the previous secret signs too for this long. */
   secretGraceMs: number;
@@ -105,6 +107,7 @@ export function startCallbacks(deps: {
       connections: callbackConnections(),
       resolve: options.dnsServers.length > 0 ? resolverAt(options.dnsServers) : systemResolve,
     },
+    pipelineDepth: options.pipelineDepth,
     retry: options.retry,
     stopping: () => stopped,
     // A retry sooner than the due watch's next poll is then relayed on time.
@@ -231,6 +234,7 @@ export function callbackOptions(config: Config): CallbackOptions {
     concurrencyPerHost: config.WEBHOOK_CONCURRENCY_PER_HOST,
     maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
     batchSize: config.WEBHOOK_BATCH_SIZE,
+    pipelineDepth: config.WEBHOOK_PIPELINE_DEPTH,
     retry: {
       baseMs: config.WEBHOOK_RETRY_BASE_MS,
       maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS,

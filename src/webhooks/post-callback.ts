@@ -9,7 +9,7 @@ import {
   type Resolve,
   systemResolve,
 } from "./address-guard.ts";
-import type { CallbackConnections, Origin } from "./callback-connections.ts";
+import type { Exchanger, Origin } from "./callback-connections.ts";
 import {
   EVENT_COUNT_HEADER,
   EVENT_ID_HEADER,
@@ -41,8 +41,8 @@ export interface Callback {
 export interface PostOptions {
   timeoutMs: number;
   allowPrivate: boolean;
-  /** The worker's kept-alive connections (callbackConnections()). */
-  connections: CallbackConnections;
+  /** The worker's kept-alive connections (callbackConnections()), or a job's own (forJob). */
+  connections: Exchanger;
   /** How names are resolved (WEBHOOK_DNS_SERVERS); the system's resolver by default. */
   resolve?: Resolve | undefined;
 }

@@ -3,6 +3,7 @@ import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "../queue/webhook-jobs.ts";
 import type { CallbackSettings } from "./account-webhooks.ts";
+import type { CallbackConnections } from "./callback-connections.ts";
 import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
 import { stopKey, stoppedError, stopUrls } from "./refusals.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
@@ -27,7 +28,9 @@ export interface BatchContext {
   pool: Pool;
   logger: Logger;
   metrics: Metrics;
-  post: PostOptions;
+  post: PostOptions & { connections: CallbackConnections };
+  /** Requests of a job written before their answers, at most, on its own connection (1: none). */
+  pipelineDepth?: number;
   retry: RetryPolicy;
   stopping: () => boolean;
   /** Told when events were put off to a later time (a retry, a hand-back): the due watch looks again. */
@@ -57,10 +60,11 @@ export type StoppedUrls = Map<string, Date>;
 /**
  * Sends one job's events, one request after another, to their shared destination host: each
  * event alone, or, for an account webhook that takes batches, up to its batch size together.
- * Once the host fails an attempt in a way worth retrying (no answer, any status but 2xx and
- * 410), the rest of the job is not tried: it is handed back to the outbox to wait out the same
- * back-off, so a dead receiver costs one request per job, not one per event. Outcomes are
- * recorded in one statement per job.
+ * With a pipelining depth above 1, up to that many requests go out on the job's connection
+ * before their answers, still in order. Once the host fails an attempt in a way worth retrying
+ * (no answer, any status but 2xx and 410), the rest of the job is not tried: it is handed back to
+ * the outbox to wait out the same back-off, so a dead receiver costs one request per job (up to
+ * the depth when pipelining), not one per event. Outcomes are recorded in one statement per job.
  */
 export async function sendCallbackBatch(
   ctx: BatchContext,
@@ -74,42 +78,59 @@ export async function sendCallbackBatch(
   const handBack: Array<{ id: string; attempt: number }> = [];
   const stops: Array<{ accountId: string; url: string; eventId: string }> = [];
   let backOffUntil: Date | null = null;
-  for (const request of requestsOf(job, events, settings)) {
-    // A request's events share one account and URL.
+  // Requests written and not yet answered, oldest first: at most the pipelining depth of them.
+  const inFlight: Array<{ request: CallbackRequest; outcome: Promise<AttemptOutcome> }> = [];
+  const depth = Math.max(1, ctx.pipelineDepth ?? 1);
+  const own = depth > 1 ? ctx.post.connections.forJob(depth) : null;
+  const post = own ? { ...ctx.post, connections: own } : ctx.post;
+  const settleOldest = async () => {
+    const sent = inFlight.shift();
+    if (!sent) return;
+    const { request } = sent;
+    const outcome = await sent.outcome;
     const [first] = request.events;
-    // The key parses the URL: only worth it when some URL is stopped, which is rare.
-    const keyOf = () => (first ? stopKey(first.account_id, request.url) : "");
-    const stoppedAt = stopped.size > 0 ? stopped.get(keyOf()) : undefined;
-    if (stoppedAt) {
-      for (const event of request.events) recorded.push(notSent(event, stoppedAt));
-      continue;
+    for (const event of request.events) recorded.push(decide(event, outcome, ctx.retry));
+    const key = outcome.status === GONE && first ? stopKey(first.account_id, request.url) : "";
+    if (first && key && !stopped.has(key)) {
+      // The receiver refuses this account's callbacks to this URL: none is sent to it again.
+      stopped.set(key, new Date());
+      stops.push({ accountId: first.account_id, url: request.url, eventId: first.id });
     }
-    if (backOffUntil || ctx.stopping() || Date.now() - started > JOB_BUDGET_MS) {
-      for (const event of request.events) handBack.push({ id: event.id, attempt: event.attempts });
-      continue;
+    if (outcome.kind === "retry" && !backOffUntil) {
+      const retryAt = recorded.at(-1)?.retryAt;
+      backOffUntil = retryAt ?? new Date(Date.now() + ctx.retry.baseMs);
     }
-    // Stored payloads are JSON texts: a batch's body is them joined into an array, as stored.
-    const payloads = request.events.map((e) => e.payload).join(",");
-    const outcome = await postCallback(
-      {
+  };
+  try {
+    for (const request of requestsOf(job, events, settings)) {
+      // A request's events share one account and URL.
+      const [first] = request.events;
+      // The key parses the URL: only worth it when some URL is stopped, which is rare.
+      const stoppedAt =
+        stopped.size > 0 && first ? stopped.get(stopKey(first.account_id, request.url)) : undefined;
+      if (stoppedAt) {
+        for (const event of request.events) recorded.push(notSent(event, stoppedAt));
+        continue;
+      }
+      if (backOffUntil || ctx.stopping() || Date.now() - started > JOB_BUDGET_MS) {
+        for (const event of request.events) handBack.push({ id: event.id, attempt: event.attempts });
+        continue;
+      }
+      // Stored payloads are JSON texts: a batch's body is them joined into an array, as stored.
+      const payloads = request.events.map((e) => e.payload).join(",");
+      const callback = {
         url: request.url,
         events: request.events,
         batched: request.batched,
         body: request.batched ? `[${payloads}]` : payloads,
         secrets: request.secrets,
-      },
-      ctx.post,
-    );
-    for (const event of request.events) recorded.push(decide(event, outcome, ctx.retry));
-    if (outcome.status === GONE && first) {
-      // The receiver refuses this account's callbacks to this URL: none is sent to it again.
-      stopped.set(keyOf(), new Date());
-      stops.push({ accountId: first.account_id, url: request.url, eventId: first.id });
+      };
+      inFlight.push({ request, outcome: postCallback(callback, post) });
+      if (inFlight.length >= depth) await settleOldest();
     }
-    if (outcome.kind === "retry") {
-      const retryAt = recorded.at(-1)?.retryAt;
-      backOffUntil = retryAt ?? new Date(Date.now() + ctx.retry.baseMs);
-    }
+    while (inFlight.length > 0) await settleOldest();
+  } finally {
+    own?.release();
   }
   await record(ctx.pool, recorded);
   await stopUrls(ctx.pool, stops);

@@ -292,8 +292,8 @@ describe("callbacks over kept-alive connections", () => {
   });
 });
 
-describe("callbacks to Python's http.server", () => {
-  const SERVER = `
+/** Python's http.server, HTTP/1.0 or 1.1, on loopback; GET answers the connections it has seen. */
+const SERVER = `
 import sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -332,29 +332,165 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 `;
 
-  async function python(version: "HTTP/1.0" | "HTTP/1.1") {
-    const child: ChildProcess = spawn("python3", ["-c", SERVER, version], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    closers.push(() => child.kill());
-    const port = await new Promise<string>((resolve, reject) => {
-      child.stdout?.once("data", (d: Buffer) => resolve(d.toString().trim()));
-      child.once("exit", (code) => reject(new Error(`python3 exited ${code}`)));
-    });
-    const url = `http://127.0.0.1:${port}`;
-    const connectionsSeen = () =>
-      new Promise<number>((resolve, reject) =>
-        get(url, (res) => {
-          let text = "";
-          res.on("data", (d) => {
-            text += d;
-          });
-          res.on("end", () => resolve(Number(text)));
-        }).on("error", reject),
-      );
-    return { url, connectionsSeen };
-  }
+async function python(version: "HTTP/1.0" | "HTTP/1.1") {
+  const child: ChildProcess = spawn("python3", ["-c", SERVER, version], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  closers.push(() => child.kill());
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout?.once("data", (d: Buffer) => resolve(d.toString().trim()));
+    child.once("exit", (code) => reject(new Error(`python3 exited ${code}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const connectionsSeen = () =>
+    new Promise<number>((resolve, reject) =>
+      get(url, (res) => {
+        let text = "";
+        res.on("data", (d) => {
+          text += d;
+        });
+        res.on("end", () => resolve(Number(text)));
+      }).on("error", reject),
+    );
+  return { url, connectionsSeen };
+}
 
+describe("a job's callbacks pipelined on its own connection", () => {
+  const answer = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+  /** Sends `count` callbacks as a job does: up to `depth` of them before their answers. */
+  async function asJob(url: string, count: number, depth: number, extra: Partial<PostOptions> = {}) {
+    const job = connections.forJob(depth);
+    const outcomes: Array<Promise<unknown>> = [];
+    const inFlight: Array<Promise<unknown>> = [];
+    try {
+      for (let i = 0; i < count; i++) {
+        const outcome = postCallback(callback(url), options({ connections: job, ...extra }));
+        outcomes.push(outcome);
+        inFlight.push(outcome);
+        if (inFlight.length >= depth) await inFlight.shift();
+      }
+      return await Promise.all(outcomes);
+    } finally {
+      job.release();
+    }
+  }
+  const delivered = { kind: "delivered", status: 200 };
+  /** The event ids of the requests a raw server got, in order. */
+  const idOf = (request: string) => /shiri-event-id: (\S+)/.exec(request)?.[1];
+
+  it("writes up to the depth before any answer, once the receiver kept the connection open", async () => {
+    // Answers nothing until it holds four requests at once: only pipelined requests get answers.
+    let waiting = 0;
+    const rx = await rawServer((socket, n) => {
+      if (n === 1) return void socket.write(answer);
+      if (++waiting < 4) return;
+      for (; waiting > 0; waiting--) socket.write(answer);
+    });
+    expect(await asJob(rx.url, 9, 4, { timeoutMs: 1_000 })).toEqual(Array(9).fill(delivered));
+    expect(rx.counts).toEqual({ connections: 1, requests: 9 });
+  });
+
+  it("keeps one connection and the job's order on node's server, and gives it back after", async () => {
+    const order: string[] = [];
+    const rx = await nodeServer((req, res) => {
+      order.push(String(req.headers["shiri-event-id"]));
+      ok(req, res);
+    });
+    const first = events + 1;
+    expect(await asJob(`${rx.url}/hook`, 200, 16)).toEqual(Array(200).fill(delivered));
+    expect(order).toEqual(Array.from({ length: 200 }, (_, i) => `e${first + i}`));
+    expect(rx.counts.connections).toBe(1);
+    // Released, the connection serves the next request, pipelined or not.
+    expect(await postCallback(callback(rx.url), options())).toEqual(delivered);
+    expect(rx.counts.connections).toBe(1);
+  });
+
+  it("sends what the receiver did not take again when it answers connection: close", async () => {
+    const taken: string[] = [];
+    const rx = await rawServer((socket, n, request) => {
+      // Its third answer says close: the requests written behind it are not taken.
+      if (n > 3) return;
+      taken.push(idOf(request) as string);
+      if (n < 3) socket.write(answer);
+      else socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    });
+    const first = events + 1;
+    expect(await asJob(rx.url, 12, 8)).toEqual(Array(12).fill(delivered));
+    // Each taken once and in order, three a connection.
+    expect(taken).toEqual(Array.from({ length: 12 }, (_, i) => `e${first + i}`));
+    expect(rx.counts.connections).toBe(4);
+  });
+
+  it("stops pipelining to a receiver that hangs up on a pipelined request, losing none", async () => {
+    // Takes one request at a time: one that comes while another is unanswered makes it hang up.
+    const answered: string[] = [];
+    const unanswered = new WeakSet<net.Socket>();
+    let hangUps = 0;
+    const rx = await rawServer((socket, _n, request) => {
+      if (socket.destroyed) return;
+      if (unanswered.has(socket)) {
+        hangUps++;
+        socket.destroy();
+        return;
+      }
+      unanswered.add(socket);
+      setTimeout(() => {
+        if (socket.destroyed) return;
+        unanswered.delete(socket);
+        answered.push(idOf(request) as string);
+        socket.write(answer);
+      }, 5);
+    });
+    const first = events + 1;
+    expect(await asJob(rx.url, 10, 4)).toEqual(Array(10).fill(delivered));
+    expect(hangUps).toBe(1);
+    // The requests unanswered went again, on a new connection, one at a time from then on.
+    expect(answered).toEqual(Array.from({ length: 10 }, (_, i) => `e${first + i}`));
+    expect(rx.counts.connections).toBe(2);
+    expect(await asJob(rx.url, 6, 4)).toEqual(Array(6).fill(delivered));
+    expect(hangUps).toBe(1);
+    expect(answered).toHaveLength(16);
+  });
+
+  it("answers every request behind one that got no answer with its timeout, at that timeout", async () => {
+    const rx = await rawServer((socket, n) => {
+      if (n === 1) socket.write(answer);
+    });
+    const started = Date.now();
+    const outcomes = await asJob(rx.url, 5, 4, { timeoutMs: 300 });
+    expect(outcomes[0]).toEqual(delivered);
+    for (const outcome of outcomes.slice(1))
+      expect(outcome).toEqual({ kind: "retry", status: null, error: "no answer within 300 ms" });
+    // One timeout for the four written together, not one after another.
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(rx.counts).toEqual({ connections: 1, requests: 5 });
+  });
+
+  it("pipelines to Python's HTTP/1.1 server, an implementation that is not node's", async () => {
+    const py = await python("HTTP/1.1");
+    const job = connections.forJob(8);
+    try {
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          postCallback(callback(`${py.url}/hook`), options({ connections: job })),
+        ),
+      );
+      expect(outcomes).toEqual(Array(8).fill({ kind: "delivered", status: 201 }));
+      const more = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          postCallback(callback(`${py.url}/hook`), options({ connections: job })),
+        ),
+      );
+      expect(more).toEqual(Array(8).fill({ kind: "delivered", status: 201 }));
+    } finally {
+      job.release();
+    }
+    // All sixteen on one connection, and the count's own request.
+    expect(await py.connectionsSeen()).toBe(2);
+  });
+});
+
+describe("callbacks to Python's http.server", () => {
   it("delivers to an HTTP/1.0 server, a connection per request (read until close)", async () => {
     const py = await python("HTTP/1.0");
     for (let i = 0; i < 10; i++)

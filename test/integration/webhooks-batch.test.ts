@@ -26,8 +26,9 @@ let acct: TestAccount;
 const receivers: Receiver[] = [];
 const connections = callbackConnections();
 const options = callbackOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
-const ctx = (): BatchContext => ({
+const ctx = (pipelineDepth = 1): BatchContext => ({
   pool: t.service.pool,
+  pipelineDepth,
   logger: createLogger("silent"),
   metrics: t.service.metrics,
   post: { timeoutMs: 2_000, allowPrivate: true, connections },
@@ -66,11 +67,11 @@ async function sendTo(n: number, answer: () => Answer) {
   return { rx, job: { events: rows.map((r) => ({ id: r.id, attempt: 0 })) } };
 }
 
-async function run(job: { events: Array<{ id: string; attempt: number }> }) {
+async function run(job: { events: Array<{ id: string; attempt: number }> }, pipelineDepth = 1) {
   const { rows } = await t.service.pool.query<EventRow>(LOAD_EVENTS, [job.events.map((e) => e.id)]);
   const accounts = [...new Set(rows.map((r) => r.account_id))];
   const settings = await callbackSettings(t.service.pool, accounts, options.secretGraceMs);
-  await sendCallbackBatch(ctx(), job, new Map(rows.map((r) => [r.id, r])), settings);
+  await sendCallbackBatch(ctx(pipelineDepth), job, new Map(rows.map((r) => [r.id, r])), settings);
 }
 
 const states = async (ids: string[]) =>
@@ -127,6 +128,39 @@ describe("a delivery job", () => {
     expect(rx.received).toHaveLength(1);
     const rows = await states(job.events.map((e) => e.id));
     expect(rows.map((r) => r.state)).toEqual(["failed", "failed", "failed"]);
+  });
+
+  it("pipelined, sends its events in order and records each delivered once", async () => {
+    const { rx, job } = await sendTo(40, () => 200);
+    await run(job, 8);
+    expect(rx.received.map((r) => r.event.id)).toEqual(job.events.map((e) => e.id));
+    for (const s of await states(job.events.map((e) => e.id)))
+      expect(s).toMatchObject({ state: "delivered", attempts: 1 });
+  });
+
+  it("pipelined, records what was sent before a failure came back and hands back the rest", async () => {
+    let n = 0;
+    const { rx, job } = await sendTo(40, () => (++n >= 10 ? 503 : 200));
+    await run(job, 8);
+    const ids = job.events.map((e) => e.id);
+    // The first nine delivered; the tenth failed, and up to seven written behind it failed too.
+    const sent = rx.received.length;
+    expect(sent).toBeGreaterThanOrEqual(10);
+    expect(sent).toBeLessThanOrEqual(17);
+    expect(rx.received.map((r) => r.event.id)).toEqual(ids.slice(0, sent));
+    const byId = new Map((await states(ids)).map((r) => [r.id, r]));
+    const row = (i: number) => byId.get(ids[i] as string);
+    for (let i = 0; i < 9; i++) expect(row(i)).toMatchObject({ state: "delivered", attempts: 1 });
+    for (let i = 9; i < sent; i++)
+      expect(row(i)).toMatchObject({ state: "pending", attempts: 1, enqueued: false });
+    // Never sent: back in the outbox with no attempt counted, due with the failure's back-off.
+    for (let i = sent; i < 40; i++)
+      expect(row(i)).toMatchObject({
+        state: "pending",
+        attempts: 0,
+        enqueued: false,
+        due_in_s: row(9)?.due_in_s,
+      });
   });
 
   it("run twice (pg-boss delivers at least once), sends nothing the second time", async () => {
