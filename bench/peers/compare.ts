@@ -183,6 +183,8 @@ async function runShiri(
     apis: 1,
     workers: 1,
     webhookBatchSize: 1,
+    // Tuned as Kannel is: a job's callbacks pipelined on its connection (docs/configuration.md).
+    webhookPipelineDepth: 16,
     accountRateLimits: "none",
     sinkIds: "opaque",
     callbacksWithLoad: true,

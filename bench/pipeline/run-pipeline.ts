@@ -82,6 +82,11 @@ export interface PipelinePlan {
    */
   webhookBatchSize?: number;
   /**
+   * Requests of a callback job written before their answers (WEBHOOK_PIPELINE_DEPTH); absent:
+   * Shiri's default (1), or that variable as the bench's environment sets it.
+   */
+  webhookPipelineDepth?: number;
+  /**
    * "none": the account's own rate limits set to no limit with the CLI
    * (`shiri rate-limit set --requests-per-second 0 --recipients-per-minute 0`), as a high-volume
    * sender's are; absent: only the configured defaults, raised above anything one machine sends.
@@ -177,7 +182,11 @@ export async function runPipeline(
   try {
     // The service: its own database, the API (started by startEnv) and a worker, both allowed
     // to call back to loopback.
-    const serviceEnv = { WEBHOOK_ALLOW_PRIVATE: "true", ...benchRateLimits() };
+    const serviceEnv = {
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      ...benchRateLimits(),
+      ...(plan.webhookPipelineDepth ? { WEBHOOK_PIPELINE_DEPTH: String(plan.webhookPipelineDepth) } : {}),
+    };
     const env = await startEnv(cleanup, serviceEnv, profileFlags("api"));
     const optOuts = knob("BENCH_PIPELINE_OPT_OUTS", plan.optOuts ?? 0, 0, 10_000_000);
     await fillOptOutList(env.pool, env.accountId, optOuts);
@@ -502,6 +511,9 @@ export async function runPipeline(
         opt_out_list:
           optOuts > 0 ? `${optOuts.toLocaleString("en")} numbers, none of them a recipient` : "empty",
         webhook_batch_size: webhook.batchSize,
+        webhook_pipeline_depth: Number(
+          serviceEnv.WEBHOOK_PIPELINE_DEPTH ?? process.env.WEBHOOK_PIPELINE_DEPTH ?? 1,
+        ),
         ...(plan.accountRateLimits === "none"
           ? { account_rate_limits: "none (shiri rate-limit set … 0)" }
           : {}),
