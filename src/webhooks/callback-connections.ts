@@ -53,6 +53,7 @@ const SWEEP_MS = 1_000;
  * unanswered and unannounced: a receiver that may not take pipelining gets one request at a time.
  */
 export const NO_PIPELINING_MS = 10 * 60_000;
+const MAX_UNPIPELINED = 1000;
 
 export function callbackConnections(): CallbackConnections {
   return new CallbackConnections();
@@ -170,7 +171,12 @@ export class CallbackConnections implements Exchanger {
 
   /** The origin closed a connection with pipelined requests unanswered: one at a time for a while. */
   stopPipelining(key: string): void {
-    this.unpipelined.set(key, Date.now() + NO_PIPELINING_MS);
+    const now = Date.now();
+    // Bounded, as origins come from clients: the lapsed ones go first.
+    if (this.unpipelined.size >= MAX_UNPIPELINED)
+      for (const [other, until] of this.unpipelined) if (until <= now) this.unpipelined.delete(other);
+    if (this.unpipelined.size >= MAX_UNPIPELINED) this.unpipelined.clear();
+    this.unpipelined.set(key, now + NO_PIPELINING_MS);
   }
 
   /** Closes connections idle too long: one timer a pool, not one a request. */
