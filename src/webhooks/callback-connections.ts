@@ -274,6 +274,8 @@ class Connection {
   private timedOut: Error | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failure: Error | null = null;
+  /** The socket is corked until the end of this tick (see write). */
+  private corked = false;
   /** Takes no more requests: the receiver said it closes, or the socket is going. */
   ending = false;
   /** Held by a job: not given back to the pool when its queue runs dry. */
@@ -300,7 +302,11 @@ class Connection {
     this.write();
   }
 
-  /** Writes what may go out now: the first request, and once proven, up to `depth` of them. */
+  /**
+   * Writes what may go out now: the first request, and once proven, up to `depth` of them. The
+   * requests of one tick (a job's next ones, as a burst of answers frees their places) leave in
+   * one socket write, as the SMPP session's PDUs do; head and body in one write, never apart.
+   */
   private write(): void {
     const limit = this.proven ? this.depth : 1;
     while (this.written < this.queue.length && this.written < limit) {
@@ -309,7 +315,14 @@ class Connection {
       this.written++;
       exchange.written = true;
       exchange.reused = this.used;
-      // Head and body in one write: one segment for a small callback.
+      if (this.written > 1 && !this.corked) {
+        this.corked = true;
+        this.socket.cork();
+        process.nextTick(() => {
+          this.corked = false;
+          this.socket.uncork();
+        });
+      }
       this.socket.write(exchange.request);
     }
     this.time();
