@@ -50,7 +50,8 @@ const MAX_IDLE_PER_ORIGIN = 256;
 const SWEEP_MS = 1_000;
 /**
  * How long an origin is not pipelined to after it closed a connection with pipelined requests
- * unanswered and unannounced: a receiver that may not take pipelining gets one request at a time.
+ * unanswered and unannounced, or let one time out with pipelined requests behind it: a receiver
+ * that may not take pipelining gets one request at a time.
  */
 export const NO_PIPELINING_MS = 10 * 60_000;
 const MAX_UNPIPELINED = 1000;
@@ -417,8 +418,9 @@ class Connection {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const [head, ...behind] = this.queue.splice(0);
-    const doubt = this.pipelined > 0 && !this.timedOut && !this.pool.closed;
-    if (doubt) this.pool.stopPipelining(this.key);
+    // Pipelined requests unanswered: the receiver may not take pipelining (it hung up, or it sat
+    // on them), so its origin gets one request at a time for a while.
+    if (this.pipelined > 0 && !this.pool.closed) this.pool.stopPipelining(this.key);
     if (head) {
       if (this.timedOut) head.answer({ status: null, error: this.timedOut, timedOut: true });
       else head.gone(this.failure, this.pool.closed);

@@ -452,9 +452,23 @@ describe("a job's callbacks pipelined on its own connection", () => {
     expect(answered).toHaveLength(16);
   });
 
-  it("answers every request behind one that got no answer with its timeout, at that timeout", async () => {
+  it("answers every request behind one that got no answer with its timeout, then stops pipelining", async () => {
+    // Answers a connection's first request only, at once; the next connection's, after 5 ms each.
+    let connection = 0;
+    let piled = 0;
+    const unanswered = new WeakSet<net.Socket>();
     const rx = await rawServer((socket, n) => {
-      if (n === 1) socket.write(answer);
+      if (n === 1) connection++;
+      if (connection === 1) {
+        if (n === 1) socket.write(answer);
+        return;
+      }
+      if (unanswered.has(socket)) piled++;
+      unanswered.add(socket);
+      setTimeout(() => {
+        unanswered.delete(socket);
+        socket.write(answer);
+      }, 5);
     });
     const started = Date.now();
     const outcomes = await asJob(rx.url, 5, 4, { timeoutMs: 300 });
@@ -464,6 +478,10 @@ describe("a job's callbacks pipelined on its own connection", () => {
     // One timeout for the four written together, not one after another.
     expect(Date.now() - started).toBeLessThan(900);
     expect(rx.counts).toEqual({ connections: 1, requests: 5 });
+    // The origin is then sent one request at a time: none arrives while another is unanswered.
+    expect(await asJob(rx.url, 6, 4)).toEqual(Array(6).fill(delivered));
+    expect(piled).toBe(0);
+    expect(rx.counts.connections).toBe(2);
   });
 
   it("pipelines to Python's HTTP/1.1 server, an implementation that is not node's", async () => {
