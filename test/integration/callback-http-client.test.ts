@@ -616,4 +616,38 @@ console.log(JSON.stringify(outcomes));
     expect(rx.counts.connections).toBe(2);
     expect(rx.counts.alpn).toEqual(["http/1.1", "http/1.1"]);
   }, 20_000);
+
+  it("pipelines a job's callbacks over TLS on one connection", async () => {
+    const rx = await selfSigned();
+    const script = path.join(dir, "pipelined.mts");
+    writeFileSync(
+      script,
+      `import { callbackConnections } from ${JSON.stringify(path.join(ROOT, "src/webhooks/callback-connections.ts"))};
+import { postCallback } from ${JSON.stringify(path.join(ROOT, "src/webhooks/post-callback.ts"))};
+const connections = callbackConnections();
+const job = connections.forJob(8);
+const opts = { timeoutMs: 5000, allowPrivate: true, connections: job };
+const cb = (i: number) => ({ url: process.argv[2] as string, events: [{ id: "e" + i, type: "message.delivered" }], batched: false, body: "{}", secrets: ["s"] });
+const first = await postCallback(cb(0), opts);
+const rest = await Promise.all(Array.from({ length: 8 }, (_, i) => postCallback(cb(i + 1), opts)));
+job.release();
+connections.close();
+console.log(JSON.stringify([first, ...rest]));
+`,
+    );
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", script, `https://localhost:${rx.port}/p`], {
+        cwd: ROOT,
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, "cert.pem") },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
+    });
+    expect(JSON.parse(output)).toEqual(Array(9).fill({ kind: "delivered", status: 200 }));
+    expect(rx.counts.connections).toBe(1);
+  }, 20_000);
 });
