@@ -90,9 +90,10 @@ export async function sendCallbackBatch(
     const outcome = await sent.outcome;
     const [first] = request.events;
     for (const event of request.events) recorded.push(decide(event, outcome, ctx.retry));
-    const key = outcome.status === GONE && first ? stopKey(first.account_id, request.url) : "";
-    if (first && key && !stopped.has(key)) {
-      // The receiver refuses this account's callbacks to this URL: none is sent to it again.
+    const key = outcome.status === GONE && first ? stopKey(first.account_id, request.url) : null;
+    // The receiver refuses this account's callbacks to this URL: none is sent to it again (once
+    // said, by whichever of the job's requests, or of the fetch's jobs, heard it first).
+    if (first && key !== null && !stopped.has(key)) {
       stopped.set(key, new Date());
       stops.push({ accountId: first.account_id, url: request.url, eventId: first.id });
     }

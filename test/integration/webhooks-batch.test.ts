@@ -163,6 +163,26 @@ describe("a delivery job", () => {
       });
   });
 
+  it("pipelined, a 410 fails its event; those sent behind it keep their answers, the rest fail unsent", async () => {
+    let n = 0;
+    const { rx, job } = await sendTo(30, () => (++n === 3 ? 410 : 200));
+    await run(job, 8);
+    const ids = job.events.map((e) => e.id);
+    const sent = rx.received.length;
+    expect(sent).toBeGreaterThanOrEqual(3);
+    expect(sent).toBeLessThanOrEqual(10);
+    const byId = new Map((await states(ids)).map((r) => [r.id, r]));
+    const state = (i: number) => byId.get(ids[i] as string)?.state;
+    expect(ids.map((_, i) => state(i))).toEqual([
+      "delivered",
+      "delivered",
+      "failed",
+      ...Array(sent - 3).fill("delivered"),
+      ...Array(30 - sent).fill("failed"),
+    ]);
+    for (let i = sent; i < 30; i++) expect(byId.get(ids[i] as string)?.attempts).toBe(0);
+  });
+
   it("run twice (pg-boss delivers at least once), sends nothing the second time", async () => {
     const { rx, job } = await sendTo(3, () => 200);
     await run(job);
