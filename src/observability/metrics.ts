@@ -327,6 +327,11 @@ export function createMetrics() {
       labelNames: ["reason"] as const,
       registers: r,
     }),
+    webhookPipeliningStopped: new Counter({
+      name: "shiri_webhook_pipelining_stopped_total",
+      help: "Times a callback receiver left pipelined requests unanswered (it hung up, or one timed out), after which its host was sent one request at a time for 10 minutes (WEBHOOK_PIPELINE_DEPTH).",
+      registers: r,
+    }),
     webhookBacklog: new Gauge({
       name: "shiri_webhook_events_pending",
       help: "Callback events not yet delivered or given up.",

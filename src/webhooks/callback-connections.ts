@@ -56,8 +56,13 @@ const SWEEP_MS = 1_000;
 export const NO_PIPELINING_MS = 10 * 60_000;
 const MAX_UNPIPELINED = 1000;
 
-export function callbackConnections(): CallbackConnections {
-  return new CallbackConnections();
+export interface ConnectionEvents {
+  /** An origin left pipelined requests unanswered: it is sent one request at a time for a while. */
+  pipeliningStopped?: (origin: Origin) => void;
+}
+
+export function callbackConnections(events: ConnectionEvents = {}): CallbackConnections {
+  return new CallbackConnections(events);
 }
 
 export class CallbackConnections implements Exchanger {
@@ -68,6 +73,8 @@ export class CallbackConnections implements Exchanger {
   private readonly unpipelined = new Map<string, number>();
   private sweeper: NodeJS.Timeout | null = null;
   private shut = false;
+
+  constructor(private readonly events: ConnectionEvents = {}) {}
 
   exchange(origin: Origin, lookup: LookupFunction | undefined, request: string, timeoutMs: number) {
     return new Promise<Answer>((resolve) => {
@@ -111,7 +118,7 @@ export class CallbackConnections implements Exchanger {
     const socket = origin.secure
       ? tls.connect({ ...options, servername: origin.servername, ALPNProtocols: ["http/1.1"] })
       : net.connect(options);
-    const connection = new Connection(socket, this, key, this.pipelines(key) ? depth : 1);
+    const connection = new Connection(socket, this, key, origin, this.pipelines(key) ? depth : 1);
     this.open.add(connection);
     return connection;
   }
@@ -170,14 +177,15 @@ export class CallbackConnections implements Exchanger {
     return true;
   }
 
-  /** The origin closed a connection with pipelined requests unanswered: one at a time for a while. */
-  stopPipelining(key: string): void {
+  /** The origin left pipelined requests unanswered: one at a time for a while. */
+  stopPipelining(key: string, origin: Origin): void {
     const now = Date.now();
     // Bounded, as origins come from clients: the lapsed ones go first.
     if (this.unpipelined.size >= MAX_UNPIPELINED)
       for (const [other, until] of this.unpipelined) if (until <= now) this.unpipelined.delete(other);
     if (this.unpipelined.size >= MAX_UNPIPELINED) this.unpipelined.clear();
     this.unpipelined.set(key, now + NO_PIPELINING_MS);
+    this.events.pipeliningStopped?.(origin);
   }
 
   /** Closes connections idle too long: one timer a pool, not one a request. */
@@ -287,6 +295,7 @@ class Connection {
     readonly socket: net.Socket,
     private readonly pool: CallbackConnections,
     readonly key: string,
+    private readonly origin: Origin,
     /** Requests written before their answers, at most, once proven. */
     public depth: number,
   ) {
@@ -420,7 +429,7 @@ class Connection {
     const [head, ...behind] = this.queue.splice(0);
     // Pipelined requests unanswered: the receiver may not take pipelining (it hung up, or it sat
     // on them), so its origin gets one request at a time for a while.
-    if (this.pipelined > 0 && !this.pool.closed) this.pool.stopPipelining(this.key);
+    if (this.pipelined > 0 && !this.pool.closed) this.pool.stopPipelining(this.key, this.origin);
     if (head) {
       if (this.timedOut) head.answer({ status: null, error: this.timedOut, timedOut: true });
       else head.gone(this.failure, this.pool.closed);

@@ -104,7 +104,15 @@ export function startCallbacks(deps: {
     post: {
       timeoutMs: options.timeoutMs,
       allowPrivate: options.allowPrivate,
-      connections: callbackConnections(),
+      connections: callbackConnections({
+        pipeliningStopped: (origin) => {
+          deps.metrics.webhookPipeliningStopped.inc();
+          logger.warn(
+            { host: origin.host, port: origin.port },
+            "callback receiver left pipelined requests unanswered: one request at a time to it for 10 minutes",
+          );
+        },
+      }),
       resolve: options.dnsServers.length > 0 ? resolverAt(options.dnsServers) : systemResolve,
     },
     pipelineDepth: options.pipelineDepth,

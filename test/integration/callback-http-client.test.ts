@@ -8,7 +8,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { systemResolve } from "../../src/webhooks/address-guard.ts";
-import { callbackConnections, IDLE_MS } from "../../src/webhooks/callback-connections.ts";
+import {
+  type CallbackConnections,
+  callbackConnections,
+  IDLE_MS,
+} from "../../src/webhooks/callback-connections.ts";
 import { type PostOptions, postCallback } from "../../src/webhooks/post-callback.ts";
 
 /**
@@ -358,8 +362,14 @@ async function python(version: "HTTP/1.0" | "HTTP/1.1") {
 describe("a job's callbacks pipelined on its own connection", () => {
   const answer = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
   /** Sends `count` callbacks as a job does: up to `depth` of them before their answers. */
-  async function asJob(url: string, count: number, depth: number, extra: Partial<PostOptions> = {}) {
-    const job = connections.forJob(depth);
+  async function asJob(
+    url: string,
+    count: number,
+    depth: number,
+    extra: Partial<PostOptions> = {},
+    pool: CallbackConnections = connections,
+  ) {
+    const job = pool.forJob(depth);
     const outcomes: Array<Promise<unknown>> = [];
     const inFlight: Array<Promise<unknown>> = [];
     try {
@@ -442,14 +452,21 @@ describe("a job's callbacks pipelined on its own connection", () => {
       }, 5);
     });
     const first = events + 1;
-    expect(await asJob(rx.url, 10, 4)).toEqual(Array(10).fill(delivered));
+    const told: string[] = [];
+    const pool = callbackConnections({
+      pipeliningStopped: (origin) => told.push(`${origin.host}:${origin.port}`),
+    });
+    closers.push(() => pool.close());
+    expect(await asJob(rx.url, 10, 4, {}, pool)).toEqual(Array(10).fill(delivered));
     expect(hangUps).toBe(1);
+    expect(told).toEqual([new URL(rx.url).host]);
     // The requests unanswered went again, on a new connection, one at a time from then on.
     expect(answered).toEqual(Array.from({ length: 10 }, (_, i) => `e${first + i}`));
     expect(rx.counts.connections).toBe(2);
-    expect(await asJob(rx.url, 6, 4)).toEqual(Array(6).fill(delivered));
+    expect(await asJob(rx.url, 6, 4, {}, pool)).toEqual(Array(6).fill(delivered));
     expect(hangUps).toBe(1);
     expect(answered).toHaveLength(16);
+    expect(told).toHaveLength(1);
   });
 
   it("answers every request behind one that got no answer with its timeout, then stops pipelining", async () => {
