@@ -580,6 +580,32 @@ describe("callbacks over TLS", () => {
     return { counts, port: (server.address() as AddressInfo).port };
   }
 
+  /**
+   * Runs `body` (with callbackConnections and postCallback imported) in a child process that trusts
+   * the test's certificate, as a process reads its trusted CAs at start; resolves with its stdout.
+   */
+  function trustingChild(name: string, body: string, args: readonly string[]): Promise<string> {
+    const script = path.join(dir, name);
+    writeFileSync(
+      script,
+      `import { callbackConnections } from ${JSON.stringify(path.join(ROOT, "src/webhooks/callback-connections.ts"))};
+import { postCallback } from ${JSON.stringify(path.join(ROOT, "src/webhooks/post-callback.ts"))};
+${body}`,
+    );
+    return new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+        cwd: ROOT,
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, "cert.pem") },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
+    });
+  }
+
   it("refuses a receiver whose certificate is not trusted, to retry later", async () => {
     const rx = await selfSigned();
     const outcome = await postCallback(callback(`https://localhost:${rx.port}/hook`), options());
@@ -592,13 +618,14 @@ describe("callbacks over TLS", () => {
 
   it("delivers once the certificate is trusted, by name and by IP literal, reusing the connection", async () => {
     const rx = await selfSigned();
-    // The process's trusted CAs are read at start: a child trusts the test's certificate.
-    const script = path.join(dir, "post.mts");
-    writeFileSync(
-      script,
-      `import { callbackConnections } from ${JSON.stringify(path.join(ROOT, "src/webhooks/callback-connections.ts"))};
-import { postCallback } from ${JSON.stringify(path.join(ROOT, "src/webhooks/post-callback.ts"))};
-const connections = callbackConnections();
+    const urls = [
+      `https://localhost:${rx.port}/a`,
+      `https://localhost:${rx.port}/b`,
+      `https://127.0.0.1:${rx.port}/c`,
+    ];
+    const output = await trustingChild(
+      "post.mts",
+      `const connections = callbackConnections();
 const opts = { timeoutMs: 5000, allowPrivate: true, connections };
 const cb = (url: string) => ({ url, events: [{ id: "e1", type: "message.delivered" }], batched: false, body: "{}", secrets: ["s"] });
 const outcomes = [];
@@ -606,24 +633,8 @@ for (const url of process.argv.slice(2)) outcomes.push(await postCallback(cb(url
 connections.close();
 console.log(JSON.stringify(outcomes));
 `,
+      urls,
     );
-    const urls = [
-      `https://localhost:${rx.port}/a`,
-      `https://localhost:${rx.port}/b`,
-      `https://127.0.0.1:${rx.port}/c`,
-    ];
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", script, ...urls], {
-        cwd: ROOT,
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, "cert.pem") },
-        stdio: ["ignore", "pipe", "inherit"],
-      });
-      let out = "";
-      child.stdout.on("data", (d) => {
-        out += d;
-      });
-      child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
-    });
     expect(JSON.parse(output)).toEqual([
       { kind: "delivered", status: 200 },
       { kind: "delivered", status: 200 },
@@ -636,12 +647,9 @@ console.log(JSON.stringify(outcomes));
 
   it("pipelines a job's callbacks over TLS on one connection", async () => {
     const rx = await selfSigned();
-    const script = path.join(dir, "pipelined.mts");
-    writeFileSync(
-      script,
-      `import { callbackConnections } from ${JSON.stringify(path.join(ROOT, "src/webhooks/callback-connections.ts"))};
-import { postCallback } from ${JSON.stringify(path.join(ROOT, "src/webhooks/post-callback.ts"))};
-const connections = callbackConnections();
+    const output = await trustingChild(
+      "pipelined.mts",
+      `const connections = callbackConnections();
 const job = connections.forJob(8);
 const opts = { timeoutMs: 5000, allowPrivate: true, connections: job };
 const cb = (i: number) => ({ url: process.argv[2] as string, events: [{ id: "e" + i, type: "message.delivered" }], batched: false, body: "{}", secrets: ["s"] });
@@ -651,19 +659,8 @@ job.release();
 connections.close();
 console.log(JSON.stringify([first, ...rest]));
 `,
+      [`https://localhost:${rx.port}/p`],
     );
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", script, `https://localhost:${rx.port}/p`], {
-        cwd: ROOT,
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, "cert.pem") },
-        stdio: ["ignore", "pipe", "inherit"],
-      });
-      let out = "";
-      child.stdout.on("data", (d) => {
-        out += d;
-      });
-      child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
-    });
     expect(JSON.parse(output)).toEqual(Array(9).fill({ kind: "delivered", status: 200 }));
     expect(rx.counts.connections).toBe(1);
   }, 20_000);
