@@ -4,6 +4,7 @@ import { verifySignature } from "../../src/webhooks/signing.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
+import { settledEvents } from "../support/webhook-events.ts";
 import { type Answer, type Received, type Receiver, startReceiver } from "./webhooks-receiver.ts";
 
 /**
@@ -63,20 +64,7 @@ async function documentedVerifier(): Promise<Verify> {
 }
 
 /** The events of these messages, once each is settled (delivered or failed). */
-async function settledRows(messageIds: string[], count: number) {
-  let rows: Array<{ id: string; state: string; attempts: number; last_status: number | null }> = [];
-  await waitFor(
-    async () => {
-      ({ rows } = await h.pool.query(
-        "SELECT id, state, attempts, last_status FROM webhook_events WHERE message_id = ANY ($1) ORDER BY id",
-        [messageIds],
-      ));
-      return rows.length === count && rows.every((r) => r.state !== "pending");
-    },
-    { timeoutMs: 30_000, what: `${count} events settled` },
-  );
-  return rows;
-}
+const settledRows = (messageIds: string[], count: number) => settledEvents(h.pool, messageIds, count);
 const phone = (prefix: string, i: number) => `+263${prefix}${String(1_000_000 + i).slice(1)}`;
 
 describe("callbacks for a bulk send", () => {

@@ -2,7 +2,7 @@ import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call } from "../support/service.ts";
-import { waitFor } from "../support/wait-for.ts";
+import { settledEvents } from "../support/webhook-events.ts";
 
 /**
  * WEBHOOK_PIPELINE_DEPTH through the whole service (API, dispatch to the carrier simulators,
@@ -65,18 +65,7 @@ it("pipelines a job's callbacks when configured, and each event arrives once", a
   expect(res.status).toBe(202);
   const ids = (res.body as { data: { items: { id: string }[] } }).data.items.map((m) => m.id);
   // enqueued, success and delivered for each message.
-  const expected = ids.length * 3;
-  let rows: Array<{ id: string; state: string; attempts: number }> = [];
-  await waitFor(
-    async () => {
-      ({ rows } = await h.pool.query(
-        "SELECT id, state, attempts FROM webhook_events WHERE message_id = ANY ($1)",
-        [ids],
-      ));
-      return rows.length === expected && rows.every((r) => r.state !== "pending");
-    },
-    { timeoutMs: 30_000, what: `${expected} events settled` },
-  );
+  const rows = await settledEvents(h.pool, ids, ids.length * 3);
   expect(rows.every((r) => r.state === "delivered" && r.attempts === 1)).toBe(true);
   expect(eventIds.slice().sort()).toEqual(rows.map((r) => r.id).sort());
   expect(pipelined).toBeGreaterThan(0);
