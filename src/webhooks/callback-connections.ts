@@ -77,13 +77,10 @@ export class CallbackConnections implements Exchanger {
   constructor(private readonly events: ConnectionEvents = {}) {}
 
   exchange(origin: Origin, lookup: LookupFunction | undefined, request: string, timeoutMs: number) {
-    return new Promise<Answer>((resolve) => {
-      const key = keyOf(origin, lookup);
-      const place = (exchange: Exchange, fresh: boolean) => {
-        const idle = fresh ? undefined : this.take(key);
-        (idle ?? this.connect(key, origin, lookup, 1)).add(exchange);
-      };
-      place(new Exchange(request, timeoutMs, resolve, place), false);
+    const key = keyOf(origin, lookup);
+    return exchangeOn(request, timeoutMs, (exchange, fresh) => {
+      const idle = fresh ? undefined : this.take(key);
+      (idle ?? this.connect(key, origin, lookup, 1)).add(exchange);
     });
   }
 
@@ -118,7 +115,7 @@ export class CallbackConnections implements Exchanger {
     const socket = origin.secure
       ? tls.connect({ ...options, servername: origin.servername, ALPNProtocols: ["http/1.1"] })
       : net.connect(options);
-    const connection = new Connection(socket, this, key, origin, this.pipelines(key) ? depth : 1);
+    const connection = new Connection(socket, this, key, origin, this.depthFor(key, depth));
     this.open.add(connection);
     return connection;
   }
@@ -131,7 +128,7 @@ export class CallbackConnections implements Exchanger {
     for (let connection = list.pop(); connection; connection = list.pop()) {
       if (connection.idleSince > freshSince && !connection.socket.destroyed) {
         connection.socket.ref();
-        connection.depth = this.pipelines(key) ? depth : 1;
+        connection.depth = this.depthFor(key, depth);
         return connection;
       }
       connection.socket.destroy();
@@ -168,8 +165,13 @@ export class CallbackConnections implements Exchanger {
     if (list && at >= 0) list.splice(at, 1);
   }
 
+  /** The depth asked for, or 1 while `key` is not pipelined to. */
+  private depthFor(key: string, depth: number): number {
+    return depth > 1 && this.pipelines(key) ? depth : 1;
+  }
+
   /** Whether requests to `key` may be pipelined. */
-  pipelines(key: string): boolean {
+  private pipelines(key: string): boolean {
     const until = this.unpipelined.get(key);
     if (until === undefined) return true;
     if (until > Date.now()) return false;
@@ -218,11 +220,10 @@ export class JobConnections implements Exchanger {
   ) {}
 
   exchange(origin: Origin, lookup: LookupFunction | undefined, request: string, timeoutMs: number) {
-    return new Promise<Answer>((resolve) => {
-      const key = keyOf(origin, lookup);
-      const place = (exchange: Exchange, fresh: boolean) => this.place(exchange, fresh, key, origin, lookup);
-      place(new Exchange(request, timeoutMs, resolve, place), false);
-    });
+    const key = keyOf(origin, lookup);
+    return exchangeOn(request, timeoutMs, (exchange, fresh) =>
+      this.place(exchange, fresh, key, origin, lookup),
+    );
   }
 
   /** The job is done: its idle connections go back to the pool, the busy ones when done. */
@@ -239,7 +240,7 @@ export class JobConnections implements Exchanger {
     lookup: LookupFunction | undefined,
   ): void {
     let connection = this.byKey.get(key);
-    if (!connection || connection.ending) {
+    if (!connection || connection.socket.destroyed) {
       const idle = fresh ? undefined : this.pool.take(key, this.depth);
       connection = idle ?? this.pool.connect(key, origin, lookup, this.depth);
       connection.pinned = true;
@@ -247,6 +248,15 @@ export class JobConnections implements Exchanger {
     }
     connection.add(exchange);
   }
+}
+
+/** A new exchange, put on a connection by `place` (and again by it, should it need another). */
+function exchangeOn(
+  request: string,
+  timeoutMs: number,
+  place: (exchange: Exchange, fresh: boolean) => void,
+): Promise<Answer> {
+  return new Promise((resolve) => place(new Exchange(request, timeoutMs, resolve, place), false));
 }
 
 function keyOf(origin: Origin, lookup: LookupFunction | undefined): string {
@@ -273,20 +283,17 @@ function lookupId(lookup: LookupFunction | undefined): number {
 class Connection {
   private readonly queue: Exchange[] = [];
   private written = 0;
-  /** Requests written beyond the first one unanswered: what a close leaves in doubt. */
-  private pipelined = 0;
-  /** Its receiver answered a request and kept the connection open: it may be pipelined to. */
+  /**
+   * Its receiver answered a request and kept the connection open: it may be pipelined to, and a
+   * request written now goes on a reused connection (see Exchange.gone).
+   */
   private proven = false;
-  /** Has carried a request before the present one (an idle connection reused, or pipelined). */
-  private used = false;
   /** The answer due next ran out of time. */
   private timedOut: Error | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failure: Error | null = null;
   /** The socket is corked until the end of this tick (see write). */
   private corked = false;
-  /** Takes no more requests: the receiver said it closes, or the socket is going. */
-  ending = false;
   /** Held by a job: not given back to the pool when its queue runs dry. */
   pinned = false;
   idleSince = 0;
@@ -321,10 +328,9 @@ class Connection {
     const limit = this.proven ? this.depth : 1;
     while (this.written < this.queue.length && this.written < limit) {
       const exchange = this.queue[this.written] as Exchange;
-      if (this.written > 0) this.pipelined++;
       this.written++;
       exchange.written = true;
-      exchange.reused = this.used;
+      exchange.reused = this.proven;
       if (this.written > 1 && !this.corked) {
         this.corked = true;
         this.socket.cork();
@@ -387,30 +393,25 @@ class Connection {
   private done(): void {
     this.queue.shift();
     this.written--;
-    if (this.pipelined > 0) this.pipelined--;
-    this.used = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
-  /** Nothing due: back to the pool, or kept for the job that holds it. */
+  /** Nothing due: back to the pool, unless a job holds it. */
   private rest(): void {
     if (!this.pinned) this.pool.give(this);
-    else this.idleSince = Date.now();
   }
 
   /** The job holding it is done. */
   unpin(): void {
     this.pinned = false;
-    if (this.queue.length === 0 && !this.ending && !this.socket.destroyed) this.pool.give(this);
+    if (this.queue.length === 0 && !this.socket.destroyed) this.pool.give(this);
   }
 
   /** Takes no more: what is queued behind goes on another connection, and this one closes. */
   private end(): void {
-    this.ending = true;
     const behind = this.queue.splice(0);
     this.written = 0;
-    this.pipelined = 0;
     this.socket.destroy();
     for (const exchange of behind) exchange.again(false);
   }
@@ -422,22 +423,15 @@ class Connection {
   }
 
   private closed(): void {
-    this.ending = true;
     this.pool.forget(this);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const [head, ...behind] = this.queue.splice(0);
     // Pipelined requests unanswered: the receiver may not take pipelining (it hung up, or it sat
     // on them), so its origin gets one request at a time for a while.
-    if (this.pipelined > 0 && !this.pool.closed) this.pool.stopPipelining(this.key, this.origin);
-    if (head) {
-      if (this.timedOut) head.answer({ status: null, error: this.timedOut, timedOut: true });
-      else head.gone(this.failure, this.pool.closed);
-    }
-    for (const exchange of behind) {
-      if (this.timedOut)
-        // Behind a request that got no answer: written or not, it waited out the same timeout.
-        exchange.answer({ status: null, error: this.timedOut, timedOut: true });
+    if (this.written > 1 && !this.pool.closed) this.pool.stopPipelining(this.key, this.origin);
+    for (const exchange of this.queue.splice(0)) {
+      // Behind a request that got no answer, written or not, each waited out the same timeout.
+      if (this.timedOut) exchange.answer({ status: null, error: this.timedOut, timedOut: true });
       else exchange.gone(this.failure, this.pool.closed);
     }
   }

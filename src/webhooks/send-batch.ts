@@ -80,7 +80,7 @@ export async function sendCallbackBatch(
   let backOffUntil: Date | null = null;
   // Requests written and not yet answered, oldest first: at most the pipelining depth of them.
   const inFlight: Array<{ request: CallbackRequest; outcome: Promise<AttemptOutcome> }> = [];
-  const depth = Math.max(1, ctx.pipelineDepth ?? 1);
+  const depth = ctx.pipelineDepth ?? 1;
   const own = depth > 1 ? ctx.post.connections.forJob(depth) : null;
   const post = own ? { ...ctx.post, connections: own } : ctx.post;
   const settleOldest = async () => {
