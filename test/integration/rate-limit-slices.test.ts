@@ -100,8 +100,10 @@ describe("slices of a bucket taken by each process", () => {
     expect(allowed).toBeLessThanOrEqual(200 + Math.ceil(200 * elapsedSeconds));
     // Not starved either: slices held back cost at most a slice each (20) at a time.
     expect(allowed).toBeGreaterThanOrEqual(200 + Math.floor(200 * elapsedSeconds) - 2 * 20 - 20);
-    expect(a.local).toBeGreaterThan(0);
-    expect(b.local).toBeGreaterThan(0);
+    // Slices served requests without a statement. Not necessarily in both processes: one that first
+    // asks after the other drained the window may find no room for a slice beyond its own batch
+    // for the rest of the burst, which the bounds above allow.
+    expect(a.local + b.local).toBeGreaterThan(0);
   });
 
   it("a lone process admits a burst up to the whole limit, most of it without a statement", async () => {
