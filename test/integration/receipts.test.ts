@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withTransaction } from "../../src/db/pool.ts";
+import { createPool, withTransaction } from "../../src/db/pool.ts";
 import { applyReceipts, sweepEarlyReceipts } from "../../src/receipts/apply-receipts.ts";
 import type { Receipt } from "../../src/receipts/read-receipt.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -11,7 +11,7 @@ let pool: pg.Pool;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  pool = createPool(db.url, 2);
 });
 afterAll(async () => {
   await pool.end();

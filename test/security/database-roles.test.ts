@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { migrate } from "../../src/db/migrate.ts";
+import { createPool } from "../../src/db/pool.ts";
 import { createLogger } from "../../src/logger.ts";
 import { startQueue } from "../../src/queue/boss.ts";
 
@@ -67,8 +68,8 @@ describe.skipIf(!hasPsql)("the compose stack's database roles (scripts/postgres-
     );
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
-    app = new pg.Pool({ connectionString: urlAs(names.app), max: 4 });
-    exporter = new pg.Pool({ connectionString: urlAs(names.exporter), max: 1 });
+    app = createPool(urlAs(names.app), 4);
+    exporter = createPool(urlAs(names.exporter), 1);
   });
 
   afterAll(async () => {

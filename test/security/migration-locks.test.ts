@@ -1,8 +1,9 @@
 import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate.ts";
+import { createPool } from "../../src/db/pool.ts";
 import { createScratchDatabase, type ScratchDatabase } from "./support/databases.ts";
 import {
   fillLargeTables,
@@ -38,7 +39,7 @@ let targets: ProbeTargets;
 
 beforeAll(async () => {
   db = await createScratchDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  pool = createPool(db.url, 4);
   await migrate(pool, { until: FILLED_AT });
   targets = await fillLargeTables(pool, MESSAGES);
 }, 300_000);

@@ -6,6 +6,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate.ts";
 import { NO_TRANSACTION_MARKER, parseMigration, splitStatements } from "../../src/db/migration-file.ts";
+import { createPool } from "../../src/db/pool.ts";
 import { createScratchDatabase, type ScratchDatabase, schemaFingerprint } from "./support/databases.ts";
 import { capturedLogger } from "./support/log-lines.ts";
 
@@ -23,7 +24,7 @@ afterEach(async () => {
 
 async function scratch(template?: string): Promise<ScratchDatabase & { pool: pg.Pool }> {
   const db = await createScratchDatabase(template);
-  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  const pool = createPool(db.url, 4);
   cleanups.push(() => db.drop());
   cleanups.push(() => pool.end());
   return { ...db, pool };
@@ -107,7 +108,7 @@ describe("the shipped migrations", () => {
       // The database as the file finds it, kept as a template for each try.
       const template = await createScratchDatabase();
       cleanups.push(() => template.drop());
-      const templatePool = new pg.Pool({ connectionString: template.url, max: 2 });
+      const templatePool = createPool(template.url, 2);
       await migrate(templatePool, { until: before });
       await templatePool.end();
 
@@ -237,8 +238,8 @@ describe("two processes migrating at once", () => {
 
     const first = capturedLogger();
     const second = capturedLogger();
-    const firstPool = new pg.Pool({ connectionString: db.url, max: 2 });
-    const secondPool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const firstPool = createPool(db.url, 2);
+    const secondPool = createPool(db.url, 2);
     cleanups.push(() => firstPool.end());
     cleanups.push(() => secondPool.end());
     const building = migrate(firstPool, { directory: dir, logger: first.logger });

@@ -7,6 +7,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { EmbeddedPostgresError, startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { createPool } from "../../src/db/pool.ts";
 import { createLogger } from "../../src/logger.ts";
 import { startQueue } from "../../src/queue/boss.ts";
 
@@ -91,7 +92,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await admin.query(`DROP DATABASE IF EXISTS ${template}`);
   await admin.query(`CREATE DATABASE ${template}`);
   const templateUrl = databaseUrl(server.url, template);
-  const pool = new pg.Pool({ connectionString: templateUrl, max: 2 });
+  const pool = createPool(templateUrl, 2);
   await migrate(pool);
   await pool.end();
   // pg-boss creates its schema on first start; doing it once here makes every clone ready.

@@ -1,10 +1,10 @@
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { freePort } from "../../../bench/lib/shiri-process.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../../../src/db/embedded.ts";
 import { migrate } from "../../../src/db/migrate.ts";
+import { createPool } from "../../../src/db/pool.ts";
 import { createLogger } from "../../../src/logger.ts";
 import { startQueue } from "../../../src/queue/boss.ts";
 import type { TestDatabase } from "../../support/database.ts";
@@ -31,7 +31,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   try {
     server = await start();
     if (!server.startedHere) throw new Error(`a Postgres was already running in ${dir}`);
-    const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+    const pool = createPool(server.url, 2);
     await migrate(pool);
     await pool.end();
     // pg-boss creates its schema on its first start, as for the test template.
