@@ -17,6 +17,7 @@ import { stopChild } from "../lib/shiri-process.ts";
 import { type PipelinePlan, runPipeline } from "../pipeline/run-pipeline.ts";
 import type { Progress } from "../report/progress.ts";
 import { compareVariant, type PeerComparison, type SystemRun, type VariantComparison } from "./comparison.ts";
+import { warmUpMessages } from "./warm-up.ts";
 
 /** The two variants the issue measured: single sends, and bulk with one callback a message. */
 const VARIANTS = [
@@ -122,6 +123,8 @@ async function runKannel(
       "600",
       "--sink-ids",
       "opaque",
+      "--warmup",
+      String(warmUpMessages(messages)),
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -188,6 +191,7 @@ async function runShiri(
     accountRateLimits: "none",
     sinkIds: "opaque",
     callbacksWithLoad: true,
+    warmUp: { full: warmUpMessages(messages), quick: warmUpMessages(messages) },
   };
   const step = progress.step(`round ${round}, ${variant.variant}, Shiri`);
   const r = await runPipeline(plan, step, { quick: false, cleanup });
@@ -258,6 +262,7 @@ export async function runKannelComparison(options: {
     command: options.command,
     rounds,
     messages,
+    warm_up: warmUpMessages(messages),
     // The caller describes the machine as the comparison ended (bench/run.ts).
     machine: {},
     variants,

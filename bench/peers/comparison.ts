@@ -69,6 +69,8 @@ export interface PeerComparison {
   command: string;
   rounds: number;
   messages: number;
+  /** Messages each system was sent before each run, not measured (bench/peers/warm-up.ts). */
+  warm_up: number;
   machine: Record<string, unknown>;
   variants: VariantComparison[];
 }
@@ -155,7 +157,7 @@ export function comparisonMarkdown(c: PeerComparison): string {
   const lines = [
     `# Shiri beside ${c.peer.charAt(0).toUpperCase()}${c.peer.slice(1)}`,
     "",
-    `${c.generated_at.slice(0, 16).replace("T", " ")} UTC · \`${c.command}\` · ${c.rounds} round${c.rounds > 1 ? "s" : ""}, ${c.messages.toLocaleString("en")} messages a run, alternating`,
+    `${c.generated_at.slice(0, 16).replace("T", " ")} UTC · \`${c.command}\` · ${c.rounds} round${c.rounds > 1 ? "s" : ""}, ${c.messages.toLocaleString("en")} messages a run after a warm-up of ${c.warm_up.toLocaleString("en")}, alternating`,
     "",
     `Machine: ${machineLine(c.machine)}. The load average of each run is in its row: figures from a busy machine are noise.`,
     "",
@@ -217,6 +219,8 @@ export const peerComparisonSchema = z.object({
   command: z.string(),
   rounds: z.number(),
   messages: z.number(),
+  // Absent in a comparison written before warm-ups.
+  warm_up: z.number().default(0),
   machine: z.record(z.string(), z.unknown()),
   variants: z.array(
     z.object({

@@ -5,6 +5,8 @@
  * generator sending GET /cgi-bin/sendsms, each request to new recipients, one dlr-url a message.
  *
  *   node --import tsx bench/peers/kannel-bench.ts [--messages 20000] [--connections 50] [--timeout 300]
+ *     [--warmup 10000]             (messages sent as the load sends them before it, not measured;
+ *                                 none unless given: warm-up.ts)
  *     [--sink-ids opaque|numeric]   (the sink's message ids, sink-ids.ts: opaque, as issue 27
  *                                 compared, unless given; numeric sets Kannel's msg-id-type)
  *     [--per-request 1]          (recipients a sendsms request, space-separated in `to`: 100 for the
@@ -43,6 +45,7 @@ import {
   sendsmsPath,
 } from "./load-protocol.ts";
 import { ID_FORMS, type IdForm } from "./sink-ids.ts";
+import { warmUp } from "./warm-up.ts";
 
 const PORTS = { admin: 13000, smsbox: 13001, sendsms: 13013, smpp: 2775 } as const;
 /** The tuned settings (issue 27): submits in flight on the bind, dlr-url fetches under way. */
@@ -205,10 +208,12 @@ interface Options {
   sinkIds: IdForm;
   /** Kannel's smsbox-max-pending, or null for its default (100). */
   smsboxMaxPending: number | null;
+  /** Messages sent as the load sends them before it, not measured (warm-up.ts). */
+  warmUp: number;
 }
 
 async function run(
-  { messages, connections, perRequest, sinkIds, smsboxMaxPending }: Options,
+  { messages, connections, perRequest, sinkIds, smsboxMaxPending, warmUp: warmUpMessages }: Options,
   phase: { now: string },
 ): Promise<boolean> {
   for (const [name, port] of Object.entries(PORTS))
@@ -303,6 +308,16 @@ async function run(
   if (probe?.status !== 202)
     throw new Error(`the probe was refused: ${probe?.status} ${probe?.text}\n${smsbox.output()}`);
   await waitFor("the probe's delivery report", 15_000, async () => receiver.delivered.has(digits(probeTo)));
+  if (warmUpMessages > 0) {
+    phase.now = "the warm-up";
+    await warmUp({
+      plan,
+      messages: warmUpMessages,
+      dlrUrl: receiver.url,
+      calledBack: (id) => receiver.delivered.has(id),
+      alive,
+    });
+  }
   await sinkPeer.reset();
   receiver.reset();
 
@@ -489,6 +504,7 @@ async function main(): Promise<number> {
       "sink-ids": { type: "string", default: "opaque" },
       timeout: { type: "string", default: "300" },
       "smsbox-max-pending": { type: "string" },
+      warmup: { type: "string", default: "0" },
     },
     strict: true,
   });
@@ -510,6 +526,7 @@ async function main(): Promise<number> {
   const timeoutS = whole("timeout", values.timeout, 10, 3_600);
   const pending = values["smsbox-max-pending"];
   const smsboxMaxPending = pending === undefined ? null : whole("smsbox-max-pending", pending, 1, 100_000);
+  const warmUpMessages = whole("warmup", values.warmup, 0, 1_000_000);
 
   const phase = { now: "starting" };
   // Set once the run is being stopped (it ended, timed out or was signalled).
@@ -531,7 +548,10 @@ async function main(): Promise<number> {
     cleanup.add(async () => clearTimeout(watchdog));
   });
   try {
-    const complete = run({ messages, connections, perRequest, sinkIds, smsboxMaxPending }, phase).then(
+    const complete = run(
+      { messages, connections, perRequest, sinkIds, smsboxMaxPending, warmUp: warmUpMessages },
+      phase,
+    ).then(
       (ok) => (ok ? 0 : 1),
       (err: unknown) => {
         // Once stopping (timeout, signal), what fails next is only the stopping itself.

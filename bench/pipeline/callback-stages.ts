@@ -24,17 +24,17 @@ const PER_MESSAGE = `
          ${ms("e.created_at", "e.last_attempt_at")} AS "event written → callback answered",
          ${ms("m.received_at", "e.last_attempt_at")} AS "received → callback answered"
     FROM messages m JOIN webhook_events e ON e.message_id = m.id
-   WHERE e.type = 'message.delivered' AND e.state = 'delivered'`;
+   WHERE e.type = 'message.delivered' AND e.state = 'delivered' AND m.received_at >= $1`;
 
 const PER_SETTLE = `
   SELECT min(d) AS "a settle's first callback, after the settle",
          max(d) - min(d) AS "a settle's first callback → its last"
     FROM (SELECT created_at, ${ms("created_at", "last_attempt_at")} AS d
-            FROM webhook_events WHERE type = 'message.delivered' AND state = 'delivered') e
+            FROM webhook_events WHERE type = 'message.delivered' AND state = 'delivered' AND created_at >= $1) e
    GROUP BY created_at`;
 
-async function spreads(pool: Pool, source: string): Promise<StageSpread[]> {
-  const { rows } = await pool.query<Record<string, number | null>>(source);
+async function spreads(pool: Pool, source: string, from: Date): Promise<StageSpread[]> {
+  const { rows } = await pool.query<Record<string, number | null>>(source, [from]);
   const columns = rows[0] ? Object.keys(rows[0]) : [];
   return columns.map((stage) => {
     const values = rows
@@ -46,6 +46,7 @@ async function spreads(pool: Pool, source: string): Promise<StageSpread[]> {
   });
 }
 
-export async function callbackStages(pool: Pool): Promise<StageSpread[]> {
-  return [...(await spreads(pool, PER_MESSAGE)), ...(await spreads(pool, PER_SETTLE))];
+/** The stages of the messages received from `from` on (the measured run's, not a warm-up's). */
+export async function callbackStages(pool: Pool, from: Date): Promise<StageSpread[]> {
+  return [...(await spreads(pool, PER_MESSAGE, from)), ...(await spreads(pool, PER_SETTLE, from))];
 }

@@ -32,6 +32,7 @@ import {
   wallMs,
 } from "../peers/load-protocol.ts";
 import type { IdForm } from "../peers/sink-ids.ts";
+import { warmUp } from "../peers/warm-up.ts";
 import type { StepProgress } from "../report/progress.ts";
 import { startEnv } from "../scenarios/env.ts";
 import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts";
@@ -99,6 +100,11 @@ export interface PipelinePlan {
    * measured Kannel and Shiri; absent: in the bench's own process.
    */
   callbacksWithLoad?: boolean;
+  /**
+   * Messages sent the way the load sends them before it, not measured (bench/peers/warm-up.ts);
+   * absent: BENCH_PIPELINE_WARMUP, none unless set.
+   */
+  warmUp?: { full: number; quick: number };
 }
 
 /**
@@ -176,6 +182,12 @@ export async function runPipeline(
     1_000_000,
   );
   const requests = Math.ceil(planned / plan.perRequest);
+  const warmUpMessages = knob(
+    "BENCH_PIPELINE_WARMUP",
+    (options.quick ? plan.warmUp?.quick : plan.warmUp?.full) ?? 0,
+    0,
+    1_000_000,
+  );
   const cleanup = new Cleanup();
   // Ctrl-C runs the bench's cleanup, which runs this one; at the end this one runs itself.
   options.cleanup?.add(() => cleanup.run());
@@ -285,14 +297,6 @@ export async function runPipeline(
     const webhook = await registerWebhook(env.base, env.key, receiver.url, webhookBatchSize);
     receiver.setSecret(webhook.secret);
 
-    const probe = await probeTlvMode(env.base, env.key, receiver, worker);
-    // The probe returns at its first callback; its other message must be through the sink too
-    // before the counts start, or its submit lands in the measured run.
-    await probeMessagesAnswered(env.pool, probe.ids);
-    await sink.setMode(probe.mode);
-    await sink.reset();
-    receiver.reset();
-
     const alive = () => {
       for (const [name, p] of [
         ...apis.map((a) => ["API", a] as const),
@@ -302,7 +306,25 @@ export async function runPipeline(
       if (sink.process.exited()) throw new Error(`the SMPP sink exited:\n${sink.process.output()}`);
     };
 
+    const probe = await probeTlvMode(env.base, env.key, receiver, worker);
+    // The probe returns at its first callback; its other message must be through the sink too
+    // before the counts start, or its submit lands in the measured run.
+    await probeMessagesAnswered(env.pool, probe.ids);
+    await sink.setMode(probe.mode);
+    const warmUpIds =
+      warmUpMessages === 0
+        ? []
+        : await warmUp({
+            plan: { ...loadPlan, receiver: undefined },
+            messages: warmUpMessages,
+            calledBack: (id) => receiver.delivered.has(id),
+            alive,
+          });
+    await sink.reset();
+    receiver.reset();
+
     // Measured from here.
+    const measuredFrom = new Date();
     const shiriPids = [...apis, ...workers].map((p) => p.pid);
     const shiriBefore = shiriPids.map((pid) => cpuSeconds(pid) ?? Number.NaN);
     const periodsBefore = budgetPeriods();
@@ -393,11 +415,11 @@ export async function runPipeline(
       requestFailures: loadDone.failed + (big && !big.ok ? 1 : 0),
       sink: await sink.counts(),
       receiver,
-      ignoredIds: new Set(probe.ids),
+      ignoredIds: new Set([...probe.ids, ...warmUpIds]),
       pool: env.pool,
     });
 
-    const stages = readStages ? await callbackStages(env.pool) : undefined;
+    const stages = readStages ? await callbackStages(env.pool, measuredFrom) : undefined;
 
     // Per message, from its request's answer to its (first) message.delivered callback.
     const firstCallback = new Map<string, number>();

@@ -112,6 +112,7 @@ function comparison(variants: ReturnType<typeof compareVariant>[]): PeerComparis
     command: "npm run bench -- --peers kannel",
     rounds: 3,
     messages: 20_000,
+    warm_up: 10_000,
     machine: {},
     variants,
   };
