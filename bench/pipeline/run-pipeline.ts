@@ -315,7 +315,7 @@ export async function runPipeline(
       warmUpMessages === 0
         ? []
         : await warmUp({
-            plan: { ...loadPlan, receiver: undefined },
+            plan: loadPlan,
             messages: warmUpMessages,
             calledBack: (id) => receiver.delivered.has(id),
             alive,
