@@ -17,7 +17,7 @@ import { stopChild } from "../lib/shiri-process.ts";
 import { type PipelinePlan, runPipeline } from "../pipeline/run-pipeline.ts";
 import type { Progress } from "../report/progress.ts";
 import { compareVariant, type PeerComparison, type SystemRun, type VariantComparison } from "./comparison.ts";
-import { warmUpMessages } from "./warm-up.ts";
+import { warmUpFor } from "./warm-up.ts";
 
 /** The two variants the issue measured: single sends, and bulk with one callback a message. */
 const VARIANTS = [
@@ -124,7 +124,7 @@ async function runKannel(
       "--sink-ids",
       "opaque",
       "--warmup",
-      String(warmUpMessages(messages)),
+      String(warmUpFor(messages)),
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -191,7 +191,7 @@ async function runShiri(
     accountRateLimits: "none",
     sinkIds: "opaque",
     callbacksWithLoad: true,
-    warmUp: { full: warmUpMessages(messages), quick: warmUpMessages(messages) },
+    warmUp: { full: warmUpFor(messages), quick: warmUpFor(messages) },
   };
   const step = progress.step(`round ${round}, ${variant.variant}, Shiri`);
   const r = await runPipeline(plan, step, { quick: false, cleanup });
@@ -262,7 +262,7 @@ export async function runKannelComparison(options: {
     command: options.command,
     rounds,
     messages,
-    warm_up: warmUpMessages(messages),
+    warm_up: warmUpFor(messages),
     // The caller describes the machine as the comparison ended (bench/run.ts).
     machine: {},
     variants,

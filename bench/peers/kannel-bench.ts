@@ -209,11 +209,11 @@ interface Options {
   /** Kannel's smsbox-max-pending, or null for its default (100). */
   smsboxMaxPending: number | null;
   /** Messages sent as the load sends them before it, not measured (warm-up.ts). */
-  warmUp: number;
+  warmUpMessages: number;
 }
 
 async function run(
-  { messages, connections, perRequest, sinkIds, smsboxMaxPending, warmUp: warmUpMessages }: Options,
+  { messages, connections, perRequest, sinkIds, smsboxMaxPending, warmUpMessages }: Options,
   phase: { now: string },
 ): Promise<boolean> {
   for (const [name, port] of Object.entries(PORTS))
@@ -308,16 +308,14 @@ async function run(
   if (probe?.status !== 202)
     throw new Error(`the probe was refused: ${probe?.status} ${probe?.text}\n${smsbox.output()}`);
   await waitFor("the probe's delivery report", 15_000, async () => receiver.delivered.has(digits(probeTo)));
-  if (warmUpMessages > 0) {
-    phase.now = "the warm-up";
-    await warmUp({
-      plan,
-      messages: warmUpMessages,
-      dlrUrl: receiver.url,
-      calledBack: (id) => receiver.delivered.has(id),
-      alive,
-    });
-  }
+  phase.now = "the warm-up";
+  await warmUp({
+    plan,
+    messages: warmUpMessages,
+    dlrUrl: receiver.url,
+    calledBack: (id) => receiver.delivered.has(id),
+    alive,
+  });
   await sinkPeer.reset();
   receiver.reset();
 
@@ -549,7 +547,7 @@ async function main(): Promise<number> {
   });
   try {
     const complete = run(
-      { messages, connections, perRequest, sinkIds, smsboxMaxPending, warmUp: warmUpMessages },
+      { messages, connections, perRequest, sinkIds, smsboxMaxPending, warmUpMessages },
       phase,
     ).then(
       (ok) => (ok ? 0 : 1),

@@ -11,6 +11,8 @@ export const SENDER = "BENCH";
 export const MESSAGE = "Shiri bench: the whole pipeline.";
 /** Recipient ranges (+26377 and seven digits): the probes take the ones below. */
 export const FIRST_SUBSCRIBER = 1_000_000;
+/** The warm-up's recipients (warm-up.ts), apart from the load's and the big request's (5,000,000 on). */
+export const WARMUP_FIRST_SUBSCRIBER = 3_000_000;
 
 export const loadPlanSchema = z.object({
   /** The API processes' base URLs: the requests and the connections are shared out over them. */

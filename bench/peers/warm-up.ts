@@ -1,5 +1,10 @@
 import { startPeer } from "../pipeline/peer-process.ts";
-import { type LoadPlan, type LoadResult, loadMessageSchema } from "./load-protocol.ts";
+import {
+  type LoadPlan,
+  type LoadResult,
+  loadMessageSchema,
+  WARMUP_FIRST_SUBSCRIBER,
+} from "./load-protocol.ts";
 
 /**
  * Traffic through a system before its measured run (docs/decisions/0031-peers-compared-warm.md):
@@ -11,16 +16,13 @@ import { type LoadPlan, type LoadResult, loadMessageSchema } from "./load-protoc
  * sink's and the receiver's counts, and leaves the warm-up's ids out of the completeness check.
  */
 
-/** Recipients of the warm-up (+26377 and seven digits): apart from the probes, the load and the big request. */
-export const WARMUP_FIRST_SUBSCRIBER = 3_000_000;
-
-/** The warm-up's messages: the measured run's half, as the peers comparison runs it. */
-export const warmUpMessages = (measured: number): number => Math.ceil(measured / 2);
+/** The warm-up's messages for a measured run of `measured`: half, as the peers comparison runs it. */
+export const warmUpFor = (measured: number): number => Math.ceil(measured / 2);
 
 const WARMUP_TIMEOUT_MS = 300_000;
 
 /**
- * Sends `messages` as `plan` would (callbacks to `dlrUrl` for Kannel's sendsms, to the account
+ * Sends `messages` (none: nothing to do) as `plan` would (callbacks to `dlrUrl` for Kannel's sendsms, to the account
  * webhook for Shiri), waits until `calledBack` says each accepted one came back, and answers
  * their ids. Throws if a request failed or the callbacks do not come within five minutes.
  */
@@ -34,6 +36,7 @@ export async function warmUp(options: {
   alive: () => void;
 }): Promise<string[]> {
   const { plan, dlrUrl } = options;
+  if (options.messages === 0) return [];
   const warmPlan: LoadPlan = {
     ...plan,
     requests: Math.ceil(options.messages / plan.perRequest),

@@ -311,15 +311,12 @@ export async function runPipeline(
     // before the counts start, or its submit lands in the measured run.
     await probeMessagesAnswered(env.pool, probe.ids);
     await sink.setMode(probe.mode);
-    const warmUpIds =
-      warmUpMessages === 0
-        ? []
-        : await warmUp({
-            plan: loadPlan,
-            messages: warmUpMessages,
-            calledBack: (id) => receiver.delivered.has(id),
-            alive,
-          });
+    const warmUpIds = await warmUp({
+      plan: loadPlan,
+      messages: warmUpMessages,
+      calledBack: (id) => receiver.delivered.has(id),
+      alive,
+    });
     await sink.reset();
     receiver.reset();
 
