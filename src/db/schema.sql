@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 26, the last 037_auth_failures.sql.
+-- Migrations applied: 27, the last 038_captures_by_batch.sql.
 
 -- Sequences
 
@@ -400,7 +400,6 @@ CREATE INDEX inbound_messages_reply_idx ON public.inbound_messages USING btree (
 CREATE INDEX inbound_messages_unrouted_idx ON public.inbound_messages USING btree (received_at, id) WHERE (account_id IS NULL);
 CREATE INDEX inbound_numbers_account_idx ON public.inbound_numbers USING btree (account_id, number);
 CREATE INDEX ledger_entries_account_idx ON public.ledger_entries USING btree (account_id, id);
-CREATE UNIQUE INDEX ledger_entries_capture_once_idx ON public.ledger_entries USING btree (message_id) WHERE (kind = 'capture'::text);
 CREATE INDEX ledger_entries_message_idx ON public.ledger_entries USING btree (message_id) WHERE (message_id IS NOT NULL);
 CREATE UNIQUE INDEX ledger_entries_release_once_idx ON public.ledger_entries USING btree (message_id) WHERE (kind = 'release'::text);
 CREATE INDEX message_parts_smsc_number_idx ON public.message_parts USING btree (link, smsc_number, accepted_at DESC) WHERE (smsc_number IS NOT NULL);
@@ -438,6 +437,16 @@ BEGIN
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
     LEFT JOIN account_webhooks w ON w.account_id = k.account_id AND w.url IS NOT NULL
    WHERE k.token_hash = ANY (p_hashes) AND k.active AND (k.expires_at IS NULL OR k.expires_at > now());
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.messages_billing_moves_once()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION 'the billing of message % has moved already (%), it cannot become %',
+    OLD.id, OLD.billing, NEW.billing USING ERRCODE = 'check_violation';
 END
 $function$;
 
@@ -638,3 +647,7 @@ AS $function$
                           p_key_requests_per_second, p_account_requests_per_second,
                           p_recipients_per_minute) l
 $function$;
+
+-- Triggers
+
+CREATE TRIGGER messages_billing_moves_once BEFORE UPDATE OF billing ON public.messages FOR EACH ROW WHEN (((old.billing <> 'held'::text) AND (new.billing IS DISTINCT FROM old.billing))) EXECUTE FUNCTION public.messages_billing_moves_once();

@@ -3,7 +3,10 @@ import { commitWith, type Queryable, sqlState, type Tx } from "../db/pool.ts";
 /**
  * The prepaid ledger. Every balance change is a ledger row written in the same transaction as
  * the running balance in account_balances, so the balance can always be recomputed from the
- * rows; a CHECK constraint keeps it from ever going negative.
+ * rows; a CHECK constraint keeps it from ever going negative. A row is written for each top-up,
+ * each send's hold (a single send's names its message, a bulk send's its bulk), each message's
+ * release, and each capture batch of an account: a capture moves no balance, and each message's
+ * own billing (held, captured, released) is on the message (docs/decisions/0032).
  */
 
 export class InsufficientBalanceError extends Error {}
@@ -67,18 +70,21 @@ export async function holdAndCommit(
   }
 }
 
-/** Turns the holds of these messages into charges: once per message, whoever calls first. */
-export async function capture(tx: Queryable, messageIds: readonly string[]): Promise<number> {
-  const { rowCount } = await tx.query(
+/**
+ * Turns the holds of these messages into charges: once per message, whoever calls first (the
+ * message's billing moves from held under its row lock). A capture moves no balance, so the ledger
+ * writes one capture row an account for the lot, not one a message (docs/decisions/0032).
+ */
+export async function capture(tx: Queryable, messageIds: readonly string[]): Promise<void> {
+  await tx.query(
     `WITH moved AS (
        UPDATE messages SET billing = 'captured' WHERE id = ANY($1::uuid[]) AND billing = 'held'
-       RETURNING id, account_id, charge
+       RETURNING account_id, charge
      )
-     INSERT INTO ledger_entries (account_id, kind, amount, message_id)
-     SELECT account_id, 'capture', charge, id FROM moved WHERE charge > 0`,
+     INSERT INTO ledger_entries (account_id, kind, amount)
+     SELECT account_id, 'capture', sum(charge) FROM moved WHERE charge > 0 GROUP BY account_id`,
     [messageIds],
   );
-  return rowCount ?? 0;
 }
 
 /** Gives the holds of these messages back to their accounts: once per message. */

@@ -17,12 +17,13 @@ const ownProcessing = (list: string, columns: string, owner: string) => `
                         FOR NO KEY UPDATE) held`;
 
 /*
- * processing → success, with the capture of the hold and its ledger row, in one statement. A
- * message whose segments were all accepted in this run with a DELIVRD receipt already in hand is
- * delivered in the same row version. `old` reads the billing before the update, so the capture
- * happens once per message whoever settles it. Only the lease's owner moves it ($4): the accepted
- * segments themselves are recorded unfenced (recordParts), so a run whose lease was taken over
- * loses no acceptance; the message's holder (or the job the settle schedules) moves it.
+ * processing → success, with the capture of the hold and the settle's capture row (one an
+ * account, src/ledger/ledger.ts), in one statement. A message whose segments were all accepted in
+ * this run with a DELIVRD receipt already in hand is delivered in the same row version. `old`
+ * reads the billing before the update, so the capture happens once per message whoever settles
+ * it. Only the lease's owner moves it ($4): the accepted segments themselves are recorded
+ * unfenced (recordParts), so a run whose lease was taken over loses no acceptance; the message's
+ * holder (or the job the settle schedules) moves it.
  */
 const MARK_SUCCEEDED = `
   WITH old AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[]", "id, response, delivered", "$4")}),
@@ -37,8 +38,9 @@ const MARK_SUCCEEDED = `
     RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, old.delivered
   ),
   captured AS (
-    INSERT INTO ledger_entries (account_id, kind, amount, message_id)
-    SELECT account_id, 'capture', charge, id FROM moved WHERE old_billing = 'held' AND charge > 0
+    INSERT INTO ledger_entries (account_id, kind, amount)
+    SELECT account_id, 'capture', sum(charge) FROM moved WHERE old_billing = 'held' AND charge > 0
+     GROUP BY account_id
   )
   SELECT id, delivered FROM moved`;
 

@@ -54,8 +54,8 @@ describe("the periodic audit", () => {
       [overdue],
     );
     await q(
-      `INSERT INTO ledger_entries (account_id, kind, amount, message_id)
-       SELECT account_id, 'capture', charge, id FROM messages WHERE id = $1`,
+      `INSERT INTO ledger_entries (account_id, kind, amount)
+       SELECT account_id, 'capture', charge FROM messages WHERE id = $1`,
       [overdue],
     );
     await q(

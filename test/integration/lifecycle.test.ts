@@ -76,6 +76,12 @@ async function row(id: string) {
   return rows[0];
 }
 
+/** What the account's ledger rows say it holds: a capture lowers it, once per message. */
+async function heldByLedger(): Promise<number> {
+  return (await balanceFromLedger(t.service.pool, acct.id)).held;
+}
+
+/** The message's own ledger rows beside its hold: a release (captures are one row a batch). */
 async function ledgerKinds(id: string): Promise<string[]> {
   const { rows } = await t.service.pool.query<{ kind: string }>(
     "SELECT kind FROM ledger_entries WHERE message_id = $1 AND kind <> 'hold' ORDER BY id",
@@ -199,6 +205,7 @@ describe("the message lifecycle", () => {
   it("accept: processing → success, the hold captured once, message.success recorded", async () => {
     const id = await send();
     const { owner } = await claimed(id);
+    const held = await heldByLedger();
     expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner))).toEqual(
       [{ id, delivered: false }],
     );
@@ -207,7 +214,8 @@ describe("the message lifecycle", () => {
     expect(await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner))).toEqual(
       [],
     );
-    expect(await ledgerKinds(id)).toEqual(["capture"]);
+    expect(await heldByLedger()).toBe(held - PRICE);
+    expect(await ledgerKinds(id)).toEqual([]);
     expect(await events(id)).toEqual(["message.success"]);
   });
 
@@ -244,10 +252,11 @@ describe("the message lifecycle", () => {
     expect(await ledgerKinds(id)).toEqual([]);
     expect(await events(id)).toEqual([]);
     // The run that holds it settles it.
+    const held = await heldByLedger();
     expect(
       await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], second.owner)),
     ).toEqual([{ id, delivered: false }]);
-    expect(await ledgerKinds(id)).toEqual(["capture"]);
+    expect(await heldByLedger()).toBe(held - PRICE);
   });
 
   it("refuse: processing → failed, the hold released once, message.failed recorded", async () => {
@@ -276,13 +285,39 @@ describe("the message lifecycle", () => {
     expect(await events(id)).toEqual([]);
   });
 
+  it("the database refuses to move a billing that has moved: captured or released once", async () => {
+    const captured = await send();
+    const capturing = await claimed(captured);
+    await tx((c) =>
+      markAccepted(c, [{ id: captured, response: "ESME_ROK", delivered: false }], capturing.owner),
+    );
+    const released = await send();
+    const releasing = await claimed(released);
+    const refused = { id: released, response: "ESME_RINVDSTADR", error: "carrier refused" };
+    await tx((c) => markRefused(c, [refused], releasing.owner));
+    const move = (id: string, billing: string) =>
+      t.service.pool.query("UPDATE messages SET billing = $2 WHERE id = $1", [id, billing]);
+    for (const [id, billing] of [
+      [captured, "released"],
+      [captured, "held"],
+      [released, "captured"],
+      [released, "held"],
+    ] as const)
+      await expect(move(id, billing), billing).rejects.toMatchObject({ code: "23514" });
+    expect(await row(captured)).toMatchObject({ billing: "captured" });
+    expect(await row(released)).toMatchObject({ billing: "released" });
+    // An update that names the billing without moving it is no move.
+    await move(captured, "captured");
+  });
+
   it("claim is refused for a message already final (success)", async () => {
     const id = await send();
     const { owner } = await claimed(id);
     await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
+    const held = await heldByLedger();
     expect(await tx((c) => claimMessages(c, [id], lease()))).toEqual({ claimed: [], busy: [], notDue: [] });
     expect(await row(id)).toMatchObject({ status: "success", billing: "captured", locked_by: null });
-    expect(await ledgerKinds(id)).toEqual(["capture"]);
+    expect(await heldByLedger()).toBe(held);
   });
 
   it("give up the lease: only its owner can, and the message waits for another try", async () => {

@@ -300,7 +300,13 @@ describe("DELETE /api/v1/sms/{id}", () => {
     expect(res.body).toMatchObject({ status: "error", error: { code: "CONFLICT" } });
     expect((await api("GET", `/api/v1/sms/${id}`)).body).toEqual(message);
     expect(await available()).toBe(before);
-    expect((await ledgerOf([id])).map((e) => e.kind)).toEqual(["hold", "capture"]);
+    // Its hold was captured on acceptance and stays so (a capture is the message's billing; the
+    // ledger's capture row is the settle's, one an account).
+    expect((await ledgerOf([id])).map((e) => e.kind)).toEqual(["hold"]);
+    const { rows } = await h.pool.query<{ billing: string }>("SELECT billing FROM messages WHERE id = $1", [
+      id,
+    ]);
+    expect(rows[0]?.billing).toBe("captured");
   });
 
   it("another account's message is not found (404 Kit) and stays as it was; a bad id is 400 Kit", async () => {

@@ -268,16 +268,22 @@ describe("two APIs and two workers on one database", () => {
       `[scale-out] ${ids.length} messages through 2 APIs and 2 workers; ${onTheWire.length} on the wire at the kill, ${resent} resent; busiest second at the carrier: econet ${busiest.econet}/${ECONET_TPS}, netone ${busiest.netone}/${NETONE_TPS}`,
     );
 
-    // Billed once: one hold and one capture per message, and the ledger agrees with every balance.
-    const { rows: billing } = await sql.query<{ kind: string; n: number; messages: number }>(
+    // Billed once: one hold per message, every message captured, the captures (one ledger row a
+    // settle) adding up to exactly their charges, and the ledger agreeing with every balance.
+    const { rows: holds } = await sql.query<{ kind: string; n: number; messages: number }>(
       `SELECT kind, count(*)::int AS n, count(DISTINCT message_id)::int AS messages FROM ledger_entries
         WHERE message_id = ANY($1) GROUP BY kind ORDER BY kind`,
       [ids],
     );
-    expect(billing).toEqual([
-      { kind: "capture", n: ids.length, messages: ids.length },
-      { kind: "hold", n: ids.length, messages: ids.length },
-    ]);
+    expect(holds).toEqual([{ kind: "hold", n: ids.length, messages: ids.length }]);
+    const { rows: captures } = await sql.query<{ messages: number; charged: string; captured: string }>(
+      `SELECT (SELECT count(*)::int FROM messages WHERE id = ANY($1) AND billing = 'captured') AS messages,
+              (SELECT sum(charge)::text FROM messages WHERE billing = 'captured') AS charged,
+              (SELECT sum(amount)::text FROM ledger_entries WHERE kind = 'capture') AS captured`,
+      [ids],
+    );
+    expect(captures[0]?.messages).toBe(ids.length);
+    expect(captures[0]?.captured).toBe(captures[0]?.charged);
     const audit = await shiriAudit(db.url);
     expect(audit.code, `shiri audit not clean:\n${audit.stdout}${audit.stderr}`).toBe(0);
 
