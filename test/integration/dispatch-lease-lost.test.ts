@@ -75,11 +75,15 @@ describe("a dispatch lease taken over mid-batch", () => {
         [ids],
       );
       expect(parts[0]?.n).toBe(sentByFirstRun);
-      const { rows: captures } = await h.pool.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM ledger_entries WHERE message_id = ANY($1) AND kind <> 'hold'",
+      // Nothing captured nor released for them: their billing says held, and the ledger agrees.
+      const { rows: releases } = await h.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM ledger_entries WHERE message_id = ANY($1) AND kind = 'release'",
         [ids],
       );
-      expect(captures[0]?.n).toBe(0);
+      expect(releases[0]?.n).toBe(0);
+      expect((await balanceFromLedger(h.pool, h.acct.id)).held).toBe(
+        (await balanceOf(h.pool, h.acct.id))?.held,
+      );
 
       // The other holder goes away (its lease runs out): the jobs the settle scheduled take the
       // messages up; those already accepted succeed without a second submit.
