@@ -71,9 +71,17 @@ export async function holdAndCommit(
 }
 
 /**
+ * The ledger rows of a capture, from `captured` (the messages whose billing just moved from held,
+ * with their account_id and charge): a capture moves no balance, so one row an account for the
+ * lot, not one a message (docs/decisions/0032). Every statement that captures writes them so.
+ */
+export const captureRows = (captured: string) => `
+  INSERT INTO ledger_entries (account_id, kind, amount)
+  SELECT account_id, 'capture', sum(charge) FROM ${captured} WHERE charge > 0 GROUP BY account_id`;
+
+/**
  * Turns the holds of these messages into charges: once per message, whoever calls first (the
- * message's billing moves from held under its row lock). A capture moves no balance, so the ledger
- * writes one capture row an account for the lot, not one a message (docs/decisions/0032).
+ * message's billing moves from held under its row lock).
  */
 export async function capture(tx: Queryable, messageIds: readonly string[]): Promise<void> {
   await tx.query(
@@ -81,8 +89,7 @@ export async function capture(tx: Queryable, messageIds: readonly string[]): Pro
        UPDATE messages SET billing = 'captured' WHERE id = ANY($1::uuid[]) AND billing = 'held'
        RETURNING account_id, charge
      )
-     INSERT INTO ledger_entries (account_id, kind, amount)
-     SELECT account_id, 'capture', sum(charge) FROM moved WHERE charge > 0 GROUP BY account_id`,
+     ${captureRows("moved")}`,
     [messageIds],
   );
 }

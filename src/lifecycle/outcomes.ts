@@ -1,6 +1,6 @@
 import type { Tx } from "../db/pool.ts";
 import { recordMessageEvents } from "../events/events.ts";
-import { release } from "../ledger/ledger.ts";
+import { captureRows, release } from "../ledger/ledger.ts";
 
 /*
  * The listed messages still processing under `owner`, each locked, with the list's columns and
@@ -37,11 +37,7 @@ const MARK_SUCCEEDED = `
      WHERE m.id = old.id
     RETURNING m.id, m.account_id, m.charge, old.billing AS old_billing, old.delivered
   ),
-  captured AS (
-    INSERT INTO ledger_entries (account_id, kind, amount)
-    SELECT account_id, 'capture', sum(charge) FROM moved WHERE old_billing = 'held' AND charge > 0
-     GROUP BY account_id
-  )
+  captured AS (${captureRows("(SELECT account_id, charge FROM moved WHERE old_billing = 'held') newly_captured")})
   SELECT id, delivered FROM moved`;
 
 /**

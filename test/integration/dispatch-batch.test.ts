@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import { dispatchQueue } from "../../src/queue/boss.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -34,13 +34,6 @@ async function settleTransactions(ids: readonly string[]): Promise<number> {
     [ids],
   );
   return rows[0]?.n ?? -1;
-}
-
-async function ledgerBalanced(): Promise<void> {
-  const kept = await balanceOf(h.pool, h.acct.id);
-  const recomputed = await balanceFromLedger(h.pool, h.acct.id);
-  expect(kept?.available).toBe(recomputed.available);
-  expect(kept?.held).toBe(recomputed.held);
 }
 
 describe("dispatch in batches", () => {
@@ -77,7 +70,7 @@ describe("dispatch in batches", () => {
     expect([...submits.values()].every((n) => n === 1)).toBe(true);
     // The batch filled the window and never went past it.
     expect(h.sims.get("econet").stats.maxOutstanding).toBe(WINDOW);
-    await ledgerBalanced();
+    await expectLedgerBalanced(h.pool, h.acct.id);
   });
 
   it("receipts that come while their batch is still submitting are recorded in its settle, err codes kept", async () => {
@@ -96,7 +89,7 @@ describe("dispatch in batches", () => {
       for (const r of rows) expect(r.response).toMatch(/^UNDELIV err:\d+$/);
       // Recorded in the settle transaction itself (now() is the transaction's start).
       expect(rows.filter((r) => r.held).length).toBeGreaterThan(20);
-      await ledgerBalanced();
+      await expectLedgerBalanced(h.pool, h.acct.id);
     } finally {
       h.sims
         .get("econet")
@@ -121,7 +114,7 @@ describe("dispatch in batches", () => {
         "cancelled",
       { what: "the malformed job to be cancelled" },
     );
-    await ledgerBalanced();
+    await expectLedgerBalanced(h.pool, h.acct.id);
   });
 
   it("when one job's messages cannot be recorded, the batch is settled job by job and the others commit", async () => {
@@ -150,7 +143,7 @@ describe("dispatch in batches", () => {
         [dispatchQueue("econet"), bad],
       );
       expect(rows.map((r) => r.state)).toContain("retry");
-      await ledgerBalanced();
+      await expectLedgerBalanced(h.pool, h.acct.id);
     } finally {
       await h.pool.query("DROP TRIGGER refuse_poisoned ON message_parts; DROP FUNCTION refuse_poisoned()");
     }

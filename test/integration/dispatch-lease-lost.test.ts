@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -81,9 +81,7 @@ describe("a dispatch lease taken over mid-batch", () => {
         [ids],
       );
       expect(releases[0]?.n).toBe(0);
-      expect((await balanceFromLedger(h.pool, h.acct.id)).held).toBe(
-        (await balanceOf(h.pool, h.acct.id))?.held,
-      );
+      await expectLedgerBalanced(h.pool, h.acct.id);
 
       // The other holder goes away (its lease runs out): the jobs the settle scheduled take the
       // messages up; those already accepted succeed without a second submit.
@@ -100,10 +98,7 @@ describe("a dispatch lease taken over mid-batch", () => {
         perNumber.set(a.destination_addr, (perNumber.get(a.destination_addr) ?? 0) + 1);
       expect(perNumber.size).toBe(5);
       expect([...perNumber.values()]).toEqual([1, 1, 1, 1, 1]);
-      const kept = await balanceOf(h.pool, h.acct.id);
-      const recomputed = await balanceFromLedger(h.pool, h.acct.id);
-      expect(kept?.held).toBe(recomputed.held);
-      expect(kept?.available).toBe(recomputed.available);
+      await expectLedgerBalanced(h.pool, h.acct.id);
     } finally {
       sim.setBehaviour({ submitLatencyMs: 0 });
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceOf } from "../../src/ledger/ledger.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -106,8 +107,6 @@ describe("a message's life through the carrier", () => {
   });
 
   it("balances the ledger: what the ledger rows say equals the running balance", async () => {
-    const ledger = await balanceFromLedger(h.pool, h.acct.id);
-    const balance = await balanceOf(h.pool, h.acct.id);
-    expect(ledger).toEqual({ available: balance?.available, held: balance?.held });
+    await expectLedgerBalanced(h.pool, h.acct.id);
   });
 });

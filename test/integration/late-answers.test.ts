@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -36,13 +36,6 @@ async function lateAnswers(outcome: string): Promise<number> {
   );
 }
 
-async function expectLedgerBalanced(): Promise<void> {
-  const kept = await balanceOf(h.pool, h.acct.id);
-  const recomputed = await balanceFromLedger(h.pool, h.acct.id);
-  expect(kept?.available).toBe(recomputed.available);
-  expect(kept?.held).toBe(recomputed.held);
-}
-
 describe("late answers", () => {
   it("records an answer that comes after the timeout and never sends the segment again", async () => {
     const before = await lateAnswers("recorded");
@@ -58,7 +51,7 @@ describe("late answers", () => {
       expect(counts.size).toBe(10);
       expect([...counts.values()].every((n) => n === 1)).toBe(true);
       expect((await lateAnswers("recorded")) - before).toBe(10);
-      await expectLedgerBalanced();
+      await expectLedgerBalanced(h.pool, h.acct.id);
     } finally {
       h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
     }
@@ -83,7 +76,7 @@ describe("late answers", () => {
       ]);
       expect(rows[0]?.billing).toBe("captured");
       // A second capture would leave the ledger holding less than the account's messages do.
-      await expectLedgerBalanced();
+      await expectLedgerBalanced(h.pool, h.acct.id);
     } finally {
       h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
     }

@@ -21,6 +21,7 @@ import { createLogger } from "../../src/logger.ts";
 import { applyReceipts } from "../../src/receipts/apply-receipts.ts";
 import { IdTally } from "../../src/receipts/id-tally.ts";
 import { ReceiptStage } from "../../src/receipts/receipt-stage.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -489,9 +490,6 @@ describe("the message lifecycle", () => {
   });
 
   it("the ledger still balances after every move above", async () => {
-    const kept = await balanceOf(t.service.pool, acct.id);
-    const recomputed = await balanceFromLedger(t.service.pool, acct.id);
-    expect(kept?.available).toBe(recomputed.available);
-    expect(kept?.held).toBe(recomputed.held);
+    await expectLedgerBalanced(t.service.pool, acct.id);
   });
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf, InsufficientBalanceError } from "../../src/ledger/ledger.ts";
+import { balanceOf, InsufficientBalanceError } from "../../src/ledger/ledger.ts";
 import { prepareSend } from "../../src/sending/prepare-send.ts";
 import { UnapprovedSenderError } from "../../src/sending/record-send.ts";
 import { SendCommitter } from "../../src/sending/send-committer.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { call, startTestService, type TestService } from "../support/service.ts";
 
 /** Group commit of sends: an account's sends that wait together are written in one transaction. */
@@ -48,13 +49,6 @@ async function holdTransactions(accountId: string): Promise<number> {
   return rows[0]?.n ?? -1;
 }
 
-async function expectLedgerBalanced(accountId: string): Promise<void> {
-  const kept = await balanceOf(t.service.pool, accountId);
-  const recomputed = await balanceFromLedger(t.service.pool, accountId);
-  expect(kept?.available).toBe(recomputed.available);
-  expect(kept?.held).toBe(recomputed.held);
-}
-
 describe("group commit of sends", () => {
   it("writes the sends that waited together in one transaction", async () => {
     const acct = await t.account({ balance: 100 * PRICE });
@@ -66,7 +60,7 @@ describe("group commit of sends", () => {
     expect(results.every((r) => r.status === "fulfilled")).toBe(true);
     expect(await holdTransactions(acct.id)).toBe(2);
     expect((await balanceOf(t.service.pool, acct.id))?.held).toBe(20 * PRICE);
-    await expectLedgerBalanced(acct.id);
+    await expectLedgerBalanced(t.service.pool, acct.id);
   });
 
   it("refuses only the sends the balance cannot cover, in the order they came", async () => {
@@ -84,7 +78,7 @@ describe("group commit of sends", () => {
       [acct.id],
     );
     expect(rows[0]?.n).toBe(15);
-    await expectLedgerBalanced(acct.id);
+    await expectLedgerBalanced(t.service.pool, acct.id);
   });
 
   it("refuses a send whose sender is not approved and commits the others with it", async () => {
@@ -99,7 +93,7 @@ describe("group commit of sends", () => {
     });
     expect(await holdTransactions(acct.id)).toBe(2);
     expect((await balanceOf(t.service.pool, acct.id))?.held).toBe(9 * PRICE);
-    await expectLedgerBalanced(acct.id);
+    await expectLedgerBalanced(t.service.pool, acct.id);
   });
 
   it("over HTTP: concurrent single sends of one account are all accepted once and billed once", async () => {
@@ -120,6 +114,6 @@ describe("group commit of sends", () => {
     );
     expect(rows[0]?.n).toBe(60);
     expect((await balanceOf(t.service.pool, acct.id))?.held).toBe(60 * PRICE);
-    await expectLedgerBalanced(acct.id);
+    await expectLedgerBalanced(t.service.pool, acct.id);
   });
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceOf } from "../../src/ledger/ledger.ts";
 import { shiri as cli } from "../support/cli.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -21,12 +22,6 @@ const shiri = (args: readonly string[]) => cli(h.t.database.url, args);
 async function expiredCount(): Promise<number> {
   const metric = await h.t.service.metrics.messagesExpired.get();
   return metric.values.find((v) => v.labels.operator === "econet")?.value ?? 0;
-}
-
-async function expectLedgerBalanced(accountId: string): Promise<void> {
-  const balance = await balanceOf(h.pool, accountId);
-  const fromLedger = await balanceFromLedger(h.pool, accountId);
-  expect({ available: balance?.available, held: balance?.held }).toEqual(fromLedger);
 }
 
 beforeAll(async () => {
@@ -85,7 +80,7 @@ describe("validity sweeper", () => {
 
     const after = await balanceOf(h.pool, h.acct.id);
     expect(after).toEqual(before);
-    await expectLedgerBalanced(h.acct.id);
+    await expectLedgerBalanced(h.pool, h.acct.id);
     expect(await expiredCount()).toBe(expiredBefore + 1);
   }, 30_000);
 });
@@ -113,7 +108,7 @@ describe("shiri audit", () => {
       "audited traffic",
     );
     await h.waitUntilSettled(ids, { timeoutMs: 30_000 });
-    await expectLedgerBalanced(h.acct.id);
+    await expectLedgerBalanced(h.pool, h.acct.id);
 
     const clean = await shiri(["audit"]);
     expect(clean.code, clean.stderr).toBe(0);
