@@ -31,6 +31,12 @@ export interface VacuumPolicy {
   /** Rows changed since the last ANALYZE past which statistics are refreshed. */
   changedRows: number;
   changedShare: number;
+  /**
+   * The least time between two ANALYZEs of a table that has been analysed before. VACUUM keeps
+   * the row count the planner uses current in between; ANALYZE samples up to 30,000 rows of the
+   * table however few changed, so on a busy table every pass would pay for it again.
+   */
+  analyzeEverySeconds: number;
 }
 
 export const DEFAULT_VACUUM_POLICY: VacuumPolicy = {
@@ -38,6 +44,8 @@ export const DEFAULT_VACUUM_POLICY: VacuumPolicy = {
   deadShare: 0.1,
   changedRows: 2_000,
   changedShare: 0.1,
+  // Autovacuum's own pace: it visits each database once a minute (autovacuum_naptime).
+  analyzeEverySeconds: 60,
 };
 
 interface TableStats {
@@ -46,24 +54,41 @@ interface TableStats {
   n_live_tup: number;
   n_dead_tup: number;
   n_mod_since_analyze: number;
+  /** Seconds since the table's last ANALYZE, by Shiri or by autovacuum; null if never. */
+  since_analyze: number | null;
 }
 
+/** The tables a pass vacuumed and those it analysed (a table in both had VACUUM (ANALYZE)). */
 export interface VacuumPass {
   vacuumed: string[];
   analyzed: string[];
 }
 
-/** What each table needs now: VACUUM (with ANALYZE) for dead rows, ANALYZE alone for fresh ones. */
+/**
+ * What each table needs now: VACUUM for dead rows past the policy, ANALYZE for changed rows past
+ * it once analyzeEverySeconds have passed since the last one (at once for a table never analysed).
+ */
 export function planVacuum(stats: readonly TableStats[], policy: VacuumPolicy): VacuumPass {
   const vacuumed: string[] = [];
   const analyzed: string[] = [];
   for (const t of stats) {
     const name = `${t.schemaname}.${t.relname}`;
     if (t.n_dead_tup >= Math.max(policy.deadRows, policy.deadShare * t.n_live_tup)) vacuumed.push(name);
-    else if (t.n_mod_since_analyze >= Math.max(policy.changedRows, policy.changedShare * t.n_live_tup))
+    const changed = t.n_mod_since_analyze >= Math.max(policy.changedRows, policy.changedShare * t.n_live_tup);
+    if (changed && (t.since_analyze === null || t.since_analyze >= policy.analyzeEverySeconds))
       analyzed.push(name);
   }
   return { vacuumed, analyzed };
+}
+
+/** The command each table of a pass gets, in the pass's order. */
+function commandsOf(pass: VacuumPass): Array<{ command: string; name: string }> {
+  const analyzed = new Set(pass.analyzed);
+  const vacuumed = new Set(pass.vacuumed);
+  return [
+    ...pass.vacuumed.map((name) => ({ command: analyzed.has(name) ? "VACUUM (ANALYZE)" : "VACUUM", name })),
+    ...pass.analyzed.filter((name) => !vacuumed.has(name)).map((name) => ({ command: "ANALYZE", name })),
+  ];
 }
 
 /** Whether the server vacuums by itself (autovacuum on); if not, Shiri keeps its own tables. */
@@ -74,7 +99,7 @@ export async function autovacuumIsOn(pool: pg.Pool): Promise<boolean> {
 
 /**
  * One pass of Shiri's own vacuuming, for servers that run with autovacuum off: the churned tables
- * whose dead rows or changes passed the policy are vacuumed or analysed, one at a time, by one
+ * whose dead rows or changes passed the policy are vacuumed, analysed or both, one at a time, by one
  * process at a time across all of Shiri's processes (an advisory lock; a process that finds it
  * taken skips the pass). VACUUM runs outside any transaction on a connection of its own with no
  * statement timeout, which is then closed rather than returned to the pool.
@@ -95,7 +120,8 @@ export async function vacuumChurnedTables(pool: pg.Pool, policy: VacuumPolicy): 
     if (!locked) return { vacuumed: [], analyzed: [] };
     const { rows } = await client.query<TableStats>(
       `SELECT schemaname, relname, n_live_tup::float8 AS n_live_tup, n_dead_tup::float8 AS n_dead_tup,
-              n_mod_since_analyze::float8 AS n_mod_since_analyze
+              n_mod_since_analyze::float8 AS n_mod_since_analyze,
+              extract(epoch FROM now() - greatest(last_analyze, last_autoanalyze))::float8 AS since_analyze
          FROM pg_stat_user_tables
         WHERE (schemaname = current_schema() AND relname = ANY($1::text[])) OR schemaname = 'pgboss'`,
       [CHURNED],
@@ -105,18 +131,13 @@ export async function vacuumChurnedTables(pool: pg.Pool, policy: VacuumPolicy): 
     await client.query("SET statement_timeout = 0");
     timeoutLifted = true;
     // Identifiers cannot be parameters: each name is quoted by the server from the catalogue's own.
-    for (const [command, names] of [
-      ["VACUUM (ANALYZE)", pass.vacuumed],
-      ["ANALYZE", pass.analyzed],
-    ] as const) {
-      for (const name of names) {
-        const [schema, table] = name.split(".");
-        const quoted = await client.query<{ name: string }>(
-          "SELECT format('%I.%I', $1::text, $2::text) AS name",
-          [schema, table],
-        );
-        await client.query(`${command} ${quoted.rows[0]?.name}`);
-      }
+    for (const { command, name } of commandsOf(pass)) {
+      const [schema, table] = name.split(".");
+      const quoted = await client.query<{ name: string }>(
+        "SELECT format('%I.%I', $1::text, $2::text) AS name",
+        [schema, table],
+      );
+      await client.query(`${command} ${quoted.rows[0]?.name}`);
     }
     return pass;
   } finally {

@@ -15,7 +15,13 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const policy = { deadRows: 200, deadShare: 0.1, changedRows: 100_000, changedShare: 1 };
+const policy = {
+  deadRows: 200,
+  deadShare: 0.1,
+  changedRows: 100_000,
+  changedShare: 1,
+  analyzeEverySeconds: 60,
+};
 
 async function deadRows(table: string): Promise<number> {
   // Statistics reach pg_stat_user_tables when a backend flushes them: force it for this one.
@@ -28,33 +34,29 @@ async function deadRows(table: string): Promise<number> {
 }
 
 describe("vacuuming the churned tables", () => {
-  it("plans VACUUM for dead rows past the policy, ANALYZE for changed ones, nothing for quiet tables", () => {
+  it("plans VACUUM for dead rows past the policy, ANALYZE for changed ones at most every interval", () => {
+    const table = (relname: string, counts: Partial<Record<string, number | null>>) => ({
+      schemaname: "public",
+      relname,
+      n_live_tup: 1_000,
+      n_dead_tup: 0,
+      n_mod_since_analyze: 0,
+      since_analyze: 3_600,
+      ...counts,
+    });
     const stats = [
-      {
-        schemaname: "public",
-        relname: "messages",
-        n_live_tup: 1_000,
-        n_dead_tup: 500,
-        n_mod_since_analyze: 0,
-      },
-      {
-        schemaname: "public",
-        relname: "message_parts",
-        n_live_tup: 10_000,
-        n_dead_tup: 500,
-        n_mod_since_analyze: 0,
-      },
-      {
-        schemaname: "pgboss",
-        relname: "job_common",
-        n_live_tup: 10,
-        n_dead_tup: 0,
-        n_mod_since_analyze: 300,
-      },
+      table("dead", { n_dead_tup: 500 }),
+      table("dead_share_not_reached", { n_live_tup: 10_000, n_dead_tup: 500 }),
+      table("dead_and_changed", { n_dead_tup: 500, n_mod_since_analyze: 300 }),
+      table("dead_and_changed_lately", { n_dead_tup: 500, n_mod_since_analyze: 300, since_analyze: 10 }),
+      table("changed", { n_mod_since_analyze: 300 }),
+      table("changed_lately", { n_mod_since_analyze: 300, since_analyze: 59 }),
+      table("changed_never_analysed", { n_mod_since_analyze: 300, since_analyze: null }),
+      table("quiet", { n_mod_since_analyze: 199, since_analyze: null }),
     ];
-    expect(planVacuum(stats, { ...policy, changedRows: 200 })).toEqual({
-      vacuumed: ["public.messages"],
-      analyzed: ["pgboss.job_common"],
+    expect(planVacuum(stats, { ...policy, changedRows: 200, changedShare: 0.1 })).toEqual({
+      vacuumed: ["public.dead", "public.dead_and_changed", "public.dead_and_changed_lately"],
+      analyzed: ["public.dead_and_changed", "public.changed", "public.changed_never_analysed"],
     });
   });
 
@@ -75,6 +77,37 @@ describe("vacuuming the churned tables", () => {
     const pass = await vacuumChurnedTables(pool, policy);
     expect(pass.vacuumed).toContain("public.early_receipts");
     await expect.poll(() => deadRows("early_receipts")).toBe(0);
+  });
+
+  it("analyses a changed table again only once the interval since its last ANALYZE has passed", async () => {
+    const analyses = async () => {
+      await pool.query("SELECT pg_stat_force_next_flush()");
+      const { rows } = await pool.query<{ n: number }>(
+        "SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE relname = 'early_receipts' AND schemaname = current_schema()",
+      );
+      return rows[0]?.n ?? -1;
+    };
+    const client = await pool.connect();
+    try {
+      await client.query("ANALYZE early_receipts");
+      await client.query(
+        `INSERT INTO early_receipts (link, smsc_id, state)
+         SELECT 'econet', 'changed-' || g, 'DELIVRD' FROM generate_series(1, 500) g`,
+      );
+      await client.query("SELECT pg_stat_force_next_flush()");
+    } finally {
+      client.release();
+    }
+    const before = await analyses();
+    const changed = { ...policy, changedRows: 100, changedShare: 0 };
+
+    const soon = await vacuumChurnedTables(pool, { ...changed, analyzeEverySeconds: 3_600 });
+    expect(soon.analyzed).not.toContain("public.early_receipts");
+    expect(await analyses()).toBe(before);
+
+    const later = await vacuumChurnedTables(pool, { ...changed, analyzeEverySeconds: 0 });
+    expect(later.analyzed).toContain("public.early_receipts");
+    await expect.poll(analyses).toBe(before + 1);
   });
 
   it("skips the pass while another process holds the vacuum lock", async () => {
