@@ -214,7 +214,7 @@ async function runShiri(
     callback_p50_ms: value("callback_p50_ms"),
     callback_p99_ms: value("callback_p99_ms"),
     cpu_ms_per_msg: cpu,
-    cpu_detail: `Shiri ${shiriCpu ?? "—"} + Postgres ${postgresCpu ?? "—"} (this database's backends and the background processes; every Postgres process: ${value("cpu_postgres_ms_per_msg") ?? "—"})`,
+    cpu_detail: `Shiri ${shiriCpu ?? "—"} (api ${value("cpu_api_ms_per_msg") ?? "—"}, worker ${value("cpu_worker_ms_per_msg") ?? "—"}) + Postgres ${postgresCpu ?? "—"} (this database's backends and the background processes, of which the api's connections ${value("cpu_postgres_api_ms_per_msg") ?? "—"} and the worker's ${value("cpu_postgres_worker_ms_per_msg") ?? "—"}; every Postgres process: ${value("cpu_postgres_ms_per_msg") ?? "—"})`,
     complete,
     problems: complete
       ? ""

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import type { Pool } from "../../src/db/pool.ts";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
 
@@ -82,4 +82,67 @@ export async function ownServerPids(pool: Pool): Promise<Set<number>> {
          OR backend_type <> 'client backend'`,
   );
   return new Set(rows.map((r) => r.pid));
+}
+
+/** The local ports of a process's TCP sockets, from /proc: its descriptors' inodes in its network's tables. */
+function localTcpPorts(pid: number): Set<number> {
+  const inodes = new Set<string>();
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return new Set();
+  }
+  for (const fd of fds) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      if (inode) inodes.add(inode);
+    } catch {
+      // Closed since the listing.
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ["tcp", "tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, "utf8");
+    } catch {
+      continue;
+    }
+    // Columns: sl local_address rem_address st queues timer retransmits uid timeout inode …
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const port = fields[1]?.split(":").at(-1);
+      if (port && fields[9] && inodes.has(fields[9])) ports.add(Number.parseInt(port, 16));
+    }
+  }
+  return ports;
+}
+
+/**
+ * This database's backends by the client process at the other end of their connection (matched
+ * by its TCP port), gathered over every sample() so that connections opened mid-run count too.
+ * Backends of Unix-socket connections, or of a server on another machine, are not found.
+ */
+export class BackendsByClient {
+  readonly pids = new Map<string, Set<number>>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly clients: ReadonlyArray<{ label: string; pid: number }>,
+  ) {
+    for (const { label } of clients) this.pids.set(label, new Set());
+  }
+
+  async sample(): Promise<void> {
+    const { rows } = await this.pool.query<{ pid: number; port: number }>(
+      "SELECT pid, client_port AS port FROM pg_stat_activity WHERE datname = current_database() AND client_port > 0",
+    );
+    const owner = new Map<number, string>();
+    for (const { label, pid } of this.clients) for (const port of localTcpPorts(pid)) owner.set(port, label);
+    for (const { pid, port } of rows) {
+      const label = owner.get(port);
+      if (label) this.pids.get(label)?.add(pid);
+    }
+  }
 }

@@ -39,7 +39,7 @@ import type { Measure, RunOptions, ScenarioResult } from "../scenarios/types.ts"
 import { callbackStages } from "./callback-stages.ts";
 import { checkCompleteness } from "./completeness.ts";
 import { type PeerProcess, startPeer } from "./peer-process.ts";
-import { ownServerPids, ServerCpu } from "./process-cpu.ts";
+import { BackendsByClient, ownServerPids, ServerCpu } from "./process-cpu.ts";
 import { remoteReceiver } from "./remote-receiver.ts";
 import { probeTlvMode, registerWebhook, sendBulk } from "./service-calls.ts";
 import { startSinkPeer } from "./sink-peer.ts";
@@ -329,6 +329,14 @@ export async function runPipeline(
     const server = await ServerCpu.find(env.pool, env.db.url);
     server?.sample();
     const ownBefore = server ? await ownServerPids(env.pool) : new Set<number>();
+    // Which of Shiri's processes each backend works for: its share of Postgres's CPU.
+    const backends = server
+      ? new BackendsByClient(env.pool, [
+          ...apis.map((p) => ({ label: "api", pid: p.pid })),
+          ...workers.map((p) => ({ label: "worker", pid: p.pid })),
+        ])
+      : null;
+    await backends?.sample();
     const sampler = sampleDatabase ? startPgSampler(env.pool) : null;
 
     let load: PeerProcess;
@@ -377,6 +385,7 @@ export async function runPipeline(
       }
       if (performance.now() - lastSample >= 1_000) {
         server?.sample();
+        await backends?.sample();
         lastSample = performance.now();
       }
       await sleep(50);
@@ -394,8 +403,19 @@ export async function runPipeline(
     };
     const sinkUsed = (cpuSeconds(sink.process.pid) ?? Number.NaN) - sinkBefore;
     server?.sample();
-    const ownPids = server ? new Set([...ownBefore, ...(await ownServerPids(env.pool))]) : null;
+    await backends?.sample();
+    const ownPids = server
+      ? new Set([
+          ...ownBefore,
+          ...(await ownServerPids(env.pool)),
+          ...[...(backends?.pids.values() ?? [])].flatMap((pids) => [...pids]),
+        ])
+      : null;
     const postgresUsed = server ? server.used() : null;
+    const postgresFor = (label: string) => {
+      const pids = backends?.pids.get(label);
+      return server && pids && pids.size > 0 ? server.used(pids) : null;
+    };
     const postgresOwnUsed = server && ownPids ? server.used(ownPids) : null;
     const pgBusy = await sampler?.stop();
     await bigSending;
@@ -474,6 +494,16 @@ export async function runPipeline(
       cpu_postgres_own_ms_per_msg: measure(
         "CPU per message, Postgres: this database's backends and the background processes",
         perMessage(postgresOwnUsed),
+        "ms",
+      ),
+      cpu_postgres_api_ms_per_msg: measure(
+        "CPU per message, Postgres: the backends of the api processes' connections",
+        perMessage(postgresFor("api")),
+        "ms",
+      ),
+      cpu_postgres_worker_ms_per_msg: measure(
+        "CPU per message, Postgres: the backends of the worker processes' connections",
+        perMessage(postgresFor("worker")),
         "ms",
       ),
       cpu_load_ms_per_msg: measure(
