@@ -84,36 +84,35 @@ export async function ownServerPids(pool: Pool): Promise<Set<number>> {
   return new Set(rows.map((r) => r.pid));
 }
 
-/** The local ports of a process's TCP sockets, from /proc: its descriptors' inodes in its network's tables. */
-function localTcpPorts(pid: number): Set<number> {
+/** The local ports of a process's TCP connections to the database's port (Linux /proc). */
+export function databaseClientPorts(pid: number, dbPort: number): number[] {
   const inodes = new Set<string>();
-  let fds: string[];
   try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return new Set();
-  }
-  for (const fd of fds) {
-    try {
-      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
-      if (inode) inodes.add(inode);
-    } catch {
-      // Closed since the listing.
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (match?.[1]) inodes.add(match[1]);
+      } catch {
+        // closed while listed
+      }
     }
+  } catch {
+    return [];
   }
-  const ports = new Set<number>();
+  const ports: number[] = [];
   for (const table of ["tcp", "tcp6"]) {
-    let text: string;
+    let text = "";
     try {
       text = readFileSync(`/proc/${pid}/net/${table}`, "utf8");
     } catch {
       continue;
     }
-    // Columns: sl local_address rem_address st queues timer retransmits uid timeout inode …
     for (const line of text.split("\n").slice(1)) {
       const fields = line.trim().split(/\s+/);
-      const port = fields[1]?.split(":").at(-1);
-      if (port && fields[9] && inodes.has(fields[9])) ports.add(Number.parseInt(port, 16));
+      const [local, remote, inode] = [fields[1], fields[2], fields[9]];
+      if (!local || !remote || !inode || !inodes.has(inode)) continue;
+      if (Number.parseInt(remote.split(":")[1] ?? "", 16) !== dbPort) continue;
+      ports.push(Number.parseInt(local.split(":")[1] ?? "", 16));
     }
   }
   return ports;
@@ -129,6 +128,7 @@ export class BackendsByClient {
 
   constructor(
     private readonly pool: Pool,
+    private readonly databasePort: number,
     private readonly clients: ReadonlyArray<{ label: string; pid: number }>,
   ) {
     for (const { label } of clients) this.pids.set(label, new Set());
@@ -139,7 +139,8 @@ export class BackendsByClient {
       "SELECT pid, client_port AS port FROM pg_stat_activity WHERE datname = current_database() AND client_port > 0",
     );
     const owner = new Map<number, string>();
-    for (const { label, pid } of this.clients) for (const port of localTcpPorts(pid)) owner.set(port, label);
+    for (const { label, pid } of this.clients)
+      for (const port of databaseClientPorts(pid, this.databasePort)) owner.set(port, label);
     for (const { pid, port } of rows) {
       const label = owner.get(port);
       if (label) this.pids.get(label)?.add(pid);

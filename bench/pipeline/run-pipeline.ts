@@ -331,7 +331,7 @@ export async function runPipeline(
     const ownBefore = server ? await ownServerPids(env.pool) : new Set<number>();
     // Which of Shiri's processes each backend works for: its share of Postgres's CPU.
     const backends = server
-      ? new BackendsByClient(env.pool, [
+      ? new BackendsByClient(env.pool, Number(new URL(env.db.url).port || 5432), [
           ...apis.map((p) => ({ label: "api", pid: p.pid })),
           ...workers.map((p) => ({ label: "worker", pid: p.pid })),
         ])

@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import os from "node:os";
 import { cpuSeconds } from "../dispatch-lib/cpu.ts";
 import { SENDER } from "../dispatch-lib/harness.ts";
@@ -6,6 +5,7 @@ import { latencySummary } from "../dispatch-lib/stats.ts";
 import { Cleanup } from "../lib/cleanup.ts";
 import { knob } from "../lib/knob.ts";
 import { round } from "../lib/report.ts";
+import { databaseClientPorts } from "../pipeline/process-cpu.ts";
 import { startEnvWithWorker } from "./env.ts";
 import type { Scenario } from "./types.ts";
 
@@ -152,37 +152,3 @@ export const idle: Scenario = {
 };
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** The local ports of a process's TCP connections to the database's port (Linux /proc). */
-export function databaseClientPorts(pid: number, dbPort: number): number[] {
-  const inodes = new Set<string>();
-  try {
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      try {
-        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-        if (match?.[1]) inodes.add(match[1]);
-      } catch {
-        // closed while listed
-      }
-    }
-  } catch {
-    return [];
-  }
-  const ports: number[] = [];
-  for (const table of ["tcp", "tcp6"]) {
-    let text = "";
-    try {
-      text = readFileSync(`/proc/${pid}/net/${table}`, "utf8");
-    } catch {
-      continue;
-    }
-    for (const line of text.split("\n").slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      const [local, remote, inode] = [fields[1], fields[2], fields[9]];
-      if (!local || !remote || !inode || !inodes.has(inode)) continue;
-      if (Number.parseInt(remote.split(":")[1] ?? "", 16) !== dbPort) continue;
-      ports.push(Number.parseInt(local.split(":")[1] ?? "", 16));
-    }
-  }
-  return ports;
-}
