@@ -134,6 +134,11 @@ export class BackendsByClient {
     for (const { label } of clients) this.pids.set(label, new Set());
   }
 
+  /** Every backend found, whatever its client. */
+  all(): number[] {
+    return [...this.pids.values()].flatMap((pids) => [...pids]);
+  }
+
   async sample(): Promise<void> {
     const { rows } = await this.pool.query<{ pid: number; port: number }>(
       "SELECT pid, client_port AS port FROM pg_stat_activity WHERE datname = current_database() AND client_port > 0",

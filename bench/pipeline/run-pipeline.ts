@@ -405,11 +405,7 @@ export async function runPipeline(
     server?.sample();
     await backends?.sample();
     const ownPids = server
-      ? new Set([
-          ...ownBefore,
-          ...(await ownServerPids(env.pool)),
-          ...[...(backends?.pids.values() ?? [])].flatMap((pids) => [...pids]),
-        ])
+      ? new Set([...ownBefore, ...(await ownServerPids(env.pool)), ...(backends?.all() ?? [])])
       : null;
     const postgresUsed = server ? server.used() : null;
     const postgresFor = (label: string) => {

@@ -23,15 +23,18 @@ const policy = {
   analyzeEverySeconds: 60,
 };
 
-async function deadRows(table: string): Promise<number> {
+/** A table's dead rows and ANALYZE count, as pg_stat_user_tables has them. */
+async function tableStats(table: string): Promise<{ dead: number; analyses: number }> {
   // Statistics reach pg_stat_user_tables when a backend flushes them: force it for this one.
   await pool.query("SELECT pg_stat_force_next_flush()");
-  const { rows } = await pool.query<{ n: number }>(
-    "SELECT n_dead_tup::int AS n FROM pg_stat_user_tables WHERE relname = $1 AND schemaname = current_schema()",
+  const { rows } = await pool.query<{ dead: number; analyses: number }>(
+    `SELECT n_dead_tup::int AS dead, analyze_count::int AS analyses
+       FROM pg_stat_user_tables WHERE relname = $1 AND schemaname = current_schema()`,
     [table],
   );
-  return rows[0]?.n ?? -1;
+  return rows[0] ?? { dead: -1, analyses: -1 };
 }
+const deadRows = async (table: string) => (await tableStats(table)).dead;
 
 describe("vacuuming the churned tables", () => {
   it("plans VACUUM for dead rows past the policy, ANALYZE for changed ones at most every interval", () => {
@@ -80,13 +83,7 @@ describe("vacuuming the churned tables", () => {
   });
 
   it("analyses a changed table again only once the interval since its last ANALYZE has passed", async () => {
-    const analyses = async () => {
-      await pool.query("SELECT pg_stat_force_next_flush()");
-      const { rows } = await pool.query<{ n: number }>(
-        "SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE relname = 'early_receipts' AND schemaname = current_schema()",
-      );
-      return rows[0]?.n ?? -1;
-    };
+    const analyses = async () => (await tableStats("early_receipts")).analyses;
     const client = await pool.connect();
     try {
       await client.query("ANALYZE early_receipts");
