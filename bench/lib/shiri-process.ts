@@ -64,17 +64,27 @@ export interface ShiriProcess {
   stop(): Promise<void>;
 }
 
-/** A port nobody listens on right now, on loopback. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
+/*
+ * Ports are handed out below the kernel's ephemeral range (32768 and up on Linux, 49152 and up
+ * elsewhere): a port taken from that range (listen on 0) can become the local port of any outgoing
+ * connection, a database client's say, between the check and the listen of the process it is meant
+ * for, which then fails with EADDRINUSE.
+ */
+const PORTS_FROM = 20_000;
+const PORTS_TO = 32_000;
+
+/** A port nobody listens on right now, on loopback, outside the ephemeral range. */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; ; tries++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM));
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+    if (tries === 100) throw new Error(`no free port between ${PORTS_FROM} and ${PORTS_TO}`);
+  }
 }
 
 /** Whether the child exited within timeoutMs. */
@@ -119,14 +129,32 @@ function extraNodeFlags(): string[] {
   return (process.env.BENCH_SHIRI_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "");
 }
 
-export async function startShiriProcess(opts: {
+export interface ShiriProcessOptions {
   role: "api" | "worker" | "all";
   databaseUrl: string;
   env?: Record<string, string>;
   /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir", dir]. */
   nodeFlags?: string[];
   readyTimeoutMs?: number;
-}): Promise<ShiriProcess> {
+}
+
+class PortTakenError extends Error {}
+
+/**
+ * Starts the process on two free ports; if another process took one of them before it listened
+ * (tests start processes side by side), it starts again on new ones.
+ */
+export async function startShiriProcess(opts: ShiriProcessOptions): Promise<ShiriProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePorts(opts);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || attempt === 3) throw err;
+    }
+  }
+}
+
+async function startOnFreePorts(opts: ShiriProcessOptions): Promise<ShiriProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
   const shiri = shiriCommand();
   const child = spawn(
@@ -166,8 +194,10 @@ export async function startShiriProcess(opts: {
   const timeoutMs = opts.readyTimeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   while (!(await ready(opts.role, base, metricsPort))) {
-    if (child.exitCode !== null)
-      throw new Error(`${opts.role} process exited with ${child.exitCode}:\n${output}`);
+    if (child.exitCode !== null) {
+      const message = `${opts.role} process exited with ${child.exitCode}:\n${output}`;
+      throw output.includes("EADDRINUSE") ? new PortTakenError(message) : new Error(message);
+    }
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`${opts.role} process not ready after ${timeoutMs} ms:\n${output}`);
