@@ -154,6 +154,19 @@ export async function startShiriProcess(opts: ShiriProcessOptions): Promise<Shir
   }
 }
 
+/**
+ * Starts the processes side by side, in the order given; if one fails to start, stops those that
+ * did and throws its error, so no process is left behind.
+ */
+export async function startShiriProcesses(all: readonly ShiriProcessOptions[]): Promise<ShiriProcess[]> {
+  const started = await Promise.allSettled(all.map((opts) => startShiriProcess(opts)));
+  const running = started.flatMap((p) => (p.status === "fulfilled" ? [p.value] : []));
+  const failed = started.find((p) => p.status === "rejected");
+  if (!failed) return running;
+  for (const p of running) await p.stop();
+  throw failed.reason;
+}
+
 async function startOnFreePorts(opts: ShiriProcessOptions): Promise<ShiriProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
   const shiri = shiriCommand();

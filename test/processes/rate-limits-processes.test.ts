@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ShiriProcess, startShiriProcess } from "../../bench/lib/shiri-process.ts";
+import { type ShiriProcess, startShiriProcesses } from "../../bench/lib/shiri-process.ts";
 import { createAccount } from "../../src/accounts/accounts.ts";
 import { addSenderId } from "../../src/accounts/sender-ids.ts";
 import { createPool, type Pool, withTransaction } from "../../src/db/pool.ts";
@@ -20,15 +20,13 @@ let apis: ShiriProcess[] = [];
 beforeAll(async () => {
   db = await createTestDatabase();
   pool = createPool(db.url, 2);
-  apis = await Promise.all(
-    [0, 1].map(() =>
-      startShiriProcess({
-        role: "api",
-        databaseUrl: db.url,
-        env: { RATE_LIMIT_KEY_PER_SECOND: "1000", RATE_LIMIT_ACCOUNT_PER_SECOND: "1000" },
-        readyTimeoutMs: 60_000,
-      }),
-    ),
+  apis = await startShiriProcesses(
+    [0, 1].map(() => ({
+      role: "api" as const,
+      databaseUrl: db.url,
+      env: { RATE_LIMIT_KEY_PER_SECOND: "1000", RATE_LIMIT_ACCOUNT_PER_SECOND: "1000" },
+      readyTimeoutMs: 60_000,
+    })),
   );
 }, 90_000);
 

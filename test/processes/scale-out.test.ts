@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { getPriority } from "node:os";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ShiriProcess, startShiriProcess } from "../../bench/lib/shiri-process.ts";
+import { type ShiriProcess, startShiriProcesses } from "../../bench/lib/shiri-process.ts";
 import type { Operator } from "../../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../../carriers/simulator/index.ts";
 import { createAccount } from "../../src/accounts/accounts.ts";
@@ -83,13 +83,12 @@ beforeAll(async () => {
     PG_POOL_MAX: "2",
     WORKER_NICE: String(WORKER_NICE),
   });
-  const start = (role: "api" | "worker") =>
-    startShiriProcess({ role, databaseUrl: db.url, env, readyTimeoutMs: 60_000 });
-  const started = await Promise.allSettled([start("api"), start("api"), start("worker"), start("worker")]);
-  for (const [i, p] of started.entries())
-    if (p.status === "fulfilled") (i < 2 ? apis : workers).push(p.value);
-  const failed = started.find((p) => p.status === "rejected");
-  if (failed) throw failed.reason;
+  const roles = ["api", "api", "worker", "worker"] as const;
+  const started = await startShiriProcesses(
+    roles.map((role) => ({ role, databaseUrl: db.url, env, readyTimeoutMs: 60_000 })),
+  );
+  apis.push(...started.slice(0, 2));
+  workers.push(...started.slice(2));
 });
 
 afterAll(async () => {
