@@ -124,7 +124,7 @@ export function databaseClientPorts(pid: number, dbPort: number): number[] {
  * Backends of Unix-socket connections, or of a server on another machine, are not found.
  */
 export class BackendsByClient {
-  readonly pids = new Map<string, Set<number>>();
+  private readonly pids = new Map<string, Set<number>>();
 
   constructor(
     private readonly pool: Pool,
@@ -132,6 +132,11 @@ export class BackendsByClient {
     private readonly clients: ReadonlyArray<{ label: string; pid: number }>,
   ) {
     for (const { label } of clients) this.pids.set(label, new Set());
+  }
+
+  /** The backends found for the clients of this label. */
+  of(label: string): ReadonlySet<number> {
+    return this.pids.get(label) ?? new Set();
   }
 
   /** Every backend found, whatever its client. */

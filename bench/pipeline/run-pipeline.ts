@@ -409,7 +409,7 @@ export async function runPipeline(
       : null;
     const postgresUsed = server ? server.used() : null;
     const postgresFor = (label: string) => {
-      const pids = backends?.pids.get(label);
+      const pids = backends?.of(label);
       return server && pids && pids.size > 0 ? server.used(pids) : null;
     };
     const postgresOwnUsed = server && ownPids ? server.used(ownPids) : null;
