@@ -70,6 +70,8 @@ const kannelResult = z.object({
     cpu_kannel_ms_per_msg: z.number().nullable(),
     cpu_bearerbox_ms_per_msg: z.number().nullable(),
     cpu_smsbox_ms_per_msg: z.number().nullable(),
+    cpu_load_ms_per_msg: z.number().nullable(),
+    cpu_sink_ms_per_msg: z.number().nullable(),
   }),
   completeness: z.record(z.string(), z.union([z.number(), z.boolean(), z.null()])),
 });
@@ -159,6 +161,7 @@ async function runKannel(
     callback_p99_ms: m.dlr_after_answer_p99_ms,
     cpu_ms_per_msg: m.cpu_kannel_ms_per_msg,
     cpu_detail: `bearerbox ${m.cpu_bearerbox_ms_per_msg ?? "—"} + smsbox ${m.cpu_smsbox_ms_per_msg ?? "—"}`,
+    bench_cpu: { load_ms_per_msg: m.cpu_load_ms_per_msg, sink_ms_per_msg: m.cpu_sink_ms_per_msg },
     complete,
     problems: complete
       ? ""
@@ -215,6 +218,10 @@ async function runShiri(
     callback_p99_ms: value("callback_p99_ms"),
     cpu_ms_per_msg: cpu,
     cpu_detail: `Shiri ${shiriCpu ?? "—"} (api ${value("cpu_api_ms_per_msg") ?? "—"}, worker ${value("cpu_worker_ms_per_msg") ?? "—"}) + Postgres ${postgresCpu ?? "—"} (this database's backends and the background processes, of which the api's connections ${value("cpu_postgres_api_ms_per_msg") ?? "—"} and the worker's ${value("cpu_postgres_worker_ms_per_msg") ?? "—"}; every Postgres process: ${value("cpu_postgres_ms_per_msg") ?? "—"})`,
+    bench_cpu: {
+      load_ms_per_msg: value("cpu_load_ms_per_msg"),
+      sink_ms_per_msg: value("cpu_sink_ms_per_msg"),
+    },
     complete,
     problems: complete
       ? ""

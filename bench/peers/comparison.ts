@@ -27,6 +27,11 @@ export interface SystemRun {
   cpu_ms_per_msg: number | null;
   /** The CPU figure's parts. */
   cpu_detail: string;
+  /**
+   * The bench's own processes beside the system, a message: the load (with the callback receiver)
+   * and the SMPP sink. They share the machine, so what they take bounds what either system gets.
+   */
+  bench_cpu: { load_ms_per_msg: number | null; sink_ms_per_msg: number | null } | null;
   /** Every number submitted once, every callback received once, nothing failed. */
   complete: boolean;
   /** What fell short, when not complete. */
@@ -192,7 +197,14 @@ export function comparisonMarkdown(c: PeerComparison): string {
         ]),
       ),
       "",
-      ...v.runs.map((r) => `- round ${r.round}, ${r.system}, CPU ms a message: ${r.cpu_detail}`),
+      ...v.runs.map(
+        (r) =>
+          `- round ${r.round}, ${r.system}, CPU ms a message: ${r.cpu_detail}${
+            r.bench_cpu
+              ? `; beside it, the bench's load with its callback receiver ${show(r.bench_cpu.load_ms_per_msg)} and the SMPP sink ${show(r.bench_cpu.sink_ms_per_msg)}`
+              : ""
+          }`,
+      ),
       "",
       markdownTable(
         ["Shiri / peer", "median (range over the rounds)"],
@@ -238,6 +250,11 @@ export const peerComparisonSchema = z.object({
           callback_p99_ms: z.number().nullable(),
           cpu_ms_per_msg: z.number().nullable(),
           cpu_detail: z.string(),
+          // Absent in a comparison written before the bench's own CPU was reported.
+          bench_cpu: z
+            .object({ load_ms_per_msg: z.number().nullable(), sink_ms_per_msg: z.number().nullable() })
+            .nullable()
+            .default(null),
           complete: z.boolean(),
           problems: z.string(),
           load_average: z.number(),

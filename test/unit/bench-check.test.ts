@@ -7,7 +7,13 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { kannelUnavailable } from "../../bench/peers/compare.ts";
-import { compareVariant, type PeerComparison, type SystemRun } from "../../bench/peers/comparison.ts";
+import {
+  compareVariant,
+  comparisonMarkdown,
+  type PeerComparison,
+  peerComparisonSchema,
+  type SystemRun,
+} from "../../bench/peers/comparison.ts";
 import { numbersSubmittedTwice } from "../../bench/pipeline/completeness.ts";
 import { type Budgets, check, checkPeers, passed } from "../../bench/report/check.ts";
 import type { ScenarioResult } from "../../bench/scenarios/types.ts";
@@ -98,6 +104,7 @@ function run(
     callback_p99_ms: figures.p99,
     cpu_ms_per_msg: figures.cpu,
     cpu_detail: "",
+    bench_cpu: null,
     complete,
     problems: complete ? "" : "missing_callbacks 3",
     load_average: 1,
@@ -128,6 +135,32 @@ const singleBounds = {
 const peerBudgets: Budgets = { tolerance: 0.25, scenarios: {}, peers: { kannel: { single: singleBounds } } };
 
 describe("the Kannel comparison's ratios and their gate", () => {
+  it("reports the bench's own CPU beside each run, and reads a comparison written without it", () => {
+    const withBench = {
+      ...run("shiri", 1, kannel),
+      cpu_detail: "Shiri 0.25 + Postgres 0.13",
+      bench_cpu: { load_ms_per_msg: 0.112, sink_ms_per_msg: 0.098 },
+    };
+    const report = comparison([
+      compareVariant("single", "single sends", [run("kannel", 1, kannel), withBench]),
+    ]);
+    const markdown = comparisonMarkdown(report);
+    expect(markdown).toContain(
+      "- round 1, shiri, CPU ms a message: Shiri 0.25 + Postgres 0.13; beside it, the bench's load with its callback receiver 0.112 and the SMPP sink 0.098",
+    );
+    expect(markdown).toMatch(/- round 1, kannel, CPU ms a message: \n/);
+
+    const older = JSON.parse(JSON.stringify(report));
+    for (const r of older.variants[0].runs) delete r.bench_cpu;
+    expect(peerComparisonSchema.parse(older).variants[0]?.runs.map((r) => r.bench_cpu)).toEqual([null, null]);
+    expect(
+      peerComparisonSchema.parse(JSON.parse(JSON.stringify(report))).variants[0]?.runs[1]?.bench_cpu,
+    ).toEqual({
+      load_ms_per_msg: 0.112,
+      sink_ms_per_msg: 0.098,
+    });
+  });
+
   it("pairs each round's runs and takes the median of the ratios, with their range", () => {
     const v = compareVariant("single", "single sends", [
       run("kannel", 1, kannel),
