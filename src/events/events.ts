@@ -66,6 +66,9 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
  * and the event shows the change it announces. The destination is fixed now too: the send's webhook_url
  * with the event types it asked for (webhook_events, NULL for all), else the account webhook with
  * its own (events, NULL for all). Messages whose destination does not want the type are skipped.
+ * Named, so planned once per connection: the ids drive a join, whose generic plan probes the
+ * messages' key for each id as the custom plans do (docs/decisions/0015-named-statements.md). The
+ * ids must be distinct, or a message would get two events.
  */
 const recordEvents = (enqueuedAt: "NULL" | "now()", returning: string) => `
   INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, created_at, enqueued_at)
@@ -95,10 +98,10 @@ const recordEvents = (enqueuedAt: "NULL" | "now()", returning: string) => `
       SELECT gen_random_uuid() AS event_id, m.id, m.account_id, m."to", m.body, m.sender_id, m.operator,
              m.charge, m.charge_currency, m.operator_response, m.received_at, m.status, m.created_at,
              m.delivered_at, COALESCE(m.webhook_url, w.url) AS url
-        FROM messages m
+        FROM unnest($1::uuid[]) AS given(id)
+        JOIN messages m ON m.id = given.id
         LEFT JOIN account_webhooks w ON w.account_id = m.account_id
-       WHERE m.id = ANY ($1::uuid[])
-         AND CASE WHEN m.webhook_url IS NOT NULL THEN m.webhook_events IS NULL OR $2 = ANY (m.webhook_events)
+       WHERE CASE WHEN m.webhook_url IS NOT NULL THEN m.webhook_events IS NULL OR $2 = ANY (m.webhook_events)
                   ELSE w.url IS NOT NULL AND (w.events IS NULL OR $2 = ANY (w.events)) END
     ) e
   ${returning}`;
@@ -148,14 +151,19 @@ export async function recordMessageEvents(
   type: MessageEventType,
 ): Promise<void> {
   if (messageIds.length === 0) return;
+  const ids = [...new Set(messageIds)];
   const takenUp = takenUpIn.get(tx);
   if (!takenUp) {
-    await tx.query(RECORD_EVENTS, [messageIds, type]);
+    await tx.query({ name: "shiri_record_events", text: RECORD_EVENTS, values: [ids, type] });
     // Left to the relay: it is woken at commit (see src/queue/wakeups.ts).
     await announceWork(tx, [OUTBOX_TOPIC]);
     return;
   }
-  const { rows } = await tx.query<RecordedEvent>(RECORD_EVENTS_IN_JOBS, [messageIds, type]);
+  const { rows } = await tx.query<RecordedEvent>({
+    name: "shiri_record_events_in_jobs",
+    text: RECORD_EVENTS_IN_JOBS,
+    values: [ids, type],
+  });
   takenUp.push(...rows);
 }
 

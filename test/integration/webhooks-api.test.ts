@@ -638,6 +638,18 @@ describe("recordMessageEvents", () => {
     expect(new Set(events.map((e) => e.id)).size).toBe(2);
   });
 
+  it("records one event for a message whose id is given twice", async () => {
+    const res = await api("POST", "/sms", {
+      to: "+263771234567",
+      from: "SHIRI",
+      message: "twice",
+      webhook_url: "https://twice.example.com/cb",
+    });
+    const id = (res.body as { id: string }).id;
+    await withTransaction(t.service.pool, (tx) => recordMessageEvents(tx, [id, id], "message.delivered"));
+    expect((await eventsOf([id])).filter((e) => e.type === "message.delivered")).toHaveLength(1);
+  });
+
   it("is a no-op for messages without a destination and for an empty list", async () => {
     const quiet = await t.account();
     const res = await api(
