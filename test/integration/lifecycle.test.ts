@@ -131,6 +131,15 @@ describe("the message lifecycle", () => {
     expect(await ledgerKinds(id)).toEqual([]);
   });
 
+  it("claim: in one batch, the free messages are taken and the held one is named busy", async () => {
+    const held = await send();
+    await claimed(held);
+    const free = await send();
+    const batch = await tx((c) => claimMessages(c, [free, held], lease()));
+    expect(batch.claimed.map((m) => m.id)).toEqual([free]);
+    expect(batch).toMatchObject({ busy: [held], notDue: [] });
+  });
+
   it("claim: a scheduled message is refused before its send_at and named with it; taken once due", async () => {
     const sendAt = new Date(Date.now() + 3_600_000);
     const id = await send(sendAt);
