@@ -141,6 +141,12 @@ export function compareVariant(variant: string, title: string, runs: SystemRun[]
   };
 }
 
+/** The bench's own CPU beside a run, as the end of its CPU line (nothing for an older comparison). */
+const besideIt = ({ bench_cpu: bench }: SystemRun) =>
+  bench
+    ? `; beside it, the bench's load with its callback receiver ${show(bench.load_ms_per_msg)} and the SMPP sink ${show(bench.sink_ms_per_msg)}`
+    : "";
+
 const show = (v: number | null, unit = "") => (v === null ? "—" : `${v.toLocaleString("en")}${unit}`);
 const range = (s: Spread) =>
   s.median === null
@@ -198,12 +204,7 @@ export function comparisonMarkdown(c: PeerComparison): string {
       ),
       "",
       ...v.runs.map(
-        (r) =>
-          `- round ${r.round}, ${r.system}, CPU ms a message: ${r.cpu_detail}${
-            r.bench_cpu
-              ? `; beside it, the bench's load with its callback receiver ${show(r.bench_cpu.load_ms_per_msg)} and the SMPP sink ${show(r.bench_cpu.sink_ms_per_msg)}`
-              : ""
-          }`,
+        (r) => `- round ${r.round}, ${r.system}, CPU ms a message: ${r.cpu_detail}${besideIt(r)}`,
       ),
       "",
       markdownTable(
