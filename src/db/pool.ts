@@ -82,8 +82,10 @@ export type Transact = <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
 const ended = new WeakSet<pg.PoolClient>();
 
 /**
- * Runs fn in one transaction: commits on success, rolls back on any throw. BEGIN travels with
- * fn's first statement (pg queues it on the connection), saving a round trip.
+ * Runs fn in one transaction: commits on success, rolls back on any throw. BEGIN is not awaited
+ * before fn runs: pg queues fn's first statement behind it and sends it the moment BEGIN is
+ * answered, with no turn of the event loop between (the connection does not pipeline:
+ * docs/decisions/0033-connections-do-not-pipeline.md).
  */
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -118,10 +120,11 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
 }
 
 /**
- * Sends the transaction's last statement and COMMIT back to back, so whatever row locks that
- * statement takes are held for one round trip, not two plus however long the event loop is
- * busy in between. If the statement fails the transaction is aborted, Postgres answers the
- * COMMIT with a rollback, and the statement's error is thrown.
+ * Queues COMMIT behind the transaction's last statement: pg sends it the moment the statement is
+ * answered, so whatever row locks the statement takes are held for its round trip and the
+ * COMMIT's, not for however long the event loop is busy in between. If the statement fails the
+ * transaction is aborted, Postgres answers the COMMIT with a rollback, and the statement's error
+ * is thrown.
  */
 export async function commitWith<R extends pg.QueryResultRow>(
   tx: Tx,
