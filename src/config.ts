@@ -89,8 +89,10 @@ const envSchema = z.object({
    * Dispatch's poll while awake: for a short while after work (what a send commits without an
    * announcement is found this way), and while waiting for room or for its link. Idle, a
    * dispatcher sleeps until work is announced or the due watch wakes it (docs/decisions/0011).
+   * As long as the announcements' interval: a busy loop takes that much work a batch
+   * (docs/decisions/0034-awake-loops-poll-at-the-announcement-pace.md).
    */
-  DISPATCH_POLL_MS: intFromEnv(50),
+  DISPATCH_POLL_MS: intFromEnv(100),
   /**
    * How often an idle worker's due watch (src/queue/due-watch.ts) looks at the dispatch and
    * callback queues and the webhook outbox: the longest an announcement lost without a reconnect
@@ -164,7 +166,7 @@ const envSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
   WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
   /** The webhook loops' poll while awake (see DISPATCH_POLL_MS; idle, they sleep until woken). */
-  WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(100),
+  WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(200),
   /** Delivered and failed webhook events are kept this many days, then deleted. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   /** After a rotation, callbacks carry the old secret's signature too for this many hours (0: none). */
