@@ -40,9 +40,9 @@ const HOLD = `
  * Holds each send's amount and commits the sends' transaction with them. The balance row's lock
  * is what serialises one account's sends, so the debit — one for all the holds — is the last
  * statement, with the COMMIT queued behind it (commitWith): the lock is held for two round trips
- * and never for a turn of the event loop. A balance that does
- * not cover them trips the CHECK constraint: nothing is written and InsufficientBalanceError is
- * thrown. Holds of 0 (a send whose recipients all opted out) are left out.
+ * and never for a turn of the event loop. A balance that does not cover them trips the CHECK
+ * constraint: nothing is written and InsufficientBalanceError is thrown. Holds of 0 (a send whose
+ * recipients all opted out) are left out.
  */
 export async function holdAndCommit(
   tx: Tx,
