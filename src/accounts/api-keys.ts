@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { Queryable } from "../db/pool.ts";
+import type { Pool, Queryable } from "../db/pool.ts";
 import { MESSAGE_EVENT_TYPES, type MessageEventType } from "../events/events.ts";
+import { keyChangesSettled } from "./key-cache.ts";
 import { isScope, type KeyScopes, type Scope } from "./scopes.ts";
 import { type SendDefaults, sendDefaultsOf } from "./send-defaults.ts";
 import { isWellFormedToken, newToken } from "./token-format.ts";
@@ -117,9 +118,10 @@ export async function apiKeySummaries(db: Queryable, accountId: string): Promise
 /**
  * Revokes a key of the account. "missing" when the account has no key with that id; "beyond" when
  * the revoking key's scopes do not cover the other key's (a narrow key never locks a wider one out).
+ * Answers once no API process can still hold the key (keyChangesSettled): on the pool, committed.
  */
 export async function revokeApiKey(
-  db: Queryable,
+  db: Pool,
   accountId: string,
   keyId: string,
   by: KeyScopes = null,
@@ -140,12 +142,17 @@ export async function revokeApiKey(
   );
   const row = rows[0];
   if (!row) return "missing";
-  return row.revoked ? "revoked" : "beyond";
+  if (!row.revoked) return "beyond";
+  await keyChangesSettled();
+  return "revoked";
 }
 
-/** Narrows a key to these scopes (only ever fewer: a scope it lacks is not given). */
+/**
+ * Narrows a key to these scopes (only ever fewer: a scope it lacks is not given). Answers once no
+ * API process can still hold the wider key (keyChangesSettled).
+ */
 export async function narrowApiKey(
-  db: Queryable,
+  db: Pool,
   accountId: string,
   keyId: string,
   scopes: readonly Scope[],
@@ -156,6 +163,7 @@ export async function narrowApiKey(
       WHERE id = $1 AND account_id = $2 RETURNING scopes`,
     [keyId, accountId, [...scopes]],
   );
+  if (rows[0]) await keyChangesSettled();
   return rows[0]?.scopes;
 }
 
@@ -177,9 +185,8 @@ export interface Principal {
 }
 
 /**
- * Looks keys up by hash on every request, so a revocation made by any process takes effect on
- * the very next one: many tokens in one statement (the API batches the requests in flight, see
- * src/intake/auth.ts), each answered by its principal or null. LastUsedAt is refreshed when it is
+ * Looks keys up by hash: many tokens in one statement (the API batches the requests in flight and
+ * keeps each answer KEY_KEPT_MS, see src/intake/auth.ts), each answered by its principal or null. LastUsedAt is refreshed when it is
  * older than `precisionSeconds`, which keeps a busy key from turning every request into a write
  * on one hot row.
  */

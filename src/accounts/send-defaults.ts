@@ -1,5 +1,6 @@
-import type { Queryable } from "../db/pool.ts";
+import type { Pool, Queryable } from "../db/pool.ts";
 import type { DeliveryWindow } from "../domain/delivery-window.ts";
+import { keyChangesSettled } from "./key-cache.ts";
 
 /**
  * An account's defaults for its sends (migration 030): smart encoding and a delivery window,
@@ -40,10 +41,11 @@ export async function getSendDefaults(db: Queryable, accountId: string): Promise
 
 /**
  * Changes what is given and keeps the rest, in one statement: `deliverBetween` null removes the
- * window. In force from the account's next request in every API process (the key lookup reads them).
+ * window. In force from the account's next request in every API process (the key lookup reads
+ * them): it answers once no process can still hold the old (keyChangesSettled).
  */
 export async function setSendDefaults(
-  db: Queryable,
+  db: Pool,
   accountId: string,
   change: { smartEncoding?: boolean; deliverBetween?: DeliveryWindow | null },
 ): Promise<SendDefaults> {
@@ -67,5 +69,6 @@ export async function setSendDefaults(
       window?.time_zone ?? null,
     ],
   );
+  await keyChangesSettled();
   return sendDefaultsOf(rows[0]);
 }

@@ -1,5 +1,6 @@
 import type { RequestHandler } from "express";
 import { authenticateMany, LegacyKeys, type Principal } from "../accounts/api-keys.ts";
+import { KEY_KEPT_MS, KeyCache } from "../accounts/key-cache.ts";
 import { addressMatcher, covers, scopeOf } from "../accounts/scopes.ts";
 import { hasValidChecksum } from "../accounts/token-format.ts";
 import { Coalescer } from "../coalescer.ts";
@@ -10,10 +11,15 @@ import { sendError } from "./errors.ts";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+/** Tokens an API process keeps at once: far more than the keys that send at one time. */
+const KEPT_KEYS = 10_000;
+
 /**
- * Every endpoint: a bearer key, looked up by its hash on every request (no cache to go stale).
- * The lookups of the requests in flight go to the database together, one statement per round
- * trip (see Coalescer) rather than one per request. Then the key's policy: the scope the route
+ * Every endpoint: a bearer key, looked up by its hash, the answer kept for KEY_KEPT_MS (every
+ * change to a key or to what comes with it waits that long before it answers, so none outlives
+ * it: src/accounts/key-cache.ts). The lookups of the requests in flight go to the database
+ * together, one statement per round trip (see Coalescer) rather than one per request. A kept key
+ * past its expires_at is no key. Then the key's policy: the scope the route
  * needs (src/accounts/scopes.ts) and the client addresses it may be used from, each a 403 in the
  * route's error shape.
  *
@@ -32,6 +38,22 @@ export function requireApiKey(
     { maxBatch: 100, maxInFlight: 2 },
   );
   const legacy = new LegacyKeys(db);
+  const kept = new KeyCache<Principal>({ keptMs: KEY_KEPT_MS, maxEntries: KEPT_KEYS });
+  /** The token's key, or why there is none: a checksum that says it cannot be one, or not found. */
+  const lookUp = async (token: string): Promise<Principal | "checksum" | "unknown"> => {
+    const known = kept.get(token);
+    if (known && (known.expiresAt === null || known.expiresAt.getTime() > Date.now())) {
+      metrics.keyLookups.inc({ answered_by: "kept" });
+      return known;
+    }
+    if (!hasValidChecksum(token) && !(await legacy.present())) return "checksum";
+    const began = kept.lookupBegins();
+    const principal = await principals.take(token);
+    if (!principal) return "unknown";
+    metrics.keyLookups.inc({ answered_by: "database" });
+    kept.keep(token, principal, began);
+    return principal;
+  };
   return async (req, res, next) => {
     const header = req.headers.authorization;
     if (!header) {
@@ -46,10 +68,9 @@ export function requireApiKey(
       return sendError(res, "tooManyAuthFailures");
     }
     const token = BEARER.exec(header)?.[1];
-    const mayExist = token !== undefined && (hasValidChecksum(token) || (await legacy.present()));
-    const principal = token && mayExist ? await principals.take(token) : null;
-    if (!principal) {
-      metrics.authRefusals.inc({ reason: mayExist ? "unknown" : "checksum" });
+    const principal = token ? await lookUp(token) : "checksum";
+    if (typeof principal === "string") {
+      metrics.authRefusals.inc({ reason: principal });
       failures.failed(address);
       return sendError(res, "invalidAuthentication");
     }

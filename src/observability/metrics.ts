@@ -39,6 +39,12 @@ export function createMetrics() {
       labelNames: ["reason"] as const,
       registers: r,
     }),
+    keyLookups: new Counter({
+      name: "shiri_auth_key_lookups_total",
+      help: "Bearer keys found, by what answered: kept (this process looked the key up within the last 250 ms) or database.",
+      labelNames: ["answered_by"] as const,
+      registers: r,
+    }),
     rateLimited: new Counter({
       name: "shiri_rate_limited_total",
       help: "Requests refused with 429, by the limit that refused them (key, account, recipients, redeliveries).",
@@ -376,6 +382,7 @@ export function initialiseSeries(
   for (const change of ["opted_out", "opted_in"])
     for (const reason of ["keyword", "api"]) metrics.optOutChanges.inc({ change, reason }, 0);
   for (const outcome of ["sent", "not_sent"]) metrics.keywordReplies.inc({ outcome }, 0);
+  for (const answeredBy of ["kept", "database"]) metrics.keyLookups.inc({ answered_by: answeredBy }, 0);
   metrics.messagesOptedOut.inc(0);
   for (const operator of operators) {
     metrics.throttled.inc({ operator }, 0);

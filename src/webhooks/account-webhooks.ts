@@ -1,3 +1,4 @@
+import { keyChangesSettled } from "../accounts/key-cache.ts";
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
 import { EVENT_TYPES, type EventType } from "../events/events.ts";
 import { resumeUrl } from "./refusals.ts";
@@ -62,7 +63,7 @@ export async function putAccountWebhook(
   accountId: string,
   webhook: { url: string; events: readonly EventType[] | null; batchSize: number },
 ): Promise<AccountWebhook & { signing_secret?: string }> {
-  return withTransaction(pool, async (tx) => {
+  const answer = await withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<Row>(
       `INSERT INTO account_webhooks (account_id, url, events, batch_size, signing_secret) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (account_id) DO UPDATE
@@ -77,14 +78,18 @@ export async function putAccountWebhook(
     await tx.query("UPDATE account_webhooks SET secret_shown_at = now() WHERE account_id = $1", [accountId]);
     return { ...view(row), signing_secret: row.signing_secret };
   });
+  // The events a send records come with its key (src/intake/auth.ts): in force on the next request.
+  await keyChangesSettled();
+  return answer;
 }
 
 /** Removes the account webhook and its filter; the secret stays, as sends' own webhook_urls still use it. */
-export async function deleteAccountWebhook(db: Queryable, accountId: string): Promise<void> {
-  await db.query(
+export async function deleteAccountWebhook(pool: Pool, accountId: string): Promise<void> {
+  await pool.query(
     "UPDATE account_webhooks SET url = NULL, events = NULL, batch_size = 1, updated_at = now() WHERE account_id = $1",
     [accountId],
   );
+  await keyChangesSettled();
 }
 
 /**
