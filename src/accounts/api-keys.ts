@@ -121,12 +121,12 @@ export async function apiKeySummaries(db: Queryable, accountId: string): Promise
  * Answers once no API process can still hold the key (keyChangesSettled): on the pool, committed.
  */
 export async function revokeApiKey(
-  db: Pool,
+  pool: Pool,
   accountId: string,
   keyId: string,
   by: KeyScopes = null,
 ): Promise<"revoked" | "missing" | "beyond"> {
-  const { rows } = await db.query<{ scopes: Scope[] | null; revoked: boolean }>(
+  const { rows } = await pool.query<{ scopes: Scope[] | null; revoked: boolean }>(
     `WITH target AS (SELECT id, scopes FROM api_keys WHERE id = $1 AND account_id = $2),
      revoked AS (
        UPDATE api_keys k
@@ -152,12 +152,12 @@ export async function revokeApiKey(
  * API process can still hold the wider key (keyChangesSettled).
  */
 export async function narrowApiKey(
-  db: Pool,
+  pool: Pool,
   accountId: string,
   keyId: string,
   scopes: readonly Scope[],
 ): Promise<Scope[] | null | undefined> {
-  const { rows } = await db.query<{ scopes: Scope[] }>(
+  const { rows } = await pool.query<{ scopes: Scope[] }>(
     `UPDATE api_keys SET scopes = ARRAY(SELECT unnest($3::text[]) INTERSECT SELECT unnest(coalesce(scopes, $3::text[]))),
             updated_at = now()
       WHERE id = $1 AND account_id = $2 RETURNING scopes`,
@@ -186,9 +186,9 @@ export interface Principal {
 
 /**
  * Looks keys up by hash: many tokens in one statement (the API batches the requests in flight and
- * keeps each answer KEY_KEPT_MS, see src/intake/auth.ts), each answered by its principal or null. LastUsedAt is refreshed when it is
- * older than `precisionSeconds`, which keeps a busy key from turning every request into a write
- * on one hot row.
+ * keeps each answer KEY_KEPT_MS, see src/intake/auth.ts), each answered by its principal or null.
+ * LastUsedAt is refreshed when it is older than `precisionSeconds`, which keeps a busy key from
+ * turning every request into a write on one hot row.
  */
 export async function authenticateMany(
   db: Queryable,

@@ -45,12 +45,12 @@ export async function getSendDefaults(db: Queryable, accountId: string): Promise
  * them): it answers once no process can still hold the old (keyChangesSettled).
  */
 export async function setSendDefaults(
-  db: Pool,
+  pool: Pool,
   accountId: string,
   change: { smartEncoding?: boolean; deliverBetween?: DeliveryWindow | null },
 ): Promise<SendDefaults> {
   const window = change.deliverBetween ?? null;
-  const { rows } = await db.query<SendDefaultsRow>(
+  const { rows } = await pool.query<SendDefaultsRow>(
     `INSERT INTO account_send_defaults AS d (account_id, smart_encoding, deliver_start, deliver_end, deliver_time_zone)
      VALUES ($1, COALESCE($2, false), $4, $5, $6)
      ON CONFLICT (account_id) DO UPDATE
