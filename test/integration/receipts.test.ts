@@ -126,8 +126,15 @@ describe("receipts in every shape", () => {
 
   it("set every segment from one receipt when the carrier sends one per message", async () => {
     const id = await acceptedMessage("telecel", ["pm-1", "pm-2", "pm-3"]);
-    await apply("telecel", [{ smscId: "pm-3", state: "DELIVRD", scope: "message" }]);
+    const first = await apply("telecel", [{ smscId: "pm-3", state: "DELIVRD", scope: "message" }]);
     expect(await messageState(id)).toEqual({ operator_response: "DELIVRD", delivered: true });
+    expect(first).toMatchObject({ matched: 1, duplicates: 0 });
+    // The same receipt again changes no segment: a duplicate, whichever segment it names.
+    const again = await apply("telecel", [
+      { smscId: "pm-3", state: "DELIVRD", scope: "message" },
+      { smscId: "pm-1", state: "DELIVRD" },
+    ]);
+    expect(again).toMatchObject({ matched: 2, duplicates: 2 });
   });
 
   it("match a reused id to the most recent submit, never to one older than the validity", async () => {
