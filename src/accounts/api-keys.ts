@@ -187,10 +187,10 @@ export interface Principal {
 /**
  * Looks keys up by hash: many tokens in one statement (the API batches the requests in flight and
  * keeps each answer KEY_KEPT_MS, see src/intake/auth.ts), each answered by its principal or null.
- * Whatever this reads, a change to it must answer only after keyChangesSettled, as revokeApiKey's
- * does (docs/decisions/0035-keys-kept-a-quarter-second.md).
  * LastUsedAt is refreshed when it is older than `precisionSeconds`, which keeps a busy key from
- * turning every request into a write on one hot row.
+ * turning every request into a write on one hot row. Whatever this reads, a change to it must
+ * answer only after keyChangesSettled, as revokeApiKey's does
+ * (docs/decisions/0035-keys-kept-a-quarter-second.md).
  */
 export async function authenticateMany(
   db: Queryable,
