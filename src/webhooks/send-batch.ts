@@ -133,8 +133,10 @@ export async function sendCallbackBatch(
   } finally {
     own?.release();
   }
-  await record(ctx.pool, recorded);
+  // The stop before the outcomes: an event seen failed by its 410 means the URL is stopped, for
+  // every fetch from then on.
   await stopUrls(ctx.pool, stops);
+  await record(ctx.pool, recorded);
   for (const stop of stops)
     ctx.logger.warn(
       { event_id: stop.eventId, account_id: stop.accountId, host: destinationGroup(stop.url) },
