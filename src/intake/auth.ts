@@ -19,9 +19,9 @@ const KEPT_KEYS = 10_000;
  * change to a key or to what comes with it waits that long before it answers, so none outlives
  * it: src/accounts/key-cache.ts). The lookups of the requests in flight go to the database
  * together, one statement per round trip (see Coalescer) rather than one per request. A kept key
- * past its expires_at is no key. Then the key's policy: the scope the route
- * needs (src/accounts/scopes.ts) and the client addresses it may be used from, each a 403 in the
- * route's error shape.
+ * past its expires_at is no key. Then the key's policy: the scope the route needs
+ * (src/accounts/scopes.ts) and the client addresses it may be used from, each a 403 in the route's
+ * error shape.
  *
  * Bogus keys cost the one sending them: a token whose checksum says it cannot be a key is refused
  * without a lookup (once no key without a checksum is active), and a client address whose failed
