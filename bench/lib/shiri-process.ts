@@ -44,6 +44,17 @@ export function measureCompiledUnlessTold(): void {
   process.env.SHIRI_UNDER_TEST = REPOSITORY;
 }
 
+/**
+ * The migrations of the tree under test, when it is another tree than this checkout: a bench
+ * measures that tree's schema with its code (its dist/ holds its migrations). This checkout's own
+ * otherwise (undefined: the shipped ones).
+ */
+export function migrationsUnderTest(): string | undefined {
+  const told = process.env.SHIRI_UNDER_TEST;
+  if (!told || told === "sources" || path.resolve(told) === path.resolve(REPOSITORY)) return undefined;
+  return path.join(path.resolve(told), "dist", "src", "db", "migrations");
+}
+
 /** What shiriCommand runs, in words, for the results. */
 export function codeUnderTest(): string {
   const told = process.env.SHIRI_UNDER_TEST;

@@ -5,7 +5,11 @@ import { setUpAccount, smppEnv, startBenchSimulators, waitForBinds } from "../di
 import type { Cleanup } from "../lib/cleanup.ts";
 import { type BenchDatabase, provisionBenchDatabase } from "../lib/postgres.ts";
 import { benchRateLimits } from "../lib/rate-limits.ts";
-import { type ShiriProcess as ApiProcess, startShiriProcess } from "../lib/shiri-process.ts";
+import {
+  type ShiriProcess as ApiProcess,
+  migrationsUnderTest,
+  startShiriProcess,
+} from "../lib/shiri-process.ts";
 import type { HttpEnv } from "./types.ts";
 
 export interface StartedEnv extends HttpEnv {
@@ -32,7 +36,7 @@ export async function startEnv(
   own.searchParams.set("application_name", "shiri-bench");
   const pool: Pool = createPool(own.toString(), 3);
   cleanup.add(() => pool.end());
-  await migrate(pool);
+  await migrate(pool, { directory: migrationsUnderTest() });
   const account = await setUpAccount(pool);
   const api = await startShiriProcess({
     role: "api",
