@@ -140,6 +140,15 @@ function extraNodeFlags(): string[] {
   return (process.env.BENCH_SHIRI_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "");
 }
 
+/**
+ * BENCH_SHIRI_NODE: the node binary Shiri's processes run on (the bench's own node by default), so
+ * Shiri can be measured on the Node.js the image runs (scripts/with-node.sh caches one) while the
+ * load and the sink stay where they are.
+ */
+function shiriNode(): string {
+  return process.env.BENCH_SHIRI_NODE || process.execPath;
+}
+
 export interface ShiriProcessOptions {
   role: "api" | "worker" | "all";
   databaseUrl: string;
@@ -182,7 +191,7 @@ async function startOnFreePorts(opts: ShiriProcessOptions): Promise<ShiriProcess
   const [port, metricsPort] = [await freePort(), await freePort()];
   const shiri = shiriCommand();
   const child = spawn(
-    process.execPath,
+    shiriNode(),
     [...extraNodeFlags(), ...(opts.nodeFlags ?? []), shiri.bin, "start", "--role", opts.role],
     {
       env: {
