@@ -1,6 +1,6 @@
 /**
  * Two builds measured by alternating runs: `npm run bench:ab -- --against REV [--runs 10]
- * [--scenario pipeline-single] [--keep]`.
+ * [--scenario pipeline-single] [--candidate-env NAME=VALUE]… [--keep]` (docs/benchmarks.md).
  *
  * A cut worth under some 5 % cannot be told from a machine of this project's kind moving by ±20 %
  * in a few pairs: three pairs once showed a tenth that thirty runs did not (bench/RESULTS.md). This
@@ -13,9 +13,9 @@
  *
  * The environment is passed through as it is (DATABASE_URL, BENCH_PIPELINE_* and the service's own
  * settings), so both builds run with the same; `--candidate-env NAME=VALUE` (repeatable) sets one
- * for the candidate's runs alone, to measure a setting (against the same REV as HEAD, say). Each run's results are kept under
- * bench/.data/ab/<run>; the report goes to stdout and bench/.data/ab/report.{json,md}. The
- * worktree is removed at the end unless --keep.
+ * for the candidate's runs alone, to measure a setting (with HEAD as REV, say). Each run's results
+ * are kept under bench/.data/ab/<run>; the report goes to stdout and bench/.data/ab/report.{json,md}.
+ * The worktree is removed at the end unless --keep.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
