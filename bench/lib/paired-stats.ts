@@ -68,40 +68,18 @@ export function compare(baseValues: readonly number[], candidateValues: readonly
   const base = summarise(baseValues);
   const candidate = summarise(candidateValues);
   const difference = candidate.mean - base.mean;
-  const relative = base.mean !== 0 ? difference / base.mean : null;
-  if (base.runs < 2 || candidate.runs < 2)
-    return {
-      base,
-      candidate,
-      difference,
-      relative,
-      t: null,
-      degreesOfFreedom: null,
-      verdict: "too few runs",
-    };
+  const sides = { base, candidate, difference, relative: base.mean !== 0 ? difference / base.mean : null };
+  const untested = { t: null, degreesOfFreedom: null };
+  if (base.runs < 2 || candidate.runs < 2) return { ...sides, ...untested, verdict: "too few runs" };
   const a = base.standardError ** 2;
   const b = candidate.standardError ** 2;
+  // Neither side varies: the means are exact.
   if (a + b === 0)
-    return {
-      base,
-      candidate,
-      difference,
-      relative,
-      t: null,
-      degreesOfFreedom: null,
-      verdict: difference === 0 ? "within the noise" : "differs",
-    };
+    return { ...sides, ...untested, verdict: difference === 0 ? "within the noise" : "differs" };
   const t = difference / Math.sqrt(a + b);
   const degreesOfFreedom = (a + b) ** 2 / (a ** 2 / (base.runs - 1) + b ** 2 / (candidate.runs - 1));
-  return {
-    base,
-    candidate,
-    difference,
-    relative,
-    t,
-    degreesOfFreedom,
-    verdict: Math.abs(t) >= criticalT(degreesOfFreedom) ? "differs" : "within the noise",
-  };
+  const verdict = Math.abs(t) >= criticalT(degreesOfFreedom) ? "differs" : "within the noise";
+  return { ...sides, t, degreesOfFreedom, verdict };
 }
 
 /** The order of pair `index`'s two runs: alternating, so neither side always runs second. */
