@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { type Comparison, compare, pairOrder } from "./lib/paired-stats.ts";
 import { markdownTable } from "./lib/report.ts";
+import { buildTree } from "./lib/shiri-process.ts";
 
 const REPOSITORY = fileURLToPath(new URL("..", import.meta.url));
 const OUT = path.join(REPOSITORY, "bench", ".data", "ab");
@@ -77,15 +78,6 @@ function git(args: string[], cwd = REPOSITORY): string {
   return result.stdout.trim();
 }
 
-function build(tree: string): void {
-  const result = spawnSync("npm", ["run", "--silent", "build"], {
-    cwd: tree,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  if (result.status !== 0)
-    throw new Error(`npm run build in ${tree} failed (exit ${result.status ?? result.signal})`);
-}
-
 /** REV checked out and built beside this checkout, sharing its node_modules. */
 async function baseTree(commit: string): Promise<string> {
   const tree = path.join(tmpdir(), `shiri-ab-${commit.slice(0, 12)}`);
@@ -93,7 +85,7 @@ async function baseTree(commit: string): Promise<string> {
     git(["worktree", "add", "--detach", tree, commit]);
     await symlink(path.join(REPOSITORY, "node_modules"), path.join(tree, "node_modules"), "dir");
   }
-  build(tree);
+  buildTree(tree);
   return tree;
 }
 
@@ -161,7 +153,7 @@ async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
   process.stderr.write(`ab: building ${opts.against} (${commit.slice(0, 12)}) and this checkout\n`);
   const base = await baseTree(commit);
-  build(REPOSITORY);
+  buildTree(REPOSITORY);
   const trees: Record<Side, string> = { base, candidate: REPOSITORY };
   const runs: Record<Side, Measures[]> = { base: [], candidate: [] };
   try {

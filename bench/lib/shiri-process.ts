@@ -36,12 +36,18 @@ export function shiriCommand(): { bin: string; env: Record<string, string> } {
  */
 export function measureCompiledUnlessTold(): void {
   if (process.env.SHIRI_UNDER_TEST) return;
+  buildTree(REPOSITORY);
+  process.env.SHIRI_UNDER_TEST = REPOSITORY;
+}
+
+/** `npm run build` in a checkout of Shiri: its dist/, which SHIRI_UNDER_TEST=<tree> measures. */
+export function buildTree(tree: string): void {
   const build = spawnSync("npm", ["run", "--silent", "build"], {
-    cwd: REPOSITORY,
+    cwd: tree,
     stdio: ["ignore", "ignore", "inherit"],
   });
-  if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status ?? build.signal})`);
-  process.env.SHIRI_UNDER_TEST = REPOSITORY;
+  if (build.status !== 0)
+    throw new Error(`npm run build in ${tree} failed (exit ${build.status ?? build.signal})`);
 }
 
 /**
