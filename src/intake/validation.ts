@@ -44,13 +44,21 @@ export const msisdnField = () =>
       examples: ["+263771234567"],
     });
 
-/** A callback URL: http or https only, as a send's webhook_url and the account webhook take it. */
+// Any C0 control or DEL: the URL parser drops or escapes them, but the URL is stored as given.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const URL_CONTROL_CHARS = /[\u0000-\u001F\u007F]/;
+
+/**
+ * A callback URL: http or https only, as a send's webhook_url and the account webhook take it.
+ * Kept as the client wrote it, so it must be storable text: no control character (Postgres
+ * refuses a NUL) and no lone surrogate (it would be stored as U+FFFD, another URL).
+ */
 export const webhookUrlField = () =>
   z
     .string({ error: "must be a valid URL" })
     .max(2048, "must be at most 2048 characters")
     .refine((s) => {
-      if (!URL.canParse(s)) return false;
+      if (URL_CONTROL_CHARS.test(s) || LONE_SURROGATE.test(s) || !URL.canParse(s)) return false;
       const { protocol } = new URL(s);
       return protocol === "http:" || protocol === "https:";
     }, "must be a valid URL")

@@ -412,7 +412,17 @@ describe("wrong JSON types, unknown fields, blank and hostile strings", () => {
         }
         await rejectsField(TOKENS, "name", value);
         await rejectsField(SEND, "to", `+263771234567${value}`);
+        // A URL is stored as written: a NUL would fail the send's insert (a 500) and a lone
+        // surrogate would be stored as U+FFFD, another URL.
+        for (const e of SENDS) {
+          const seen = await rejectsField(e, "webhook_url", `https://hooks.example.com/a${value}b`);
+          expect(seen.validation).toContainEqual({
+            field: "webhook_url",
+            description: "must be a valid URL",
+          });
+        }
       }
+      for (const e of SENDS) await rejectsField(e, "webhook_url", "https://hooks.example.com/a\tb\n");
       const control = await rejectsField(SEND, "message", "a\u0000b");
       expect(control.validation).toContainEqual({
         field: "message",

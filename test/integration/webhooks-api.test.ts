@@ -143,6 +143,9 @@ describe("the account webhook endpoints", () => {
     [{ url: "ftp://example.com/x" }, "url", "must be a valid URL"],
     [{ url: "not a url" }, "url", "must be a valid URL"],
     [{ url: 42 }, "url", "must be a valid URL"],
+    [{ url: "https://example.com/a\u0000b" }, "url", "must be a valid URL"],
+    [{ url: "https://example.com/\u001b[31m" }, "url", "must be a valid URL"],
+    [{ url: "https://example.com/\ud800" }, "url", "must be a valid URL"],
     [{ url: "https://example.com", extra: 1 }, "extra", "is not allowed"],
   ])("PUT %j is a Kit validation error", async (body, field, description) => {
     const res = await api("PUT", "/webhook", body);
