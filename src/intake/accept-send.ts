@@ -6,7 +6,12 @@ import { OPTED_OUT, type PreparedSend, prepareSend, textOf, withOptOuts } from "
 import { recordSends, UnapprovedSenderError } from "../sending/record-send.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
-import { claimIdempotencyKey, requestHash, storeClaimedResponse } from "./idempotency.ts";
+import {
+  claimIdempotencyKey,
+  type IdempotentEndpoint,
+  requestHash,
+  storeClaimedResponse,
+} from "./idempotency.ts";
 import { segmentLimitError, sendAtError } from "./send-limits.ts";
 import { type TextToSend, windowProblem } from "./send-options.ts";
 
@@ -49,7 +54,7 @@ export interface SendResponse {
 export async function accept(
   deps: IntakeDeps,
   input: {
-    endpoint: string;
+    endpoint: IdempotentEndpoint;
     idempotencyKey: string | null;
     rawBody: unknown;
     locals: { accountId: string; currency: string; webhookEvents: readonly MessageEventType[] };

@@ -6,11 +6,20 @@ import { ApiError } from "./errors.ts";
 
 /**
  * Idempotency-Key (an extension): the same key and body within the retention window answer
- * the original response, with no new message and no new charge. The key row is written in
- * the send's own transaction, so of two racing requests the second waits on the first's row
- * and then replays it; if the first rolls back (bad sender, no balance) the second proceeds.
+ * the original response, with no new message and no new charge. A key names one request of its
+ * account, whichever send endpoint it went to: the same key on another endpoint is a conflict,
+ * as another body is. The key row is written in the send's own transaction, after a lock on the
+ * account's key, so of two racing requests the second waits for the first and then replays it (or
+ * conflicts); if the first rolls back (bad sender, no balance) the second proceeds.
  */
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+
+/** The sends that take an Idempotency-Key, as their rows name them. */
+export const IDEMPOTENT_ENDPOINTS = ["sms", "sms/bulk", "sms/batch"] as const;
+export type IdempotentEndpoint = (typeof IDEMPOTENT_ENDPOINTS)[number];
+
+/** The advisory lock class of key claims; any constant, the same in every process. */
+const IDEMPOTENCY_LOCK_CLASS = 7_426_031;
 
 /** The header as the OpenAPI document shows it on the two send endpoints. */
 export const idempotencyHeaders = z.object({
@@ -21,7 +30,8 @@ export const idempotencyHeaders = z.object({
     .meta({
       description:
         "Extension: the same key and body within 24 hours answers the original response, with no new " +
-        "message and no new charge; the same key with another body is a 409.",
+        "message and no new charge; the same key with another body, or already used on another " +
+        "send endpoint, is a 409.",
     }),
 });
 
@@ -53,7 +63,7 @@ export async function claimIdempotencyKey(
   tx: Tx,
   input: {
     accountId: string;
-    endpoint: string;
+    endpoint: IdempotentEndpoint;
     key: string;
     requestHash: string;
     statusCode: number;
@@ -61,9 +71,19 @@ export async function claimIdempotencyKey(
     ttlHours: number;
   },
 ): Promise<Claim> {
+  // The rows of one key on two endpoints never meet in the table's unique key, so the account's
+  // key is locked instead, until the send commits or rolls back. A 32-bit key: a collision only
+  // makes two claims wait for each other.
+  const lockKey = createHash("sha256").update(`${input.accountId}\u0000${input.key}`).digest().readInt32BE(0);
+  await tx.query("SELECT pg_advisory_xact_lock($1, $2)", [IDEMPOTENCY_LOCK_CLASS, lockKey]);
+  // A statement of its own after the lock, so that it sees what the lock's last holder committed.
   const { rowCount } = await tx.query(
     `INSERT INTO idempotency_keys (account_id, endpoint, key, request_hash, status_code, response)
-     VALUES ($1, $2, $3, $4, $5, $6)
+     SELECT $1, $2, $3, $4, $5, $6
+      WHERE NOT EXISTS (
+        SELECT 1 FROM idempotency_keys
+         WHERE account_id = $1 AND endpoint = ANY($8::text[]) AND key = $3
+           AND created_at >= now() - make_interval(hours => $7))
      ON CONFLICT (account_id, endpoint, key) DO UPDATE
         SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,
             response = EXCLUDED.response, created_at = now()
@@ -76,13 +96,17 @@ export async function claimIdempotencyKey(
       input.statusCode,
       JSON.stringify(input.response),
       input.ttlHours,
+      IDEMPOTENT_ENDPOINTS.filter((endpoint) => endpoint !== input.endpoint),
     ],
   );
   if (rowCount === 1) return { kind: "claimed" };
   const { rows } = await tx.query<{ request_hash: string; status_code: number; response: unknown }>(
-    "SELECT request_hash, status_code, response FROM idempotency_keys WHERE account_id = $1 AND endpoint = $2 AND key = $3",
-    [input.accountId, input.endpoint, input.key],
+    `SELECT request_hash, status_code, response FROM idempotency_keys
+      WHERE account_id = $1 AND endpoint = $2 AND key = $3
+        AND created_at >= now() - make_interval(hours => $4)`,
+    [input.accountId, input.endpoint, input.key, input.ttlHours],
   );
+  // No live row of this endpoint: the key is another endpoint's.
   const found = rows[0];
   if (!found || found.request_hash !== input.requestHash) return { kind: "conflict" };
   return { kind: "replay", statusCode: found.status_code, response: found.response };
@@ -91,7 +115,7 @@ export async function claimIdempotencyKey(
 /** Replaces the answer a key claimed in this transaction replays (its send's final answer). */
 export async function storeClaimedResponse(
   tx: Tx,
-  key: { accountId: string; endpoint: string; key: string },
+  key: { accountId: string; endpoint: IdempotentEndpoint; key: string },
   response: unknown,
 ): Promise<void> {
   await tx.query(

@@ -1493,7 +1493,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Extension: the same key and body within 24 hours answers the original response, with no new message and no new charge; the same key with another body is a 409. */
+        /** @description Extension: the same key and body within 24 hours answers the original response, with no new message and no new charge; the same key with another body, or already used on another send endpoint, is a 409. */
         "Idempotency-Key"?: string;
       };
       path?: never;
@@ -1647,7 +1647,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Extension: the same key and body within 24 hours answers the original response, with no new message and no new charge; the same key with another body is a 409. */
+        /** @description Extension: the same key and body within 24 hours answers the original response, with no new message and no new charge; the same key with another body, or already used on another send endpoint, is a 409. */
         "Idempotency-Key"?: string;
       };
       path?: never;
@@ -1801,7 +1801,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Extension: the same key and body within 24 hours answers the original response, with no new message and no new charge; the same key with another body is a 409. */
+        /** @description Extension: the same key and body within 24 hours answers the original response, with no new message and no new charge; the same key with another body, or already used on another send endpoint, is a 409. */
         "Idempotency-Key"?: string;
       };
       path?: never;

@@ -78,6 +78,62 @@ describe.each([
   });
 });
 
+describe("an Idempotency-Key names one request of its account, whichever send it went to", () => {
+  const SENDS = {
+    sms: ["/api/v1/sms", { to: "+263771234567", from: "SHIRI", message: "order 1" }, 450],
+    bulk: ["/api/v1/sms/bulk", { to: ["+263711234567"], from: "SHIRI", message: "order 2" }, 400],
+    batch: [
+      "/api/v1/sms/batch",
+      { from: "SHIRI", messages: [{ to: "+263731234567", message: "order 3" }] },
+      380,
+    ],
+  } as const;
+  const held = async (accountId: string) => (await balanceFromLedger(t.service.pool, accountId)).held;
+
+  it.each([
+    ["sms", "bulk"],
+    ["bulk", "sms"],
+    ["sms", "batch"],
+    ["batch", "bulk"],
+  ] as const)("a key used on %s, then on %s: 409, nothing written or charged", async (first, second) => {
+    const a = await t.account({ balance: 100_000 });
+    const [firstPath, firstBody, firstCharge] = SENDS[first];
+    const [secondPath, secondBody] = SENDS[second];
+    expect(
+      (await call(t.base, "POST", firstPath, { headers: withKey(a, "order-1"), body: firstBody })).status,
+    ).toBe(202);
+    const again = await call(t.base, "POST", secondPath, {
+      headers: withKey(a, "order-1"),
+      body: secondBody,
+    });
+    expect(again.status).toBe(409);
+    expect(await count(a.id)).toBe(1);
+    expect(await held(a.id)).toBe(firstCharge);
+    // The first request's own retry still replays.
+    const retry = await call(t.base, "POST", firstPath, { headers: withKey(a, "order-1"), body: firstBody });
+    expect(retry.status).toBe(202);
+    expect(await count(a.id)).toBe(1);
+  });
+
+  it("racing requests with one key on two endpoints make one send and one charge", async () => {
+    const a = await t.account({ balance: 1_000_000 });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => {
+        const [path, body] = i % 2 === 0 ? SENDS.sms : SENDS.bulk;
+        return call(t.base, "POST", path, { headers: withKey(a, "race-across"), body });
+      }),
+    );
+    const accepted = results.filter((r) => r.status === 202);
+    expect(accepted.length).toBeGreaterThan(0);
+    for (const r of accepted) expect(r.body).toEqual(accepted[0]?.body);
+    expect(results.filter((r) => r.status !== 202).map((r) => r.status)).toEqual(
+      Array(8 - accepted.length).fill(409),
+    );
+    expect(await count(a.id)).toBe(1);
+    expect([450, 400]).toContain(await held(a.id));
+  });
+});
+
 describe("idempotency key retention", () => {
   it("deletes keys past their retention, in chunks, and keeps the fresh ones", async () => {
     const a = await t.account({ balance: 1_000_000 });
