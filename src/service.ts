@@ -11,6 +11,7 @@ import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { transactionsWithEventJobs } from "./events/event-jobs.ts";
 import { startInboundUpkeep } from "./inbound/inbound-stage.ts";
 import { createIntake, type Intake } from "./intake/app.ts";
+import { answerClientError } from "./intake/client-errors.ts";
 import { serverOptionsFor } from "./intake/server-objects.ts";
 import type { Logger } from "./logger.ts";
 import { type BindState, createReadiness } from "./observability/health.ts";
@@ -118,7 +119,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       });
       // Stops run last first: the server closes, then the limiter gives its slices back.
       stops.push(() => intake.close());
-      const server = await listen(intake.app, config.HOST, config.PORT, config.HTTP_KEEP_ALIVE_TIMEOUT_MS);
+      const server = await listen(intake.app, config, logger);
       port = addressPort(server);
       stops.push(() => closeServer(server));
       logger.info({ port, host: config.HOST }, "api listening");
@@ -293,12 +294,13 @@ export function databaseTimeouts(config: Config): DatabaseTimeouts {
 
 function listen(
   listener: Intake["app"],
-  host: string,
-  port: number,
-  keepAliveTimeoutMs: number,
+  config: Pick<Config, "HOST" | "PORT" | "HTTP_KEEP_ALIVE_TIMEOUT_MS">,
+  logger: Logger,
 ): Promise<Server> {
+  const keepAliveTimeoutMs = config.HTTP_KEEP_ALIVE_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
-    const server = createServer(serverOptionsFor(listener), listener).listen(port, host);
+    const server = createServer(serverOptionsFor(listener), listener).listen(config.PORT, config.HOST);
+    server.on("clientError", answerClientError(logger));
     // A load balancer reuses an idle connection until its own idle timeout (60 s by default on AWS
     // ALB and for nginx's upstream keepalive): if Node closed it first (its default is 5 s), a
     // request sent at that moment meets a closed socket. Node wants headersTimeout above it too.

@@ -196,6 +196,31 @@ export const ERRORS = {
     ...both("ERR_SERVICE_UNAVAILABLE", "SERVICE_UNAVAILABLE", "service unavailable, try again shortly"),
   },
   internal: { status: 500, ...both("ERR_INTERNAL", "INTERNAL_ERROR", "internal error") },
+  // Refused by Node's HTTP parser before any route sees the request (client-errors.ts).
+  malformedRequest: {
+    status: 400,
+    kit: {
+      code: "BAD_REQUEST",
+      message: "malformed HTTP request",
+      description: "the request line or a header could not be read",
+    },
+  },
+  requestTimeout: {
+    status: 408,
+    kit: {
+      code: "REQUEST_TIMEOUT",
+      message: "request timeout",
+      description: "the request was not received in time",
+    },
+  },
+  headersTooLarge: {
+    status: 431,
+    kit: {
+      code: "REQUEST_HEADER_FIELDS_TOO_LARGE",
+      message: "request headers too large",
+      description: "the request line and headers are over 16 KiB",
+    },
+  },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;

@@ -705,7 +705,10 @@ describe("Authorization headers", () => {
           outsideDocument: "Node's HTTP parser refuses the headers before any route: no operation answers",
         });
         expect(res.status).toBe(431);
-        expect(res.text).toBe("");
+        expect(JSON.parse(res.text)).toMatchObject({
+          status: "error",
+          error: { code: "REQUEST_HEADER_FIELDS_TOO_LARGE" },
+        });
       }
     });
   });
