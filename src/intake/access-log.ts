@@ -13,8 +13,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * answered it (its pattern, so ids never become label values). A few lines by hand instead of
  * pino-http, which builds a child logger for every request that nothing here uses; one 'finish'
  * listener for both, as every listener is work on every request.
+ *
+ * The line goes through a child logger without the redaction paths: its fields are fixed above and
+ * none can hold a secret, and the paths' wildcards, walked on every line, cost more than the rest
+ * of the line. When info is off, the line is not built at all.
  */
 export function accessLog(logger: Logger, metrics: Metrics): (req: Request, res: Response) => void {
+  const lines = logger.child({}, { redact: { paths: [] } });
   return (req, res) => {
     const started = performance.now();
     const given = req.headers["x-request-id"];
@@ -23,15 +28,16 @@ export function accessLog(logger: Logger, metrics: Metrics): (req: Request, res:
     res.setHeader("X-Request-Id", id);
     res.once("finish", () => {
       const seconds = (performance.now() - started) / 1000;
-      logger.info(
-        {
-          req: { id, method: req.method, url: urlForLog(req.originalUrl) },
-          res: { statusCode: res.statusCode },
-          account_id: res.locals.accountId,
-          responseTime: seconds * 1000,
-        },
-        "request completed",
-      );
+      if (lines.isLevelEnabled("info"))
+        lines.info(
+          {
+            req: { id, method: req.method, url: urlForLog(req.originalUrl) },
+            res: { statusCode: res.statusCode },
+            account_id: res.locals.accountId,
+            responseTime: seconds * 1000,
+          },
+          "request completed",
+        );
       const route = req.route?.path;
       const labels = { method: req.method, route: typeof route === "string" ? route : "unmatched" };
       metrics.httpRequests.inc({ ...labels, status: String(res.statusCode) });
