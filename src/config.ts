@@ -9,6 +9,7 @@ import {
   type SmppSettings,
 } from "../carriers/index.ts";
 import { SMPP_DEFAULTS } from "../carriers/smpp-defaults.ts";
+import { isCidr } from "./accounts/scopes.ts";
 import { presentEnv } from "./environment.ts";
 
 /**
@@ -67,6 +68,21 @@ const envSchema = z.object({
   RATE_LIMIT_KEY_PER_SECOND: intFromEnv(500),
   /** Failed authentications one client address may make a minute, over every API process (0: no limit). */
   AUTH_FAILURES_PER_MINUTE: intFromEnv(60),
+  /**
+   * The load balancers in front of the API, addresses or CIDRs, comma-separated: a request from
+   * one is judged by the client address it puts in X-Forwarded-For (src/intake/client-address.ts).
+   * Empty, the default: the socket's peer is the client, and the header is never read.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((list) =>
+      list
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ""),
+    )
+    .pipe(z.array(z.string().refine(isCidr, "expected addresses or CIDRs, comma-separated"))),
   RATE_LIMIT_ACCOUNT_PER_SECOND: intFromEnv(1_000),
   RATE_LIMIT_RECIPIENTS_PER_MINUTE: intFromEnv(600_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */

@@ -7,6 +7,7 @@ import { type HealthAnswer, healthzAnswer, readyzAnswer } from "../observability
 import { countRateLimitSlice } from "../observability/metrics.ts";
 import { accessLog } from "./access-log.ts";
 import { requireApiKey } from "./auth.ts";
+import { clientAddressOf } from "./client-address.ts";
 import type { IntakeDeps } from "./deps.ts";
 import { ApiError, type ErrorShape, sendError } from "./errors.ts";
 import { expensiveGate } from "./expensive-gate.ts";
@@ -74,6 +75,7 @@ export function createIntake(deps: IntakeDeps): Intake {
     deps.config.KEY_LAST_USED_PRECISION_SECONDS,
     failures,
     deps.metrics,
+    clientAddressOf(deps.config.TRUSTED_PROXIES),
   );
   const limiter = requestLimiter(deps);
   const limits = { limiter, metrics: deps.metrics, logger: deps.logger };

@@ -1,4 +1,4 @@
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler } from "express";
 import { authenticateMany, LegacyKeys, type Principal } from "../accounts/api-keys.ts";
 import { KEY_KEPT_MS, KeyCache } from "../accounts/key-cache.ts";
 import { addressMatcher, covers, scopeOf } from "../accounts/scopes.ts";
@@ -26,12 +26,14 @@ const KEPT_KEYS = 10_000;
  * Bogus keys cost the one sending them: a token whose checksum says it cannot be a key is refused
  * without a lookup (once no key without a checksum is active), and a client address whose failed
  * authentications reach the limit in a minute, over every API process, gets a 429 without one.
+ * The client address is `addressOf`'s (client-address.ts: behind a load balancer, not its own).
  */
 export function requireApiKey(
   db: Queryable,
   lastUsedPrecisionSeconds: number,
   failures: AuthFailureGuard,
   metrics: Metrics,
+  addressOf: (req: Request) => string,
 ): RequestHandler {
   const principals = new Coalescer<string, Principal | null>(
     (tokens) => authenticateMany(db, tokens, lastUsedPrecisionSeconds),
@@ -60,7 +62,7 @@ export function requireApiKey(
       metrics.authRefusals.inc({ reason: "missing" });
       return sendError(res, "missingAuthentication");
     }
-    const address = req.socket.remoteAddress ?? "";
+    const address = addressOf(req);
     const wait = failures.refusedFor(address);
     if (wait > 0) {
       metrics.authRefusals.inc({ reason: "address_limited" });
