@@ -69,6 +69,15 @@ export const ERRORS = {
       "the body could not be decoded: check Content-Type charset and Content-Encoding",
     ),
   },
+  notJson: {
+    status: 400,
+    ...both(
+      "ERR_BAD_REQUEST",
+      "BAD_REQUEST",
+      "body is not JSON",
+      "the body must be JSON, sent with Content-Type: application/json",
+    ),
+  },
   payloadTooLarge: {
     status: 413,
     ...both("ERR_PAYLOAD_TOO_LARGE", "PAYLOAD_TOO_LARGE", "request body too large"),

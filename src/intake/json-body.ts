@@ -12,7 +12,8 @@ import { ApiError } from "./errors.ts";
  * - over the limit: 413; bytes that are not UTF-8: 400 "unreadable request body" (the parser
  *   would decode them into U+FFFD and send that to a handset);
  * - a leading byte order mark is dropped, an empty body is {}, and anything but an object or an
- *   array (after JSON whitespace) is malformed, as in express.json's strict mode.
+ *   array (after JSON whitespace) is malformed, as in express.json's strict mode;
+ * - a body that is not labelled JSON: 400 "body is not JSON".
  */
 export function jsonBody(limit: number): RequestHandler {
   const libraryParser = express.json({
@@ -28,9 +29,22 @@ export function jsonBody(limit: number): RequestHandler {
       res.setHeader("Connection", "close");
       return next(new ApiError("payloadTooLarge"));
     }
+    // A body labelled anything but JSON (or not at all: curl -d says form data) would be read as
+    // no body, and the client told that every field is missing.
+    if (hasBody(req) && !JSON_TYPE.test(req.headers["content-type"] ?? ""))
+      return next(new ApiError("notJson"));
     if (!isPlainJson(req)) return libraryParser(req, res, next);
     readPlainJson(req, limit, next);
   };
+}
+
+/** The media types express.json reads: application/json and application/*+json, any parameters. */
+const JSON_TYPE = /^\s*application\/(?:[!#$&^\w.-]+\+)?json\s*(?:;|$)/i;
+
+/** A request with a body, as express.json judges it: chunked, or a length that is not 0. */
+function hasBody(req: Request): boolean {
+  const { headers } = req;
+  return headers["transfer-encoding"] !== undefined || Number(headers["content-length"] ?? 0) > 0;
 }
 
 /** application/json with no parameter but a UTF-8 charset. */

@@ -266,14 +266,32 @@ describe("malformed and non-object JSON bodies", () => {
     });
   }
 
-  it("a body that is valid JSON but not labelled JSON is not sent", async () => {
+  it("a body that is valid JSON but not labelled JSON is not sent, and the answer says why", async () => {
     await writesNothing(async () => {
-      for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
-        const headers = { authorization: authHeaders().authorization as string, "content-type": contentType };
-        const res = await post(SEND, { body: SEND.valid, headers });
-        expectError(res, "legacy", 400, "ERR_BAD_REQUEST", contentType);
+      for (const contentType of [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/xml",
+        null,
+      ]) {
+        const headers: Record<string, string> = { authorization: authHeaders().authorization as string };
+        if (contentType !== null) headers["content-type"] = contentType;
+        for (const e of SENDS) {
+          const label = `${e.name} ${contentType}`;
+          const seen = expectError(await post(e, { body: e.valid, headers }), e.shape, 400, undefined, label);
+          expect(seen.message, label).toBe("body is not JSON");
+        }
       }
     });
+    // JSON by any of its names, with parameters, is read as JSON.
+    for (const contentType of [
+      "application/json; charset=UTF-8",
+      "Application/JSON",
+      "application/vnd.api+json",
+    ]) {
+      const headers = { ...authHeaders(), "content-type": contentType };
+      expect((await post(SEND, { body: SEND.valid, headers })).status, contentType).toBe(202);
+    }
   });
 
   it("a body in an unsupported charset is refused with a 400", async () => {
