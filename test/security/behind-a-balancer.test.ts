@@ -25,48 +25,45 @@ async function keyFor(t: TestService, owner: TestAccount, allowedIps: string[]):
 const balance = (t: TestService, token: string, forwardedFor?: string) =>
   call(t.base, "GET", "/api/v1/balance", { headers: bearer(token, forwardedFor) });
 
-describe("with the balancer in TRUSTED_PROXIES", () => {
-  let t: TestService;
-  let owner: TestAccount;
-
+/** An API of its own with these settings and an owner account, for the describe block that calls it. */
+function apiWith(env: Record<string, string>): { t: TestService; owner: TestAccount } {
+  const running = {} as { t: TestService; owner: TestAccount };
   beforeAll(async () => {
-    t = await startTestService({ TRUSTED_PROXIES: "127.0.0.0/8,::1", AUTH_FAILURES_PER_MINUTE: "3" }, "api");
-    owner = await t.account();
+    running.t = await startTestService(env, "api");
+    running.owner = await running.t.account();
   });
-  afterAll(() => t?.stop());
+  afterAll(() => running.t?.stop());
+  return running;
+}
+
+describe("with the balancer in TRUSTED_PROXIES", () => {
+  const api = apiWith({ TRUSTED_PROXIES: "127.0.0.0/8,::1", AUTH_FAILURES_PER_MINUTE: "3" });
 
   it("a key's allowed_ips judge the address the balancer forwards", async () => {
-    const office = await keyFor(t, owner, ["203.0.113.0/24"]);
-    expect((await balance(t, office, "203.0.113.7")).status).toBe(200);
-    expect((await balance(t, office, "198.51.100.4")).status).toBe(403);
+    const office = await keyFor(api.t, api.owner, ["203.0.113.0/24"]);
+    expect((await balance(api.t, office, "203.0.113.7")).status).toBe(200);
+    expect((await balance(api.t, office, "198.51.100.4")).status).toBe(403);
     // What the client wrote before the balancer's own entry is not believed.
-    expect((await balance(t, office, "203.0.113.7, 198.51.100.4")).status).toBe(403);
+    expect((await balance(api.t, office, "203.0.113.7, 198.51.100.4")).status).toBe(403);
     // No header: the request is the balancer's own.
-    expect((await balance(t, office)).status).toBe(403);
+    expect((await balance(api.t, office)).status).toBe(403);
   });
 
   it("one client's failed authentications do not lock out the others behind the balancer", async () => {
-    for (let i = 0; i < 3; i++) expect((await balance(t, "shr_bogus", "192.0.2.66")).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect((await balance(api.t, "shr_bogus", "192.0.2.66")).status).toBe(401);
     // The counts are shared through the database a quarter of a second at a time.
-    await expect.poll(async () => (await balance(t, owner.key, "192.0.2.66")).status).toBe(429);
-    expect((await balance(t, owner.key, "192.0.2.67")).status).toBe(200);
+    await expect.poll(async () => (await balance(api.t, api.owner.key, "192.0.2.66")).status).toBe(429);
+    expect((await balance(api.t, api.owner.key, "192.0.2.67")).status).toBe(200);
   });
 });
 
 describe("without TRUSTED_PROXIES", () => {
-  let t: TestService;
-  let owner: TestAccount;
-
-  beforeAll(async () => {
-    t = await startTestService({}, "api");
-    owner = await t.account();
-  });
-  afterAll(() => t?.stop());
+  const api = apiWith({});
 
   it("X-Forwarded-For is never believed: the socket's peer is the client", async () => {
-    const office = await keyFor(t, owner, ["203.0.113.0/24"]);
-    expect((await balance(t, office, "203.0.113.7")).status).toBe(403);
-    const here = await keyFor(t, owner, ["127.0.0.0/8", "::1"]);
-    expect((await balance(t, here, "203.0.113.7")).status).toBe(200);
+    const office = await keyFor(api.t, api.owner, ["203.0.113.0/24"]);
+    expect((await balance(api.t, office, "203.0.113.7")).status).toBe(403);
+    const here = await keyFor(api.t, api.owner, ["127.0.0.0/8", "::1"]);
+    expect((await balance(api.t, here, "203.0.113.7")).status).toBe(200);
   });
 });
