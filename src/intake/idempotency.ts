@@ -21,7 +21,7 @@ export type IdempotentEndpoint = (typeof IDEMPOTENT_ENDPOINTS)[number];
 /** The advisory lock class of key claims; any constant, the same in every process. */
 const IDEMPOTENCY_LOCK_CLASS = 7_426_031;
 
-/** The header as the OpenAPI document shows it on the two send endpoints. */
+/** The header as the OpenAPI document shows it on the send endpoints. */
 export const idempotencyHeaders = z.object({
   "Idempotency-Key": z
     .string()
