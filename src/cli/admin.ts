@@ -12,7 +12,7 @@ import {
   type VerificationStatus,
 } from "../accounts/sender-ids.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
-import { formatAmount, parseAmount } from "../domain/money.ts";
+import { formatAmount, MAX_AMOUNT_TEXT, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";
 import { balanceOf, topUp } from "../ledger/ledger.ts";
 import { setAccountRateLimits } from "../limits/rate-limits.ts";
@@ -83,7 +83,7 @@ function amountOf(args: ParsedArgs, name: string, allowZero: boolean): number {
   const amount = parseAmount(text);
   if (amount === null || (!allowZero && amount === 0)) {
     throw new UsageError(
-      `--${name} must be a ${allowZero ? "" : "positive "}decimal amount like 25 or 12.50, got "${text}"`,
+      `--${name} must be a ${allowZero ? "" : "positive "}decimal amount like 25 or 12.50, at most ${MAX_AMOUNT_TEXT}, got "${text}"`,
     );
   }
   return amount;
@@ -156,7 +156,7 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       balance: {
         type: "string",
         value: "AMOUNT",
-        help: "opening balance, a decimal like 250.00",
+        help: `opening balance, a decimal like 250.00 (at most ${MAX_AMOUNT_TEXT})`,
         required: true,
       },
       currency: { type: "string", value: "CODE", help: "the account's currency (default USD)" },
@@ -232,7 +232,7 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       amount: {
         type: "string",
         value: "AMOUNT",
-        help: "a positive decimal like 50 or 12.50",
+        help: `a positive decimal like 50 or 12.50 (at most ${MAX_AMOUNT_TEXT})`,
         required: true,
       },
     },
