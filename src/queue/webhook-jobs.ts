@@ -14,11 +14,22 @@ export interface WebhookJob {
 /** A job stops sending after this long and hands its remaining events back to the outbox. */
 export const JOB_BUDGET_MS = 60_000;
 
+/**
+ * A running job is touched at least this often (a third of it, src/webhooks/callbacks.ts); one
+ * not touched for this long lost its worker, and pg-boss's supervision fails it. Until then it
+ * counts as active, so it holds one of its host's slots (WEBHOOK_CONCURRENCY_PER_HOST).
+ */
+export const WEBHOOK_JOB_HEARTBEAT_SECONDS = 10;
+
 export const WEBHOOK_QUEUE_OPTIONS = {
-  // Retries of events are scheduled by the outbox (src/webhooks/retry.ts); a job retry only covers a worker
-  // that died mid-job, once its job expires (well after the job's own time budget).
+  // Retries of events are scheduled by the outbox (src/webhooks/retry.ts); a job retry only covers a
+  // worker that died mid-job, found by the job's heartbeat within seconds (the expiry, well after the
+  // job's own time budget, is the backstop).
   retryLimit: 10,
-  retryDelay: 30,
+  retryDelay: 1,
+  retryBackoff: true,
+  retryDelayMax: 60,
+  heartbeatSeconds: WEBHOOK_JOB_HEARTBEAT_SECONDS,
   expireInSeconds: 180,
   // The outbox keeps each event's history; a finished job is of no further use.
   deleteAfterSeconds: 3600,

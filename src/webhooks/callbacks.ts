@@ -12,7 +12,7 @@ import {
   OUTBOX_TOPIC,
   type WorkSignals,
 } from "../queue/wakeups.ts";
-import { WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
+import { WEBHOOK_JOB_HEARTBEAT_SECONDS, WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
 import { callbackConnections } from "./callback-connections.ts";
@@ -97,6 +97,10 @@ export function startCallbacks(deps: {
   // pg-boss's fetch and completion, as named statements on the service's pool.
   const onPool = statementsOn(pool);
   let stopped = false;
+  const heartbeat = jobHeartbeat(
+    (ids) => boss.touch(WEBHOOK_QUEUE, ids, { db: onPool }).then(() => {}),
+    (err) => logger.warn({ err }, "webhook jobs' heartbeat failed; retrying"),
+  );
   const ctx: BatchContext = {
     pool,
     logger,
@@ -211,12 +215,16 @@ export function startCallbacks(deps: {
     settings: Map<string, CallbackSettings>,
     stopped: StoppedUrls,
   ): Promise<void> {
+    heartbeat.running(job.id);
     try {
       await sendCallbackBatch(ctx, job.data, events, settings, stopped);
       await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
     } catch (err) {
-      // Left active, the job expires and pg-boss runs it again; the outbox skips what was recorded.
+      // Left active and no longer touched, the job's heartbeat runs out and pg-boss runs it again;
+      // the outbox skips what was recorded.
       logger.error({ err, job_id: job.id }, "webhook job could not be recorded");
+    } finally {
+      heartbeat.done(job.id);
     }
   }
 
@@ -230,8 +238,40 @@ export function startCallbacks(deps: {
       await loops;
       // A stopping job sends no further event, so this waits for one request per job at most.
       await Promise.allSettled([...inFlight]);
+      heartbeat.stop();
       ctx.post.connections.close();
     },
+  };
+}
+
+/**
+ * The heartbeat of the jobs this process runs: every third of WEBHOOK_JOB_HEARTBEAT_SECONDS, all
+ * of them touched in one statement; no timer while none runs. A job whose worker died is then
+ * failed by supervision within seconds, and its host's slot freed for the jobs waiting for it.
+ */
+export function jobHeartbeat(
+  touch: (ids: string[]) => Promise<void>,
+  onError: (err: unknown) => void,
+): { running(id: string): void; done(id: string): void; stop(): void } {
+  const ids = new Set<string>();
+  let timer: NodeJS.Timeout | null = null;
+  const stop = () => {
+    if (timer) clearInterval(timer);
+    timer = null;
+  };
+  return {
+    running(id) {
+      ids.add(id);
+      timer ??= setInterval(
+        () => void touch([...ids]).catch(onError),
+        (WEBHOOK_JOB_HEARTBEAT_SECONDS * 1_000) / 3,
+      );
+    },
+    done(id) {
+      ids.delete(id);
+      if (ids.size === 0) stop();
+    },
+    stop,
   };
 }
 
