@@ -1,7 +1,9 @@
 import { hostname } from "node:os";
+import { SENDER_ID_PATTERN } from "../accounts/sender-ids.ts";
 import { loadConfig } from "../config.ts";
 import { BindSlot } from "../dispatch/bind-slot.ts";
 import { checkCarrier } from "../dispatch/carrier-check.ts";
+import { toWireMsisdn } from "../domain/numbers.ts";
 import { createLogger } from "../logger.ts";
 import { linkIdReports } from "../receipts/id-tally.ts";
 import { CommandError, type DataCommand, type ParsedArgs, stringOption, UsageError } from "./args.ts";
@@ -55,6 +57,14 @@ export const CARRIER_COMMANDS: readonly DataCommand[] = [
       const link = args.positionals[0] as string;
       const { config, settings } = linkOf(link);
       const to = stringOption(args, "to");
+      // Refused before a bind slot is taken: a submit could never carry them.
+      if (to !== undefined && toWireMsisdn(to) === null)
+        throw new UsageError(`--to must be a number that routes to an operator (+263…), got "${to}"`);
+      const from = stringOption(args, "from") ?? "SHIRI";
+      if (!SENDER_ID_PATTERN.test(from) && !/^\+?\d{3,15}$/.test(from))
+        throw new UsageError(
+          `--from must be a sender id (3 to 11 letters or digits) or a number, got "${from}"`,
+        );
       const receiptTimeoutMs = secondsOf(args, "wait-seconds", RECEIPT_WAIT_SECONDS) * 1000;
       return async (pool) => {
         const owner = `carrier-check:${hostname()}:${process.pid}`;
@@ -73,9 +83,10 @@ export const CARRIER_COMMANDS: readonly DataCommand[] = [
           const report = await checkCarrier({
             link,
             settings,
-            logger: createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL),
+            // On stderr: stdout carries the report alone, one JSON object.
+            logger: createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL, { stderr: true }),
             ...(to !== undefined ? { to } : {}),
-            from: stringOption(args, "from") ?? "SHIRI",
+            from,
             bindTimeoutMs: BIND_WAIT_MS,
             receiptTimeoutMs,
           });

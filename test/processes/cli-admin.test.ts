@@ -471,11 +471,38 @@ describe("shiri: failures and usage errors of the operator commands", {
         stderr: /unknown command "sender-id verify"/,
         usage: "sender-id <add|",
       },
+      {
+        args: ["balance", "top-up", "--account", id, "--amount", "1000000000"],
+        stderr: /at most 999999999\.9999, got "1000000000"/,
+        usage: "balance top-up",
+      },
+      // Refused before a bind slot is taken, not after a bind.
+      {
+        args: ["carrier", "check", "econet", "--to", "12"],
+        stderr: /--to must be a number that routes to an operator/,
+        usage: "carrier check",
+      },
+      {
+        args: ["carrier", "check", "econet", "--from", "BAD SENDER WAY TOO LONG"],
+        stderr: /--from must be a sender id/,
+        usage: "carrier check",
+      },
     ];
     // Against a database that is not there: a usage error is found before any connection.
     const results = await inParallel(cases, PARALLEL_RUNS, (c) => shiri(NO_DATABASE, c.args));
     cases.forEach((c, i) => {
       usageError(results[i] as CliResult, c.stderr, c.usage, `shiri ${c.args.join(" ")}`);
     });
+  });
+
+  it("carrier check with no SMSC answering: exit 1, its report alone on stdout, the session's log on stderr", async () => {
+    const result = await shiri(db.url, ["carrier", "check", "econet"], {
+      env: { LOG_LEVEL: "debug", SMPP_ECONET_HOST: "127.0.0.1", SMPP_ECONET_PORT: "1" },
+    });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({ link: "econet", bound: false });
+    expect(result.stderr).toMatch(/"level":/);
   });
 });

@@ -21,7 +21,7 @@ export interface CliResult {
 export function shiri(
   url: string,
   args: readonly string[],
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; env?: Record<string, string> } = {},
 ): Promise<CliResult> {
   const command = shiriCommand();
   return new Promise((resolve, reject) => {
@@ -31,7 +31,14 @@ export function shiri(
       {
         timeout: opts.timeoutMs ?? CLI_TIMEOUT_MS,
         killSignal: "SIGKILL",
-        env: { ...process.env, ...command.env, DATABASE_URL: url, LOG_LEVEL: "silent", NO_COLOR: "1" },
+        env: {
+          ...process.env,
+          ...command.env,
+          DATABASE_URL: url,
+          LOG_LEVEL: "silent",
+          NO_COLOR: "1",
+          ...opts.env,
+        },
       },
       (err, stdout, stderr) => {
         if (err && typeof err.code !== "number") {
