@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import {
   CARRIERS,
@@ -17,6 +18,15 @@ import { presentEnv } from "./environment.ts";
  * with nothing set, Shiri starts an embedded Postgres and the carrier simulators.
  */
 const intFromEnv = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+/** A TCP port. */
+const portFromEnv = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
+/** Node's timers hold at most 2^31 − 1 ms (some 24.8 days): a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** A duration in milliseconds that a timer (or Postgres's timeouts, of the same bound) can hold. */
+const msFromEnv = (fallback: number, min = 1) =>
+  z.coerce.number().int().min(min).max(MAX_TIMER_MS).default(fallback);
+/** An SMPP 3.4 field of one octet (a TON or an NPI). */
+const octetFromEnv = (fallback: number) => z.coerce.number().int().min(0).max(255).default(fallback);
 /** A yes/no switch whose default depends on SHIRI_ENV, so it stays undefined until then. */
 const flagFromEnv = () => z.enum(["true", "false", "1", "0"]).optional();
 
@@ -24,26 +34,26 @@ const envSchema = z.object({
   /** Production unless development is asked for (`npm start` and `npm run shiri` ask for it). */
   SHIRI_ENV: z.enum(["development", "production", "test"]).default("production"),
   HOST: z.string().min(1).default("0.0.0.0"),
-  PORT: intFromEnv(3000),
-  METRICS_PORT: intFromEnv(9464),
+  PORT: portFromEnv(3000),
+  METRICS_PORT: portFromEnv(9464),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DATABASE_URL: z.string().url().optional(),
   DATA_DIR: z.string().min(1).default(".data"),
-  EMBEDDED_PG_PORT: intFromEnv(54329),
+  EMBEDDED_PG_PORT: portFromEnv(54329),
   /**
    * Connections per process. Small on purpose: past about twice the database server's cores,
    * more backends only contend (on the 2-core bench machine 5 gave 2,100 sends/s, 20 gave 1,150–1,400).
    */
   PG_POOL_MAX: z.coerce.number().int().positive().default(5),
   /** A pooled connection beyond the first is closed after this long unused (docs/decisions/0011). */
-  PG_POOL_IDLE_MS: z.coerce.number().int().positive().default(2_000),
+  PG_POOL_IDLE_MS: msFromEnv(2_000),
   /** Per connection: longest statement, lock wait, idle open transaction, wait for a connection. */
-  PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
-  PG_LOCK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
-  PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
-  PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  PG_STATEMENT_TIMEOUT_MS: msFromEnv(10_000),
+  PG_LOCK_TIMEOUT_MS: msFromEnv(5_000),
+  PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: msFromEnv(10_000),
+  PG_CONNECT_TIMEOUT_MS: msFromEnv(5_000),
   /** Idle keep-alive connections stay open this long: above common load balancers' 60 s idle timeout. */
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: msFromEnv(65_000),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
   /** A batch send's (and a batch preview's) body limit: up to BULK_MAX_RECIPIENTS texts of their own. */
   BATCH_BODY_LIMIT_BYTES: intFromEnv(8_388_608),
@@ -57,9 +67,9 @@ const envSchema = z.object({
   /** Final messages (with their parts) and mobile-originated messages are kept this many days, then deleted. */
   MESSAGE_RETENTION_DAYS: z.coerce.number().int().positive().default(90),
   /** How often a worker looks for rows past their retention (one worker at a time deletes them). */
-  RETENTION_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
+  RETENTION_INTERVAL_MS: msFromEnv(60_000),
   /** How often a worker runs the periodic audit (src/audit/audit-pass.ts; one worker at a time). */
-  AUDIT_INTERVAL_MS: z.coerce.number().int().positive().default(300_000),
+  AUDIT_INTERVAL_MS: msFromEnv(300_000),
   /**
    * Rate limits, shared by every API process through Postgres (src/limits); an account may have
    * its own (`shiri rate-limit set`). 0 is no limit; RATE_LIMITS=off skips them altogether.
@@ -108,14 +118,14 @@ const envSchema = z.object({
    * As long as the announcements' interval: a busy loop takes that much work a batch
    * (docs/decisions/0034-awake-loops-poll-at-the-announcement-pace.md).
    */
-  DISPATCH_POLL_MS: intFromEnv(100),
+  DISPATCH_POLL_MS: msFromEnv(100, 0),
   /**
    * How often an idle worker's due watch (src/queue/due-watch.ts) looks at the dispatch and
    * callback queues and the webhook outbox: the longest an announcement lost without a reconnect
    * makes work wait. Jobs and events due by the clock (scheduled sends, retries) wake their loop on
    * time whatever this is.
    */
-  IDLE_POLL_MS: z.coerce.number().int().positive().default(5_000),
+  IDLE_POLL_MS: msFromEnv(5_000),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */
   DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(2_000),
   /** Dispatch batches in flight per operator: while one settles, the next is submitted. */
@@ -140,17 +150,17 @@ const envSchema = z.object({
    * ("on") or never ("off"); looked at every SELF_VACUUM_INTERVAL_MS by one worker at a time.
    */
   SELF_VACUUM: z.enum(["auto", "on", "off"]).default("auto"),
-  SELF_VACUUM_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
+  SELF_VACUUM_INTERVAL_MS: msFromEnv(10_000),
   /** How often pg-boss looks for jobs whose heartbeat or expiry ran out (and its other upkeep). */
   QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().positive().default(5),
   BIND_LEASE_SECONDS: z.coerce.number().int().positive().default(15),
   BREAKER_ERROR_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
   BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().positive().default(10),
-  BREAKER_RESET_MS: z.coerce.number().int().positive().default(5_000),
-  BREAKER_WINDOW_MS: z.coerce.number().int().positive().default(10_000),
+  BREAKER_RESET_MS: msFromEnv(5_000),
+  BREAKER_WINDOW_MS: msFromEnv(10_000),
   /** A receipt matching no recorded segment waits this long before it counts as unknown. */
   RECEIPT_GRACE_SECONDS: z.coerce.number().int().positive().default(600),
-  RECEIPT_SWEEP_MS: z.coerce.number().int().positive().default(500),
+  RECEIPT_SWEEP_MS: msFromEnv(500),
   /**
    * Inbound messages (src/inbound): a deliver_sm the same as one stored this recently is the SMSC
    * sending it again (its answer lost) and is stored once; a concatenated message whose parts are
@@ -159,12 +169,12 @@ const envSchema = z.object({
    */
   INBOUND_REPEAT_WINDOW_SECONDS: z.coerce.number().int().positive().default(600),
   INBOUND_REASSEMBLY_SECONDS: z.coerce.number().int().positive().default(300),
-  INBOUND_SWEEP_MS: z.coerce.number().int().positive().default(5_000),
+  INBOUND_SWEEP_MS: msFromEnv(5_000),
   /** Start the carrier simulators in the worker (default: yes, except in production). */
   START_SIMULATORS: flagFromEnv(),
   WEBHOOK_ALLOW_PRIVATE: flagFromEnv(),
   /** Each callback request, from connecting to the status line. */
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  WEBHOOK_TIMEOUT_MS: msFromEnv(5_000),
   /** Callback requests in flight per destination host, across all workers. */
   WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(64),
   /** Callback requests in flight per worker process, all hosts together. */
@@ -179,23 +189,29 @@ const envSchema = z.object({
   WEBHOOK_PIPELINE_DEPTH: z.coerce.number().int().min(1).max(64).default(1),
   /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
   WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
-  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
-  WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(3_600_000),
+  WEBHOOK_RETRY_BASE_MS: msFromEnv(10_000),
+  WEBHOOK_RETRY_MAX_DELAY_MS: msFromEnv(3_600_000),
   /** The webhook loops' poll while awake (see DISPATCH_POLL_MS; idle, they sleep until woken). */
-  WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(200),
+  WEBHOOK_POLL_MS: msFromEnv(200),
   /** Delivered and failed webhook events are kept this many days, then deleted. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   /** After a rotation, callbacks carry the old secret's signature too for this many hours (0: none). */
   WEBHOOK_SECRET_GRACE_HOURS: z.coerce.number().nonnegative().default(24),
   /** How often a worker looks for pending events whose callback job was lost or used up its retries. */
-  WEBHOOK_STRANDED_SWEEP_MS: z.coerce.number().int().positive().default(60_000),
+  WEBHOOK_STRANDED_SWEEP_MS: msFromEnv(60_000),
   // --- Callbacks that cannot be turned on a stranger; upgrades that do not stop sending (issue 28).
   /** Events one account may redeliver per hour, all processes together (0: no limit). */
   WEBHOOK_REDELIVERIES_PER_HOUR: intFromEnv(10_000),
-  /** DNS servers (host or host:port, comma-separated) for callbacks' names; the system's resolver when unset. */
-  WEBHOOK_DNS_SERVERS: z.string().optional(),
+  /** DNS servers (IP addresses, each with an optional :port, comma-separated) for callbacks' names; the system's resolver when unset. */
+  WEBHOOK_DNS_SERVERS: z
+    .string()
+    .refine(
+      (list) => list.split(",").every((entry) => entry.trim() === "" || isDnsServer(entry.trim())),
+      "expected IP addresses, each with an optional :port, comma-separated",
+    )
+    .optional(),
   /** Longest a migration waits for a lock that holds off traffic while it waits, per try. */
-  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  MIGRATION_LOCK_TIMEOUT_MS: msFromEnv(2_000),
   /** Tries per migration (or per statement of one run outside a transaction) before start-up fails. */
   MIGRATION_LOCK_ATTEMPTS: z.coerce.number().int().positive().default(10),
 });
@@ -210,6 +226,13 @@ export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE" | "START_SIMUL
   links: Record<string, SmppSettings>;
   /** Each operator's links, in the order they are tried (ROUTE_<OPERATOR>). */
   routes: Record<Operator, string[]>;
+}
+
+/** A DNS server as Node's resolver takes it: an IP address, "a.b.c.d:port" or "[v6]:port". */
+function isDnsServer(entry: string): boolean {
+  const withPort = /^\[([^\]]+)\]:(\d{1,5})$/.exec(entry) ?? /^([^:]+):(\d{1,5})$/.exec(entry);
+  if (!withPort) return isIP(entry) !== 0;
+  return isIP(withPort[1] ?? "") !== 0 && Number(withPort[2]) <= 65_535;
 }
 
 /** A link's name: it is also the SMPP_<LINK>_ prefix of its settings. */
@@ -244,7 +267,7 @@ function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
     const prefix = `SMPP_${link.toUpperCase()}_`;
     const shape = z.object({
       host: z.string().min(1).default(base.host),
-      port: intFromEnv(base.port),
+      port: portFromEnv(base.port),
       system_id: z.string().default(base.system_id),
       password: z.string().default(base.password),
       system_type: z.string().default(base.system_type),
@@ -252,15 +275,15 @@ function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
       window_size: z.coerce.number().int().positive().default(base.window_size),
       tps_limit: intFromEnv(base.tps_limit),
       max_binds: z.coerce.number().int().positive().default(base.max_binds),
-      enquire_link_interval_ms: z.coerce.number().int().positive().default(base.enquire_link_interval_ms),
-      response_timeout_ms: z.coerce.number().int().positive().default(base.response_timeout_ms),
-      source_addr_ton: intFromEnv(base.source_addr_ton),
-      source_addr_npi: intFromEnv(base.source_addr_npi),
-      dest_addr_ton: intFromEnv(base.dest_addr_ton),
-      dest_addr_npi: intFromEnv(base.dest_addr_npi),
+      enquire_link_interval_ms: msFromEnv(base.enquire_link_interval_ms),
+      response_timeout_ms: msFromEnv(base.response_timeout_ms),
+      source_addr_ton: octetFromEnv(base.source_addr_ton),
+      source_addr_npi: octetFromEnv(base.source_addr_npi),
+      dest_addr_ton: octetFromEnv(base.dest_addr_ton),
+      dest_addr_npi: octetFromEnv(base.dest_addr_npi),
       // The carrier's dialect: overrides of plain SMPP 3.4 (docs/carriers.md).
-      numeric_source_addr_ton: intFromEnv(base.numeric_source_addr_ton),
-      numeric_source_addr_npi: intFromEnv(base.numeric_source_addr_npi),
+      numeric_source_addr_ton: octetFromEnv(base.numeric_source_addr_ton),
+      numeric_source_addr_npi: octetFromEnv(base.numeric_source_addr_npi),
       id_format_submit: z.enum(SMSC_ID_FORMATS).default(base.id_format_submit),
       id_format_receipt: z.enum(SMSC_ID_FORMATS).default(base.id_format_receipt),
       gsm_data_coding: z.coerce
@@ -270,6 +293,8 @@ function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
       concatenation: z.enum(CONCATENATIONS).default(base.concatenation),
       receipt_scope: z.enum(RECEIPT_SCOPES).default(base.receipt_scope),
     });
+    const names = Object.keys(shape.shape).map((key) => prefix + key.toUpperCase());
+    refuseBlank(env, names);
     const raw: Record<string, string | undefined> = {};
     for (const key of Object.keys(shape.shape)) raw[key] = env[prefix + key.toUpperCase()];
     const parsed = shape.safeParse(raw);
@@ -305,6 +330,18 @@ function routeSettings(
 
 export class ConfigError extends Error {}
 
+/**
+ * A setting of spaces alone is refused, naming it: a number would read it as 0 (PORT as any free
+ * port) and a name as spaces. Only the empty string counts as unset (src/environment.ts).
+ */
+function refuseBlank(env: NodeJS.ProcessEnv, names: readonly string[]): void {
+  const blank = names.filter((name) => env[name] !== undefined && env[name]?.trim() === "");
+  if (blank.length > 0)
+    throw new ConfigError(
+      `invalid configuration:\n${blank.map((name) => `  ${name}: is only spaces (leave it empty for the default)`).join("\n")}`,
+    );
+}
+
 /** The passwords the carrier simulators expect: never a real carrier's. */
 const SIMULATOR_PASSWORDS: ReadonlySet<string> = new Set(OPERATORS.map((op) => CARRIERS[op].smpp.password));
 
@@ -333,6 +370,7 @@ export function productionRefusal(config: Config): string | null {
 
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const env = presentEnv(given);
+  refuseBlank(env, Object.keys(envSchema.shape));
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);

@@ -27,6 +27,39 @@ describe("configuration from the environment", () => {
     expect(loadConfig({ DATABASE_URL: "" }).DATABASE_URL).toBeUndefined();
   });
 
+  it("refuses every variable of spaces alone, naming it (a number would read it as 0)", () => {
+    for (const name of everyVariable())
+      expect(() => loadConfig({ [name]: "  " }), name).toThrow(new RegExp(`\\n  ${name}: `));
+  });
+
+  it("refuses, naming it, a value its use could not hold: ports, timers, SMPP octets, DNS servers", () => {
+    const refused = (env: Record<string, string>, name: string) => {
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(name);
+    };
+    refused({ PORT: "70000" }, "PORT");
+    refused({ METRICS_PORT: "65536" }, "METRICS_PORT");
+    refused({ SMPP_ECONET_PORT: "99999" }, "SMPP_ECONET_PORT");
+    // Past 2^31 - 1 ms, Node fires a timer after 1 ms; Postgres refuses such a timeout.
+    refused({ PG_CONNECT_TIMEOUT_MS: "2147483648" }, "PG_CONNECT_TIMEOUT_MS");
+    refused({ AUDIT_INTERVAL_MS: "2592000000" }, "AUDIT_INTERVAL_MS");
+    refused({ PG_STATEMENT_TIMEOUT_MS: "99999999999" }, "PG_STATEMENT_TIMEOUT_MS");
+    refused({ SMPP_ECONET_RESPONSE_TIMEOUT_MS: "2147483648" }, "SMPP_ECONET_RESPONSE_TIMEOUT_MS");
+    refused({ SMPP_ECONET_SOURCE_ADDR_TON: "300" }, "SMPP_ECONET_SOURCE_ADDR_TON");
+    refused({ SMPP_TELECEL_DEST_ADDR_NPI: "256" }, "SMPP_TELECEL_DEST_ADDR_NPI");
+    refused({ WEBHOOK_DNS_SERVERS: "not a server!!" }, "WEBHOOK_DNS_SERVERS");
+    refused({ WEBHOOK_DNS_SERVERS: "10.0.0.2:99999" }, "WEBHOOK_DNS_SERVERS");
+    const edge = loadConfig({
+      PORT: "65535",
+      PG_CONNECT_TIMEOUT_MS: "2147483647",
+      SMPP_ECONET_SOURCE_ADDR_TON: "255",
+      WEBHOOK_DNS_SERVERS: "10.0.0.2, 10.0.0.3:5353, [2001:db8::1]:53, 2001:db8::2",
+    });
+    expect(edge.PORT).toBe(65_535);
+    expect(edge.PG_CONNECT_TIMEOUT_MS).toBe(2_147_483_647);
+    expect(edge.links.econet?.source_addr_ton).toBe(255);
+  });
+
   it("still reads the variables that are set next to empty ones", () => {
     const config = loadConfig({ DATABASE_URL: "", PORT: "8080", SMPP_NETONE_PORT: "2800", HOST: "" });
     expect(config.PORT).toBe(8080);
