@@ -16,10 +16,12 @@ export async function takeRedeliveryBudget(
 ): Promise<BudgetDecision> {
   if (perHour <= 0 || events === 0) return { allowed: true };
   // Creates the account's bucket the first time, and locks it: redeliveries of one account queue here.
+  // A bucket never holds more than an hour's worth, also when the limit was lowered since it filled.
   const { rows } = await tx.query<{ level: number }>(
     `INSERT INTO webhook_redelivery_budget AS b (account_id) VALUES ($1)
      ON CONFLICT (account_id) DO UPDATE SET level = b.level
-     RETURNING greatest(0, b.level - extract(epoch FROM now() - b.at) * $2::float8 / 3600) AS level`,
+     RETURNING least($2::float8,
+                     greatest(0, b.level - extract(epoch FROM now() - b.at) * $2::float8 / 3600)) AS level`,
     [accountId, perHour],
   );
   const level = rows[0]?.level ?? 0;

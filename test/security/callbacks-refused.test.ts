@@ -233,6 +233,19 @@ describe("redelivery, per account and hour, across API processes", () => {
     });
   });
 
+  it("after the limit was lowered, a bucket filled under the old one refills within the hour", async () => {
+    const c = await api1.account();
+    const [id] = await eventsOf(c, 1);
+    // As a bucket that took 113 redeliveries under a larger limit, before a restart with 10.
+    await api1.service.pool.query(
+      "INSERT INTO webhook_redelivery_budget (account_id, level, at) VALUES ($1, 113, now())",
+      [c.id],
+    );
+    const refused = await post(api1.base, c, `/webhook/deliveries/${id}/redeliver`);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(360);
+  });
+
   it("keeps each account's budget its own", async () => {
     const [id] = await eventsOf(b, 1);
     expect((await post(api1.base, b, `/webhook/deliveries/${id}/redeliver`)).status).toBe(202);
