@@ -10,7 +10,7 @@ import {
   type SmppSettings,
 } from "../carriers/index.ts";
 import { SMPP_DEFAULTS } from "../carriers/smpp-defaults.ts";
-import { isCidr } from "./accounts/scopes.ts";
+import { isCidr } from "./cidr.ts";
 import { presentEnv } from "./environment.ts";
 
 /**

@@ -64,16 +64,6 @@ export function addressMatcher(cidrs: readonly string[] | null): ((address: stri
   };
 }
 
-/** A CIDR as a key takes it: an address with an optional prefix length, IPv4 or IPv6. */
-export function isCidr(text: string): boolean {
-  const [address = "", bits, extra] = text.split("/");
-  const version = isIP(address);
-  if (version === 0 || extra !== undefined) return false;
-  if (bits === undefined) return true;
-  const n = /^\d{1,3}$/.test(bits) ? Number(bits) : -1;
-  return n >= 0 && n <= (version === 6 ? 128 : 32);
-}
-
 /** Every range of `asked` lies within `held` (null: any address), judged by its first and last address. */
 export function withinAddresses(held: readonly string[] | null, asked: readonly string[] | null): boolean {
   const allowed = addressMatcher(held);

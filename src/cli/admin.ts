@@ -1,6 +1,6 @@
 import { createAccount, findAccount, listAccounts } from "../accounts/accounts.ts";
 import { apiKeySummaries, createApiKey, narrowApiKey, revokeApiKey } from "../accounts/api-keys.ts";
-import { isCidr, isScope, SCOPES, type Scope } from "../accounts/scopes.ts";
+import { isScope, SCOPES, type Scope } from "../accounts/scopes.ts";
 import {
   addSenderId,
   listSenderIds,
@@ -11,6 +11,7 @@ import {
   setSenderIdStatus,
   type VerificationStatus,
 } from "../accounts/sender-ids.ts";
+import { isCidr } from "../cidr.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import { formatAmount, MAX_AMOUNT_TEXT, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";

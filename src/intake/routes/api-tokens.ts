@@ -1,7 +1,8 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../accounts/api-keys.ts";
-import { coversAll, isCidr, SCOPES, withinAddresses } from "../../accounts/scopes.ts";
+import { coversAll, SCOPES, withinAddresses } from "../../accounts/scopes.ts";
+import { isCidr } from "../../cidr.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
