@@ -1,9 +1,10 @@
+import { constants } from "node:os";
 import { type AuditReport, audit } from "../audit/audit.ts";
 import { loadConfig } from "../config.ts";
 import { migrate, migrationOptions } from "../db/migrate.ts";
 import { formatAmount } from "../domain/money.ts";
 import { createLogger } from "../logger.ts";
-import type { Role } from "../service.ts";
+import type { Role, RunningService } from "../service.ts";
 import { loadSimulator } from "../simulator-loader.ts";
 import { ADMIN_COMMANDS } from "./admin.ts";
 import { type Command, type ParsedArgs, stringOption, UsageError } from "./args.ts";
@@ -24,14 +25,37 @@ async function start(args: ParsedArgs): Promise<void> {
   const role = (stringOption(args, "role") ?? "all") as Role;
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
+  // From the first moment: a signal while the service starts (waiting for another process's
+  // migration, say) ends the start-up with a line that says so; once it runs, it stops in order.
+  let service: RunningService | null = null;
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    if (service === null) {
+      logger.warn({ signal }, "signal during start-up: exiting before the service started");
+      process.exit(128 + constants.signals[signal]);
+    }
+    logger.info({ signal }, "shutting down");
+    service.stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
   // Before the service starts, so that the threads it starts inherit the priority.
   if (role === "worker") lowerWorkerPriority(config.WORKER_NICE, logger);
   // Loaded here, not at the top: the whole service takes seconds to import, which every other command would pay.
   const { startService } = await import("../service.ts");
-  const service = await startService(config, logger, role);
-  if (service.devAccount) {
-    const a = service.devAccount;
-    const base = `http://localhost:${service.port ?? config.PORT}`;
+  const started = await startService(config, logger, role);
+  service = started;
+  if (started.devAccount) {
+    const a = started.devAccount;
+    const base = `http://localhost:${started.port ?? config.PORT}`;
     process.stdout.write(
       [
         "",
@@ -47,21 +71,6 @@ async function start(args: ParsedArgs): Promise<void> {
       ].join("\n"),
     );
   }
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    service.stop().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGINT", () => shutdown("SIGINT"));
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
 }
 
 function positiveNumberOf(args: ParsedArgs, name: string, fallback: number): number {
