@@ -28,7 +28,9 @@ function start(bin: string, env: Record<string, string>): Promise<Run> {
       process.execPath,
       [bin, "start"],
       {
-        timeout: 90_000,
+        // Within the test's own timeout (30 s): a start that does not refuse is killed by the test,
+        // never left running after it.
+        timeout: 25_000,
         killSignal: "SIGKILL",
         env: {
           ...inherited,
