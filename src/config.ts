@@ -27,6 +27,18 @@ const msFromEnv = (fallback: number, min = 1) =>
   z.coerce.number().int().min(min).max(MAX_TIMER_MS).default(fallback);
 /** An SMPP 3.4 field of one octet (a TON or an NPI). */
 const octetFromEnv = (fallback: number) => z.coerce.number().int().min(0).max(255).default(fallback);
+/** A comma-separated list, each entry trimmed and held to `check`; empty when unset. */
+const commaList = (check: (entry: string) => boolean, message: string) =>
+  z
+    .string()
+    .default("")
+    .transform((list) =>
+      list
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ""),
+    )
+    .pipe(z.array(z.string().refine(check, message)));
 /** A yes/no switch whose default depends on SHIRI_ENV, so it stays undefined until then. */
 const flagFromEnv = () => z.enum(["true", "false", "1", "0"]).optional();
 
@@ -83,16 +95,7 @@ const envSchema = z.object({
    * one is judged by the client address it puts in X-Forwarded-For (src/intake/client-address.ts).
    * Empty, the default: the socket's peer is the client, and the header is never read.
    */
-  TRUSTED_PROXIES: z
-    .string()
-    .default("")
-    .transform((list) =>
-      list
-        .split(",")
-        .map((entry) => entry.trim())
-        .filter((entry) => entry !== ""),
-    )
-    .pipe(z.array(z.string().refine(isCidr, "expected addresses or CIDRs, comma-separated"))),
+  TRUSTED_PROXIES: commaList(isCidr, "expected addresses or CIDRs, comma-separated"),
   RATE_LIMIT_ACCOUNT_PER_SECOND: intFromEnv(1_000),
   RATE_LIMIT_RECIPIENTS_PER_MINUTE: intFromEnv(600_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
@@ -202,14 +205,11 @@ const envSchema = z.object({
   // --- Callbacks that cannot be turned on a stranger; upgrades that do not stop sending (issue 28).
   /** Events one account may redeliver per hour, all processes together (0: no limit). */
   WEBHOOK_REDELIVERIES_PER_HOUR: intFromEnv(10_000),
-  /** DNS servers (IP addresses, each with an optional :port, comma-separated) for callbacks' names; the system's resolver when unset. */
-  WEBHOOK_DNS_SERVERS: z
-    .string()
-    .refine(
-      (list) => list.split(",").every((entry) => entry.trim() === "" || isDnsServer(entry.trim())),
-      "expected IP addresses, each with an optional :port, comma-separated",
-    )
-    .optional(),
+  /** DNS servers for callbacks' names (IP addresses, each with an optional :port); the system's resolver when empty. */
+  WEBHOOK_DNS_SERVERS: commaList(
+    isDnsServer,
+    "expected IP addresses, each with an optional :port, comma-separated",
+  ),
   /** Longest a migration waits for a lock that holds off traffic while it waits, per try. */
   MIGRATION_LOCK_TIMEOUT_MS: msFromEnv(2_000),
   /** Tries per migration (or per statement of one run outside a transaction) before start-up fails. */

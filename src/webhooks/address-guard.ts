@@ -84,7 +84,7 @@ export const systemResolve: Resolve = (hostname, family, callback) =>
   lookup(hostname, { family, all: true }, callback);
 
 /**
- * DNS servers of one's own (WEBHOOK_DNS_SERVERS: "host" or "host:port", IPv6 in brackets): A and
+ * DNS servers of one's own (WEBHOOK_DNS_SERVERS: IP addresses, "ip:port", IPv6 in brackets): A and
  * AAAA records asked of them, never the hosts file. A name with neither is ENOTFOUND.
  */
 export function resolverAt(servers: readonly string[]): Resolve {

@@ -293,9 +293,6 @@ export function callbackOptions(config: Config): CallbackOptions {
     pollMs: config.WEBHOOK_POLL_MS,
     idlePollMs: config.IDLE_POLL_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
-    dnsServers: (config.WEBHOOK_DNS_SERVERS ?? "")
-      .split(",")
-      .map((s) => s.trim())
-      .filter((s) => s !== ""),
+    dnsServers: config.WEBHOOK_DNS_SERVERS,
   };
 }
