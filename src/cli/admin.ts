@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { createAccount, findAccount, listAccounts } from "../accounts/accounts.ts";
 import { apiKeySummaries, createApiKey, narrowApiKey, revokeApiKey } from "../accounts/api-keys.ts";
 import { isScope, SCOPES, type Scope } from "../accounts/scopes.ts";
@@ -11,7 +12,7 @@ import {
   setSenderIdStatus,
   type VerificationStatus,
 } from "../accounts/sender-ids.ts";
-import { isCidr } from "../cidr.ts";
+import { isNetwork } from "../cidr.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import { formatAmount, MAX_AMOUNT_TEXT, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";
@@ -50,6 +51,9 @@ function scopesOf(args: ParsedArgs): Scope[] | undefined {
     throw new UsageError(`--scopes takes some of ${SCOPES.join(", ")}, comma-separated; got "${value}"`);
   return words as Scope[];
 }
+
+/** An instant as the API takes a key's expires_at: an RFC 3339 date-time with its offset. */
+const RFC_3339 = z.iso.datetime({ offset: true });
 
 const KEY_POLICY: Record<string, OptionSpec> = {
   scopes: { type: "string", value: "LIST", help: `what it may do: some of ${SCOPES.join(", ")} (all)` },
@@ -277,12 +281,15 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       const scopes = scopesOf(args);
       const ips = stringOption(args, "allowed-ips");
       const allowedIps = ips === undefined ? null : ips.split(",").map((c) => c.trim());
-      if (allowedIps?.some((c) => !isCidr(c)))
-        throw new UsageError(`--allowed-ips takes addresses or CIDRs, comma-separated; got "${ips}"`);
+      if (allowedIps?.some((c) => !isNetwork(c)))
+        throw new UsageError(
+          `--allowed-ips takes addresses or CIDRs with no bit set past the prefix (10.0.0.0/8), comma-separated; got "${ips}"`,
+        );
       const until = stringOption(args, "expires-at");
+      // A date alone would be read as midnight UTC: the operator names the instant, as the API's caller does.
+      if (until !== undefined && !(RFC_3339.safeParse(until).success && Date.parse(until) > Date.now()))
+        throw new UsageError(`--expires-at must be a time to come, RFC 3339 with its offset; got "${until}"`);
       const expiresAt = until === undefined ? null : new Date(until);
-      if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= Date.now()))
-        throw new UsageError(`--expires-at must be a time to come, RFC 3339; got "${until}"`);
       return async (pool) => {
         await existingAccount(pool, accountId);
         const key = await createApiKey(pool, accountId, name, {

@@ -79,37 +79,48 @@ export const sendAtField = () =>
     })
     .transform((s) => new Date(s));
 
-/** Why a value is not a list of callback event types, or null when it is one. */
-function eventTypesProblem(value: unknown, types: readonly string[]): string | null {
-  if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
-    return "must be an array of event types";
-  if (value.length === 0) return "must name at least one event type";
-  if (value.some((v) => !types.includes(v))) return `must contain only ${types.join(", ")}`;
-  if (new Set(value).size !== value.length) return "must not repeat an event type";
+/** What the words of a list's errors call one of its entries. */
+interface Noun {
+  one: string;
+  article: "a" | "an";
+}
+
+/** Why a value is not a list of some of `choices`, each named at most once, or null when it is one. */
+function choiceListProblem(value: unknown, choices: readonly string[], noun: Noun): string | null {
+  const { one, article } = noun;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) return `must be an array of ${one}s`;
+  if (value.length === 0) return `must name at least one ${one}`;
+  if (value.some((v) => !choices.includes(v))) return `must contain only ${choices.join(", ")}`;
+  if (new Set(value).size !== value.length) return `must not repeat ${article} ${one}`;
   return null;
 }
 
 /**
- * The event types a webhook wants: a non-empty list of distinct known types (a send's webhook
- * takes its messages' types; the account webhook every type). Every problem is reported on the
- * field itself (not on an element), with one description.
+ * A non-empty list of distinct choices (event types, a key's scopes). Every problem is reported on
+ * the field itself (not on an element), with one description.
  */
-export const eventTypesField = <T extends string = MessageEventType>(
-  types: readonly T[] = MESSAGE_EVENT_TYPES as readonly string[] as readonly T[],
-) =>
+export const choiceListField = <T extends string>(choices: readonly T[], noun: Noun) =>
   z
     .custom<T[]>()
     .check((ctx) => {
-      const problem = eventTypesProblem(ctx.value, types);
+      const problem = choiceListProblem(ctx.value, choices, noun);
       if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value });
     })
     // A custom check has no JSON Schema of its own: this is what it accepts.
     .meta({
       type: "array",
-      items: { type: "string", enum: [...types] },
+      items: { type: "string", enum: [...choices] },
       minItems: 1,
       uniqueItems: true,
     });
+
+/**
+ * The event types a webhook wants: a send's webhook takes its messages' types; the account
+ * webhook every type.
+ */
+export const eventTypesField = <T extends string = MessageEventType>(
+  types: readonly T[] = MESSAGE_EVENT_TYPES as readonly string[] as readonly T[],
+) => choiceListField(types, { one: "event type", article: "an" });
 
 /**
  * A send's webhook_events filters its own webhook_url; without one it would have nothing to

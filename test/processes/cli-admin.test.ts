@@ -476,6 +476,27 @@ describe("shiri: failures and usage errors of the operator commands", {
         stderr: /at most 999999999\.9999, got "1000000000"/,
         usage: "balance top-up",
       },
+      // Postgres's cidr refuses bits past the prefix: this was exit 1 with the database's words.
+      {
+        args: [
+          "api-key",
+          "create",
+          "--account",
+          id,
+          "--name",
+          "k",
+          "--allowed-ips",
+          "10.0.0.0/8, 10.0.0.1/8",
+        ],
+        stderr: /--allowed-ips takes addresses or CIDRs with no bit set past the prefix/,
+        usage: "api-key create",
+      },
+      // A date alone was taken as midnight UTC.
+      {
+        args: ["api-key", "create", "--account", id, "--name", "k", "--expires-at", "2099-01-01"],
+        stderr: /--expires-at must be a time to come, RFC 3339 with its offset; got "2099-01-01"/,
+        usage: "api-key create",
+      },
       // Refused before a bind slot is taken, not after a bind.
       {
         args: ["carrier", "check", "econet", "--to", "12"],

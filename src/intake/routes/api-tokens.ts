@@ -2,33 +2,36 @@ import type { RequestHandler } from "express";
 import { z } from "zod";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../accounts/api-keys.ts";
 import { coversAll, SCOPES, withinAddresses } from "../../accounts/scopes.ts";
-import { isCidr } from "../../cidr.ts";
+import { isNetwork } from "../../cidr.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { kitDone, kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
-import { parseBody, textField, UUID_PATTERN } from "../validation.ts";
+import { choiceListField, parseBody, textField, UUID_PATTERN } from "../validation.ts";
+
+const NETWORK_RULE = "must be an IPv4 or IPv6 address or CIDR with no bit set past its prefix (10.0.0.0/8)";
+const MAX_ALLOWED_IPS = 20;
 
 /** The API key endpoints; all in the Kit conventions. */
 export const createKeyBody = z
   .object({
     name: textField(100),
     // Extensions: what the key may do, from where, until when (none given: all, anywhere, always).
-    scopes: z
-      .array(z.enum(SCOPES))
-      .min(1)
-      .max(SCOPES.length)
+    scopes: choiceListField(SCOPES, { one: "scope", article: "a" })
       .optional()
       .meta({ description: "Extension: what the key may do; every scope when absent." }),
     allowed_ips: z
-      .array(z.string().refine(isCidr, "must be an IPv4 or IPv6 address or CIDR"))
-      .min(1)
-      .max(20)
+      .array(z.string({ error: NETWORK_RULE }).refine(isNetwork, NETWORK_RULE), {
+        error: "must be an array of addresses or CIDRs",
+      })
+      .min(1, "must name at least one address or CIDR")
+      .max(MAX_ALLOWED_IPS, `must name at most ${MAX_ALLOWED_IPS} addresses or CIDRs`)
       .optional()
       .meta({ description: "Extension: the client addresses the key may be used from; any when absent." }),
     expires_at: z.iso
-      .datetime({ offset: true })
-      .refine((at) => Date.parse(at) > Date.now(), "must be in the future")
+      .datetime({ offset: true, error: "must be an RFC 3339 date-time with a time zone offset" })
+      // A time that is not one is told once, by the line above.
+      .refine((at) => !(Date.parse(at) <= Date.now()), "must be in the future")
       .optional()
       .meta({ description: "Extension: when the key stops working (then a 401); never when absent." }),
   })
