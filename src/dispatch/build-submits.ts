@@ -32,7 +32,9 @@ export interface OutboundPart {
 /**
  * The submit_sm PDUs of one message in the carrier's dialect: one per segment, as concatenated
  * parts (UDH or SAR TLVs) when there are several. The concat reference comes from the message
- * id, so a part sent again after a retry still joins the parts sent before it. An alphanumeric
+ * id, so a part sent again after a retry still joins the parts sent before it: from its last,
+ * random, bits, since its first are the time (UUIDv7), the same for every message of a day. A
+ * handset joins parts by sender and reference, so two long messages to one handset must differ. An alphanumeric
  * sender keeps the session's TON/NPI; a numeric one gets the carrier's numeric TON/NPI.
  */
 export function buildSubmits(
@@ -48,8 +50,8 @@ export function buildSubmits(
   const concat = (seq: number): Partial<SubmitParams> => {
     if (total === 1) return {};
     if (dialect.concatenation === "sar")
-      return { sar: { ref: Number.parseInt(message.id.slice(0, 4), 16), total, seq } };
-    const ref = Number.parseInt(message.id.slice(0, 2), 16);
+      return { sar: { ref: Number.parseInt(message.id.slice(-4), 16), total, seq } };
+    const ref = Number.parseInt(message.id.slice(-2), 16);
     return { udh: Buffer.from([0x05, IEI_CONCAT_8BIT, 0x03, ref, total, seq]) };
   };
   return parts.map((text, i) => {

@@ -1,16 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { SmscIdFormat } from "../../carriers/index.ts";
+import { SMPP_DEFAULTS } from "../../carriers/smpp-defaults.ts";
 import { buildSubmits } from "../../src/dispatch/build-submits.ts";
 import { jobsToFetch } from "../../src/dispatch/dispatcher.ts";
 import { retryDelaySeconds } from "../../src/dispatch/settle.ts";
 import { TpsPacer } from "../../src/dispatch/tps-pacer.ts";
+import { newMessageId } from "../../src/domain/message-id.ts";
 import { decodeUcs2 } from "../../src/domain/segments.ts";
 import { readReceipt } from "../../src/receipts/read-receipt.ts";
 import type { DeliverSm } from "../../src/smpp/session.ts";
 import { RECEIPT_ADDRESSES } from "../support/pdus.ts";
 
 const message = (body: string, sender = "SHIRI") => ({
-  id: "a1b2c3d4-0000-4000-8000-000000000000",
+  id: "0190a1b2-c3d4-7000-8000-00000000e5f6",
   to: "+263771234567",
   body,
   sender_id: sender,
@@ -37,9 +39,21 @@ describe("buildSubmits", () => {
     expect(parts.length).toBe(3);
     for (const [i, p] of parts.entries()) {
       expect(p.params.data_coding).toBe(8);
-      expect([...(p.params.udh ?? [])]).toEqual([0x05, 0x00, 0x03, 0xa1, 3, i + 1]);
+      expect([...(p.params.udh ?? [])]).toEqual([0x05, 0x00, 0x03, 0xf6, 3, i + 1]);
     }
     expect(parts.map((p) => decodeUcs2(p.params.short_message)).join("")).toBe(body);
+  });
+
+  it("gives long messages made in one millisecond references of their own (UDH and SAR)", () => {
+    // Their ids share the first 48 bits, the time: a reference from there was the same for all.
+    const ids = Array.from({ length: 64 }, () => newMessageId(Date.now()));
+    const long = (id: string, dialect?: Parameters<typeof buildSubmits>[1]) =>
+      buildSubmits({ ...message("x".repeat(300)), id }, dialect)[0]?.params;
+    const udhRefs = new Set(ids.map((id) => long(id)?.udh?.[3]));
+    const sarRefs = new Set(ids.map((id) => long(id, { ...SMPP_DEFAULTS, concatenation: "sar" })?.sar?.ref));
+    // 64 draws of 256 (UDH) or 65,536 (SAR) references: a handful of repeats at most.
+    expect(udhRefs.size).toBeGreaterThan(40);
+    expect(sarRefs.size).toBeGreaterThan(60);
   });
 
   it("marks a numeric sender as an international number and an alphanumeric one not at all", () => {
@@ -62,7 +76,7 @@ describe("buildSubmits", () => {
     for (const [i, p] of parts.entries()) {
       expect(p.params).toMatchObject({ data_coding: 1, source_addr_ton: 2, source_addr_npi: 9 });
       expect(p.params.udh).toBeUndefined();
-      expect(p.params.sar).toEqual({ ref: 0xa1b2, total: 2, seq: i + 1 });
+      expect(p.params.sar).toEqual({ ref: 0xe5f6, total: 2, seq: i + 1 });
     }
     const [ucs2] = buildSubmits(message("😀"), dialect);
     expect(ucs2?.params).toMatchObject({ data_coding: 8 });
