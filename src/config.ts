@@ -131,6 +131,11 @@ const envSchema = z.object({
   IDLE_POLL_MS: msFromEnv(5_000),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */
   DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(2_000),
+  /**
+   * Tries of a message that may put a segment on the wire and hear no answer; then it fails
+   * NO_ANSWER (docs/dispatch.md, the in-flight window). 2: the handset may get it twice.
+   */
+  DISPATCH_MAX_UNANSWERED_SENDS: z.coerce.number().int().min(1).max(100).default(2),
   /** Dispatch batches in flight per operator: while one settles, the next is submitted. */
   DISPATCH_BATCHES_IN_FLIGHT: z.coerce.number().int().positive().default(3),
   /** Jobs one fetch takes at most; a batch is the work of every job fetched together. */

@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 27, the last 038_captures_by_batch.sql.
+-- Migrations applied: 28, the last 039_unanswered_submits.sql.
 
 -- Sequences
 
@@ -252,6 +252,7 @@ CREATE TABLE public.messages (
   expires_at timestamp with time zone,
   deliver_between jsonb,
   smart_encoded boolean,
+  unanswered smallint DEFAULT 0 NOT NULL,
   CONSTRAINT messages_pkey PRIMARY KEY (id),
   CONSTRAINT messages_billing_check CHECK ((billing = ANY (ARRAY['held'::text, 'captured'::text, 'released'::text]))),
   CONSTRAINT messages_charge_check CHECK ((charge >= 0)),

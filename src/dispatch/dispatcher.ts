@@ -75,6 +75,8 @@ export interface DispatcherOptions {
   /** pg-boss's heartbeat on dispatch jobs: the batch touches its jobs well within it. */
   jobHeartbeatSeconds: number;
   validityHours: number;
+  /** DISPATCH_MAX_UNANSWERED_SENDS. */
+  maxUnansweredSends: number;
   /** This link's receipts stage: told which segments a batch holds and when they are recorded. */
   receipts: ReceiptStage;
 }
@@ -254,6 +256,7 @@ export class Dispatcher {
               recorder.add(part);
             },
             lateAnswerSeconds: this.options.link.session.lateWindowMs() / 1000,
+            maxUnansweredSends: this.options.maxUnansweredSends,
             stillOwned: (id) => lease.owns(id),
           },
           claim.claimed,

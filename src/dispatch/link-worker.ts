@@ -204,6 +204,7 @@ export class LinkWorker {
           lockSeconds: config.DISPATCH_LOCK_SECONDS,
           jobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
           validityHours: config.MESSAGE_VALIDITY_HOURS,
+          maxUnansweredSends: config.DISPATCH_MAX_UNANSWERED_SENDS,
         }),
     );
     this.link = link;

@@ -23,9 +23,10 @@ export interface DispatchOutcome {
   failed: { id: string; response: string; error: string }[];
   /**
    * Messages to try again later (throttled, timed out, connection lost, breaker open); not before
-   * `notBeforeSeconds` when a late answer may still come for one of their segments.
+   * `notBeforeSeconds` when a late answer may still come for one of their segments; `unanswered`
+   * when a segment's answer never came on a connection that stayed up (the carrier may have it).
    */
-  retry: { id: string; error: string; notBeforeSeconds?: number }[];
+  retry: { id: string; error: string; notBeforeSeconds?: number; unanswered?: boolean }[];
   /** Messages another run holds: looked at again once its hold has run out. */
   deferred: string[];
   /** Scheduled messages whose job came before their send_at: looked at again then. */

@@ -9,6 +9,9 @@ import { buildSubmits } from "./build-submits.ts";
 import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
 import { type DispatchOutcome, emptyOutcome } from "./settle.ts";
 
+/** The operator response of a message failed after DISPATCH_MAX_UNANSWERED_SENDS unanswered tries. */
+export const NO_ANSWER = "NO_ANSWER";
+
 /** Throttled submits of a part retried within its batch before the message waits for a later run. */
 const THROTTLED_TRIES_IN_BATCH = 8;
 
@@ -25,6 +28,8 @@ export interface SubmitContext {
   onAccepted: (part: DispatchOutcome["acceptedParts"][number]) => void;
   /** How long after a timeout a late answer can still come (the session's late-answer window). */
   lateAnswerSeconds: number;
+  /** Tries of a message that may hear no answer; the next fails it NO_ANSWER, unsent. */
+  maxUnansweredSends: number;
   /**
    * False once the batch's lease on the message is lost (another run may hold it now): its submits
    * still waiting for the wire are withdrawn (not_sent "withdrawn") and the message is left to its
@@ -67,6 +72,24 @@ async function submitMessage(
   const validitySeconds = (expiresAt - Date.now()) / 1000;
   const parts = buildSubmits({ ...message, validitySeconds }, context.link.session.settings);
   const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
+  if (todo.length > 0 && message.unanswered >= context.maxUnansweredSends) {
+    // Each of those tries may have reached the handset: sending once more could be one copy too many.
+    context.logger.warn(
+      {
+        link: context.link.name,
+        operator: context.operator,
+        message_id: message.id,
+        tries: message.unanswered,
+      },
+      "the carrier never answered this message's submits: failed NO_ANSWER, not sent again",
+    );
+    outcome.failed.push({
+      id: message.id,
+      response: NO_ANSWER,
+      error: `no answer from the carrier to ${message.unanswered} tries`,
+    });
+    return;
+  }
   const { stillOwned } = context;
   const options: SubmitOptions = stillOwned ? { stillWanted: () => stillOwned(message.id) } : {};
   const verdicts = await Promise.all(
@@ -111,6 +134,7 @@ async function submitMessage(
     outcome.retry.push({
       id: message.id,
       error: retryReason ?? "not all segments accepted",
+      unanswered: awaitingLateAnswer,
       // Not sent again while the carrier may still answer the timed-out submit.
       ...(awaitingLateAnswer ? { notBeforeSeconds: context.lateAnswerSeconds + 1 } : {}),
     });

@@ -14,6 +14,8 @@ export interface ClaimedMessage {
   expires_at: Date | null;
   /** Segments the carrier already accepted: never submitted again. */
   accepted_parts: number[];
+  /** Earlier tries that put a segment on the wire and heard no answer (the carrier may have it). */
+  unanswered: number;
 }
 
 /**
@@ -46,14 +48,15 @@ export async function claimMessages(
               WHERE id = ANY($1::uuid[]) AND status IN ('enqueued', 'processing')
                 AND (locked_until IS NULL OR locked_until < now())
                 AND (send_at IS NULL OR send_at <= now())
-             RETURNING id, "to", body, sender_id, COALESCE(send_at, received_at) AS due_at, expires_at
+             RETURNING id, "to", body, sender_id, COALESCE(send_at, received_at) AS due_at, expires_at,
+                       unanswered
            )
            SELECT c.*, false AS busy, NULL::timestamptz AS not_before,
                   COALESCE((SELECT array_agg(p.part_no::int) FROM message_parts p WHERE p.message_id = c.id),
                            '{}') AS accepted_parts
              FROM claimed c
            UNION ALL
-           SELECT m.id, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END, NULL
+           SELECT m.id, NULL, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END, NULL
              FROM messages m
             WHERE m.id = ANY($1::uuid[]) AND m.status IN ('enqueued', 'processing')
               AND m.id NOT IN (SELECT c.id FROM claimed c)

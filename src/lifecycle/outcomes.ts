@@ -101,16 +101,17 @@ export async function markRefused(
  */
 export async function giveUpLease(
   tx: Tx,
-  items: readonly { id: string; error: string }[],
+  items: readonly { id: string; error: string; unanswered?: boolean }[],
   owner: string,
 ): Promise<{ id: string; attempts: number }[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string; attempts: number }>(
-    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[]", "id, error", "$3")})
-     UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = mine.error, updated_at = now()
+    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[]", "id, error, unanswered", "$4")})
+     UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = mine.error, updated_at = now(),
+                           unanswered = m.unanswered + mine.unanswered::int
        FROM mine WHERE m.id = mine.id
      RETURNING m.id, m.attempts`,
-    [items.map((i) => i.id), items.map((i) => i.error), owner],
+    [items.map((i) => i.id), items.map((i) => i.error), items.map((i) => i.unanswered === true), owner],
   );
   return rows;
 }

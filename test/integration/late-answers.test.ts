@@ -81,4 +81,28 @@ describe("late answers", () => {
       h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
     }
   });
+
+  it("a carrier that never answers a message gets it twice at most, then it fails NO_ANSWER, released", async () => {
+    // Every answer past the window: each try may have reached the handset, none is ever heard.
+    h.sims.get("econet").setBehaviour({ submitLatencyMs: 2_000 });
+    const to = numbers(1, 200);
+    try {
+      const id = await h.send(to[0] as string, "never answered");
+      await h.waitUntilSettled([id], { timeoutMs: 20_000 });
+      expect((await h.statusOf([id])).get(id)).toMatchObject({
+        status: "failed",
+        operator_response: "NO_ANSWER",
+      });
+      // Before, it went again after each back-off until its validity ended (24 h by default).
+      expect(submitsTo(to).get((to[0] as string).slice(1))).toBe(2);
+      const { rows } = await h.pool.query<{ billing: string; unanswered: number }>(
+        "SELECT billing, unanswered FROM messages WHERE id = $1",
+        [id],
+      );
+      expect(rows[0]).toEqual({ billing: "released", unanswered: 2 });
+      await expectLedgerBalanced(h.pool, h.acct.id);
+    } finally {
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
+    }
+  });
 });

@@ -22,7 +22,11 @@ let windowed: { id: string; opening: Date };
 const harare = (at: Date) => new Date(at.getTime() + 2 * 3_600_000).toISOString().slice(11, 16);
 
 beforeAll(async () => {
-  h = await startDispatchHarness({ behaviour: { telecel: { submitLatencyMs: 600_000 } } });
+  h = await startDispatchHarness({
+    behaviour: { telecel: { submitLatencyMs: 600_000 } },
+    // Its validity must end first: tried twice unanswered, it would fail NO_ANSWER (late-answers.test.ts).
+    env: { DISPATCH_MAX_UNANSWERED_SENDS: "100" },
+  });
 
   // A one-minute validity to an SMSC that never answers.
   const heldBefore = await available();
