@@ -253,6 +253,7 @@ CREATE TABLE public.messages (
   deliver_between jsonb,
   smart_encoded boolean,
   unanswered smallint DEFAULT 0 NOT NULL,
+  maybe_at_carrier boolean DEFAULT false NOT NULL,
   CONSTRAINT messages_pkey PRIMARY KEY (id),
   CONSTRAINT messages_billing_check CHECK ((billing = ANY (ARRAY['held'::text, 'captured'::text, 'released'::text]))),
   CONSTRAINT messages_charge_check CHECK ((charge >= 0)),

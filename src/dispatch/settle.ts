@@ -24,9 +24,16 @@ export interface DispatchOutcome {
   /**
    * Messages to try again later (throttled, timed out, connection lost, breaker open); not before
    * `notBeforeSeconds` when a late answer may still come for one of their segments; `unanswered`
-   * when a segment's answer never came on a connection that stayed up (the carrier may have it).
+   * when a segment's answer never came on a connection that stayed up, `maybeAtCarrier` when that
+   * or a submit lost with its connection leaves the carrier perhaps holding it.
    */
-  retry: { id: string; error: string; notBeforeSeconds?: number; unanswered?: boolean }[];
+  retry: {
+    id: string;
+    error: string;
+    notBeforeSeconds?: number;
+    unanswered?: boolean;
+    maybeAtCarrier?: boolean;
+  }[];
   /** Messages another run holds: looked at again once its hold has run out. */
   deferred: string[];
   /** Scheduled messages whose job came before their send_at: looked at again then. */

@@ -104,6 +104,7 @@ async function submitMessage(
         partNo: p.partNo,
         verdict,
         awaitingLateAnswer: result.kind === "unknown" && result.reason === "timeout",
+        unheard: result.kind === "unknown",
       };
     }),
   );
@@ -135,6 +136,7 @@ async function submitMessage(
       id: message.id,
       error: retryReason ?? "not all segments accepted",
       unanswered: awaitingLateAnswer,
+      maybeAtCarrier: verdicts.some((v) => v.unheard),
       // Not sent again while the carrier may still answer the timed-out submit.
       ...(awaitingLateAnswer ? { notBeforeSeconds: context.lateAnswerSeconds + 1 } : {}),
     });

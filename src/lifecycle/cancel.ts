@@ -7,16 +7,27 @@ import { release } from "../ledger/ledger.ts";
 export const CANCELLED = "CANCELLED";
 
 /*
- * enqueued → failed CANCELLED. Only a message still waiting moves: a claim takes it to
- * processing under the same row lock, so whichever commits first wins — a claimed message is
+ * A message waiting for a try: enqueued, or processing between tries (no run holds its lease: a
+ * carrier down or throttling, a transient refusal). A claim takes it under the same row lock, and
+ * the lock's wait reads the row again, so whichever commits first wins — a claimed message is
  * never cancelled and a cancelled one is never claimed (the claim takes enqueued or processing
- * only). Rows are locked in id order so that two cancels of overlapping sets never deadlock.
+ * only). A lapsed lease is not waiting: its run may still be submitting.
+ */
+const BETWEEN_TRIES = "status = 'processing' AND locked_until IS NULL";
+/* One the carrier has nothing of: no segment it took, no submit left unanswered. */
+const REACHED_NOBODY = `NOT maybe_at_carrier
+  AND NOT EXISTS (SELECT 1 FROM message_parts p WHERE p.message_id = messages.id)`;
+
+/*
+ * A waiting message the carrier has nothing of → failed CANCELLED. Rows are locked in id order so
+ * that two cancels of overlapping sets never deadlock.
  */
 const cancelWhere = (narrow: string) => `
   UPDATE messages m SET status = 'failed', operator_response = $2,
                         last_error = 'cancelled by the sender before dispatch', updated_at = now()
     FROM (SELECT id FROM messages
-           WHERE ${narrow} AND account_id = $1 AND status = 'enqueued'
+           WHERE ${narrow} AND account_id = $1
+             AND (status = 'enqueued' OR (${BETWEEN_TRIES} AND ${REACHED_NOBODY}))
            ORDER BY id
            FOR UPDATE) waiting
    WHERE m.id = waiting.id
@@ -61,14 +72,15 @@ export async function cancelMessages(
 export const OPTED_OUT_BEFORE_DISPATCH = "OPTED_OUT";
 
 /*
- * enqueued → failed OPTED_OUT, for the messages of an account to numbers that have just opted
- * out: the same guard and lock order as a cancel (a claimed message is left to its run).
+ * A waiting message → failed OPTED_OUT, for the messages of an account to numbers that have just
+ * opted out: the same guard and lock order as a cancel (a claimed message is left to its run). One
+ * between tries is not sent again, even when the carrier may have a part of it.
  */
 const OPT_OUT_WAITING = `
   UPDATE messages m SET status = 'failed', operator_response = $2,
                         last_error = 'the number opted out before dispatch', updated_at = now()
     FROM (SELECT id FROM messages
-           WHERE account_id = $1 AND "to" = ANY ($3::text[]) AND status = 'enqueued'
+           WHERE account_id = $1 AND "to" = ANY ($3::text[]) AND (status = 'enqueued' OR ${BETWEEN_TRIES})
            ORDER BY id
            FOR UPDATE) waiting
    WHERE m.id = waiting.id

@@ -101,17 +101,24 @@ export async function markRefused(
  */
 export async function giveUpLease(
   tx: Tx,
-  items: readonly { id: string; error: string; unanswered?: boolean }[],
+  items: readonly { id: string; error: string; unanswered?: boolean; maybeAtCarrier?: boolean }[],
   owner: string,
 ): Promise<{ id: string; attempts: number }[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string; attempts: number }>(
-    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[]", "id, error, unanswered", "$4")})
+    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[], $4::bool[]", "id, error, unanswered, unheard", "$5")})
      UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = mine.error, updated_at = now(),
-                           unanswered = m.unanswered + mine.unanswered::int
+                           unanswered = m.unanswered + mine.unanswered::int,
+                           maybe_at_carrier = m.maybe_at_carrier OR mine.unheard
        FROM mine WHERE m.id = mine.id
      RETURNING m.id, m.attempts`,
-    [items.map((i) => i.id), items.map((i) => i.error), items.map((i) => i.unanswered === true), owner],
+    [
+      items.map((i) => i.id),
+      items.map((i) => i.error),
+      items.map((i) => i.unanswered === true),
+      items.map((i) => i.maybeAtCarrier === true),
+      owner,
+    ],
   );
   return rows;
 }
