@@ -11,13 +11,16 @@ const FLUSH_MS = 250;
  * adds them to auth_failures once every FLUSH_MS in one statement (however many failed), and learns
  * from that statement each address's total over every process this minute. An address whose total
  * reaches the limit is refused (429) for the rest of the minute without a key lookup, in every
- * process that has seen it fail. A minute's window, fixed: simple to reason about, and the
- * statement stays one upsert. 0 turns it off.
+ * process that has seen it fail. Between flushes a process adds its own failures to the total it
+ * last heard, so a burst into one process is refused at the limit, not a flush later. A minute's
+ * window, fixed: simple to reason about, and the statement stays one upsert. 0 turns it off.
  */
 export class AuthFailureGuard {
   private pending = new Map<string, number>();
   /** Addresses refused until the end of their window (ms since the epoch). */
   private readonly refused = new Map<string, number>();
+  /** Each address's total over every process at the last flush, and when its window ends. */
+  private readonly heard = new Map<string, { failures: number; until: number }>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private flushes = 0;
@@ -45,7 +48,12 @@ export class AuthFailureGuard {
     if (this.limitPerMinute === 0) return;
     const key = plain(address);
     if (isIP(key) === 0) return;
-    this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
+    const pending = (this.pending.get(key) ?? 0) + 1;
+    this.pending.set(key, pending);
+    const now = Date.now();
+    const last = this.heard.get(key);
+    const window = last !== undefined && last.until > now ? last : { failures: 0, until: endOfMinute(now) };
+    if (window.failures + pending >= this.limitPerMinute) this.refused.set(key, window.until);
     this.timer ??= setTimeout(() => {
       this.timer = null;
       this.flushing = this.flushing.then(() => this.flush());
@@ -69,8 +77,10 @@ export class AuthFailureGuard {
         values: [[...taken.keys()], [...taken.values()]],
       });
       const now = Date.now();
-      for (const r of rows)
+      for (const r of rows) {
+        this.heard.set(r.address, { failures: r.failures, until: now + r.ends_in_ms });
         if (r.failures >= this.limitPerMinute) this.refused.set(r.address, now + r.ends_in_ms);
+      }
       // Past windows go now and then: the table stays a minute or two of addresses.
       if (++this.flushes % 20 === 0)
         await this.db.query("DELETE FROM auth_failures WHERE window_start < now() - interval '2 minutes'");
@@ -79,6 +89,7 @@ export class AuthFailureGuard {
     }
     for (const [address, until] of this.refused)
       if (until + WINDOW_MS < Date.now()) this.refused.delete(address);
+    for (const [address, { until }] of this.heard) if (until < Date.now()) this.heard.delete(address);
   }
 
   async close(): Promise<void> {
@@ -87,6 +98,11 @@ export class AuthFailureGuard {
     await this.flushing;
     await this.flush();
   }
+}
+
+/** When the minute of `now` ends, by this process's clock (the database's decides at the flush). */
+function endOfMinute(now: number): number {
+  return (Math.floor(now / WINDOW_MS) + 1) * WINDOW_MS;
 }
 
 /** An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d: the same address. */

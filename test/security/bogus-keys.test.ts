@@ -121,4 +121,27 @@ describe("a flood of bogus keys", () => {
       await third.stop();
     }
   });
+
+  it("a burst into one process is refused at the limit, not a flush later", async () => {
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 5_000) await new Promise((r) => setTimeout(r, left + 200));
+    await t.service.pool.query("DELETE FROM auth_failures");
+    const strict = await anotherApi({ AUTH_FAILURES_PER_MINUTE: "5" });
+    try {
+      const base = `http://127.0.0.1:${strict.port}`;
+      const statuses: number[] = [];
+      // One after another, well within the 250 ms between flushes.
+      for (let i = 0; i < 7; i++)
+        statuses.push(
+          (await call(base, "GET", "/api/v1/balance", { headers: { authorization: `Bearer ${bogus()}` } }))
+            .status,
+        );
+      // Before, all seven were 401 and the address was refused only after the next flush.
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+      expect((await call(base, "GET", "/api/v1/balance", { headers: acct.headers })).status).toBe(429);
+    } finally {
+      await strict.stop();
+      await t.service.pool.query("DELETE FROM auth_failures");
+    }
+  });
 });
