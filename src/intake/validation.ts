@@ -47,22 +47,27 @@ export const msisdnField = () =>
 // Any C0 control or DEL: the URL parser drops or escapes them, but the URL is stored as given.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const URL_CONTROL_CHARS = /[\u0000-\u001F\u007F]/;
+// The scheme and `//`, in any case. The URL parser also reads " http://x", "http:x", "http:/x" and
+// "http:\\x" as http URLs; the URL is stored as written, so it must start as the database's check expects.
+const HTTP_URL_START = /^https?:\/\//i;
 
 /**
  * A callback URL: http or https only, as a send's webhook_url and the account webhook take it.
  * Kept as the client wrote it, so it must be storable text: no control character (Postgres
- * refuses a NUL) and no lone surrogate (it would be stored as U+FFFD, another URL).
+ * refuses a NUL) and no lone surrogate (it would be stored as U+FFFD, another URL). Only the
+ * scheme is written in lower case: it is case-insensitive, and the database checks it in lower case.
  */
 export const webhookUrlField = () =>
   z
     .string({ error: "must be a valid URL" })
     .max(2048, "must be at most 2048 characters")
-    .refine((s) => {
-      if (URL_CONTROL_CHARS.test(s) || LONE_SURROGATE.test(s) || !URL.canParse(s)) return false;
-      const { protocol } = new URL(s);
-      return protocol === "http:" || protocol === "https:";
-    }, "must be a valid URL")
-    .meta({ format: "uri", maxLength: 2048, description: "an http or https URL" });
+    .refine(
+      (s) =>
+        HTTP_URL_START.test(s) && !URL_CONTROL_CHARS.test(s) && !LONE_SURROGATE.test(s) && URL.canParse(s),
+      "must be a valid URL",
+    )
+    .meta({ format: "uri", maxLength: 2048, description: "an http or https URL" })
+    .transform((s) => s.replace(HTTP_URL_START, (start) => start.toLowerCase()));
 
 /**
  * A scheduled send's time: an RFC 3339 date-time with its offset (`Z` or `+02:00`), read as the

@@ -147,11 +147,31 @@ describe("the account webhook endpoints", () => {
     [{ url: "https://example.com/\u001b[31m" }, "url", "must be a valid URL"],
     [{ url: "https://example.com/\ud800" }, "url", "must be a valid URL"],
     [{ url: "https://example.com", extra: 1 }, "extra", "is not allowed"],
+    // Forms the URL parser reads as http(s) that do not start with the scheme and `//` as written.
+    [{ url: " http://hooks.example.com/a" }, "url", "must be a valid URL"],
+    [{ url: "http:/hooks.example.com/a" }, "url", "must be a valid URL"],
+    [{ url: "http:hooks.example.com/a" }, "url", "must be a valid URL"],
+    [{ url: "http:\\\\hooks.example.com/a" }, "url", "must be a valid URL"],
+    [{ url: "HTTPS:/hooks.example.com/a" }, "url", "must be a valid URL"],
   ])("PUT %j is a Kit validation error", async (body, field, description) => {
     const res = await api("PUT", "/webhook", body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual(kit([{ field, description }]));
   });
+
+  it.each([
+    ["HTTP://127.0.0.1:42390/a", "http://127.0.0.1:42390/a"],
+    ["Https://Hooks.Example.com/A?B=C", "https://Hooks.Example.com/A?B=C"],
+  ])(
+    "PUT %s takes the scheme in any case and keeps it in lower case, the rest as written",
+    async (url, kept) => {
+      const a = await t.account();
+      const put = await api("PUT", "/webhook", { url }, a.headers);
+      expect(put.status).toBe(200);
+      expect(dataOf(put).url).toBe(kept);
+      expect(dataOf(await api("GET", "/webhook", undefined, a.headers)).url).toBe(kept);
+    },
+  );
 
   it("PUT names the events it wants; GET and the answer show the list in force; a PUT without events goes back to all", async () => {
     const a = await t.account();
@@ -538,7 +558,17 @@ describe("webhook_url and webhook_events on the send endpoints", () => {
   it("POST /api/v1/sms: a bad webhook_url or webhook_events is a legacy 400 naming the field, nothing written", async () => {
     const a = await t.account();
     await writesNothing(a, async () => {
-      for (const url of ["not a url", "javascript:alert(1)", "ftp://example.com/x", 42, null]) {
+      for (const url of [
+        "not a url",
+        "javascript:alert(1)",
+        "ftp://example.com/x",
+        42,
+        null,
+        " http://own.example.com/cb",
+        "http:/own.example.com/cb",
+        "http:own.example.com/cb",
+        "http:\\\\own.example.com/cb",
+      ]) {
         const res = await api("POST", "/sms", { ...SINGLE, webhook_url: url }, a.headers);
         expect(res.status).toBe(400);
         expect(res.body).toEqual(legacy([{ field: "webhook_url", description: "must be a valid URL" }]));
@@ -595,6 +625,36 @@ describe("webhook_url and webhook_events on the send endpoints", () => {
       expect(alone.status).toBe(400);
       expect(alone.body).toEqual(kit([{ field: "webhook_events", description: "requires webhook_url" }]));
     });
+  });
+
+  it("a send's webhook_url takes the scheme in any case and is stored with it in lower case, the rest as written", async () => {
+    const a = await t.account();
+    const single = await api(
+      "POST",
+      "/sms",
+      { ...SINGLE, webhook_url: "HTTPS://Own.Example.com/Single" },
+      a.headers,
+    );
+    expect(single.status).toBe(202);
+    const bulk = await api(
+      "POST",
+      "/sms/bulk",
+      { ...BULK, webhook_url: "Http://Own.Example.com/Bulk" },
+      a.headers,
+    );
+    expect(bulk.status).toBe(202);
+    const ids = [
+      (single.body as { id: string }).id,
+      ...(bulk.body as { data: { items: { id: string }[] } }).data.items.map((i) => i.id),
+    ];
+    const { rows } = await t.service.pool.query<{ webhook_url: string }>(
+      "SELECT webhook_url FROM messages WHERE id = ANY ($1) ORDER BY webhook_url DESC",
+      [ids],
+    );
+    expect(rows.map((r) => r.webhook_url)).toEqual([
+      "https://Own.Example.com/Single",
+      "http://Own.Example.com/Bulk",
+    ]);
   });
 
   it("POST /api/v1/sms with a valid webhook_url answers the contract's Message, unchanged", async () => {
