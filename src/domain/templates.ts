@@ -35,6 +35,22 @@ export function parseTemplate(template: string): Template | { invalid: string } 
 
 export type Variables = Readonly<Record<string, string | number>>;
 
+/** Past this many significant digits a number's text does not survive being read as a double. */
+const EXACT_DIGITS = 15;
+
+/**
+ * Whether a number read from JSON is written back (by String(), in its shortest form) as the
+ * number the client sent. Only the value reaches us, not the text, so a number is refused when
+ * another number could have read as the same value: more than 15 significant digits (a number of
+ * up to 15 comes back as itself; 1234567890123456.1 reads as 1234567890123456, 2^53 + 1 as 2^53),
+ * or a value String() writes with an exponent (1e21, 1e-7).
+ */
+export function isWrittenExactly(value: number): boolean {
+  const text = String(value);
+  if (text.includes("e")) return false;
+  return text.replace(/[-.]/g, "").replace(/^0+/, "").length <= EXACT_DIGITS;
+}
+
 /** The template filled in, or the names it uses that `variables` lacks (in order of first use). */
 export function fillTemplate(
   template: Template,
@@ -43,6 +59,7 @@ export function fillTemplate(
   const missing = template.variables.filter((name) => !Object.hasOwn(variables, name));
   if (missing.length > 0) return { missing };
   let text = template.texts[0] ?? "";
+  // A number in its shortest form (12.50 as 12.5, -0 as 0); a string as given.
   for (let i = 0; i < template.names.length; i++)
     text += String(variables[template.names[i] as string]) + (template.texts[i + 1] ?? "");
   return { text };

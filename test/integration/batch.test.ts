@@ -141,6 +141,57 @@ describe("a batch with a template", () => {
     expect(texts).toEqual(["Hi Rudo, you owe $12.50. Rudo!", "Hi Tendai, you owe 3. Tendai!"]);
   });
 
+  it("writes a number in its shortest form, and refuses one it cannot write as sent; the preview too", async () => {
+    const acct = await t.account({ balance: 100_000 });
+    const texts = async (res: { body: unknown }) =>
+      Promise.all(
+        (res.body as BatchAnswer).data.items.map(async (i) => {
+          const got = await call(t.base, "GET", `/api/v1/sms/${i.id}`, { headers: acct.headers });
+          return (got.body as { data: { message: string } }).data.message;
+        }),
+      );
+    const raw = (path: string, rawBody: string) =>
+      call(t.base, "POST", `/api/v1/sms/${path}`, { headers: acct.headers, rawBody });
+    const items = (...variables: string[]) =>
+      `{"from":"SHIRI","template":"{{n}} {{m}}","messages":[${variables
+        .map((v) => `{"to":"+263771234567","variables":${v}}`)
+        .join(",")}]}`;
+
+    const shortest = await raw("batch", items('{"n":12.50,"m":-0}', '{"n":1e3,"m":"12.50"}'));
+    expect(shortest.status).toBe(202);
+    expect(await texts(shortest)).toEqual(["12.5 0", "1000 12.50"]);
+
+    const inexact = items(
+      '{"n":12345678901234567890,"m":1e21}',
+      '{"n":1,"m":0.1234567890123456}',
+      '{"n":1e-7,"m":"1e-7"}',
+    );
+    const refused = validation([
+      {
+        field: "messages[0].variables.n",
+        description: "must be a string: this number cannot be written exactly",
+      },
+      {
+        field: "messages[0].variables.m",
+        description: "must be a string: this number cannot be written exactly",
+      },
+      {
+        field: "messages[1].variables.m",
+        description: "must be a string: this number cannot be written exactly",
+      },
+      {
+        field: "messages[2].variables.n",
+        description: "must be a string: this number cannot be written exactly",
+      },
+    ]);
+    for (const path of ["batch", "preview"]) {
+      const res = await raw(path, inexact);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(refused);
+    }
+    expect(await messageCount(acct)).toBe(2); // the first batch's only
+  });
+
   it("a missing variable refuses the whole batch, naming the item and the variable; nothing is written", async () => {
     const acct = await t.account({ balance: 100_000 });
     const res = await batch(acct, {

@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { fillTemplate, parseTemplate, type Template } from "../../domain/templates.ts";
+import { fillTemplate, isWrittenExactly, parseTemplate, type Template } from "../../domain/templates.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError, type FieldError } from "../errors.ts";
@@ -31,12 +31,22 @@ import { bulkResultSchema, manyResult } from "./send-bulk.ts";
 const MESSAGE_MAX_CHARACTERS = 10_000;
 
 const variablesField = z
-  .record(z.string(), z.union([z.string(), z.number()], { error: "must be a string or a number" }), {
-    error: "must be an object whose values are strings or numbers",
-  })
+  .record(
+    z.string(),
+    z.union(
+      [
+        z.string(),
+        z.number().refine(isWrittenExactly, "must be a string: this number cannot be written exactly"),
+      ],
+      { error: "must be a string or a number" },
+    ),
+    { error: "must be an object whose values are strings or numbers" },
+  )
   .meta({
     description:
-      "The item's values for the template's placeholders, by name; numbers are written as JSON has them.",
+      "The item's values for the template's placeholders, by name. A string is written as given; a " +
+      "number in its shortest form (12.50 as 12.5, -0 as 0). A number with more than 15 significant " +
+      "digits, or one written with an exponent (1e21 and above, below 0.000001), is refused: send it as a string.",
     examples: [{ name: "Rudo", amount: "12.50" }],
   });
 
