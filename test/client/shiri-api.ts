@@ -389,7 +389,7 @@ export interface paths {
     };
     /**
      * Recent callback events and their outcome
-     * @description Newest first. Unknown query parameters are ignored.
+     * @description Newest first; an unknown parameter is a validation error, so a misspelt filter never returns everything.
      */
     get: operations["listWebhookDeliveries"];
     put?: never;

@@ -304,6 +304,25 @@ describe("the account webhook endpoints", () => {
   });
 });
 
+describe("GET /api/v1/webhook/deliveries query parameters", () => {
+  it.each([
+    ["until=2030-01-01T00:00:00Z", "until"],
+    ["foo=1", "foo"],
+    ["State=failed", "State"],
+    ["limit=5&sinse=2025-03-01T09:30:00Z", "sinse"],
+  ])("an unknown one, ?%s, is a Kit validation error, as on the other lists", async (query, field) => {
+    const res = await api("GET", `/webhook/deliveries?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(kit([{ field, description: "is not allowed" }]));
+  });
+
+  it("the known ones still filter", async () => {
+    const res = await api("GET", "/webhook/deliveries?limit=5&state=failed&since=2025-03-01T09:30:00Z");
+    expect(res.status).toBe(200);
+    expect((res.body as { data: unknown }).data).toEqual([]);
+  });
+});
+
 describe("events recorded at the send", () => {
   it("a bulk send with webhook_url records enqueued for routable messages and failed for unroutable ones, bound to its URL", async () => {
     const res = await api("POST", "/sms/bulk", {

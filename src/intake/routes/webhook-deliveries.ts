@@ -13,6 +13,7 @@ import { ApiError } from "../errors.ts";
 import { kitEnvelope, timestamp } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import { parseBody, UUID_PATTERN } from "../validation.ts";
+import { queryOf } from "./search-sms.ts";
 
 /**
  * The account's callback deliveries (an extension, Kit conventions): what became of recent
@@ -31,20 +32,28 @@ const dateTime = () =>
     .transform((s) => new Date(s))
     .meta({ format: "date-time", description: "RFC 3339, with Z or an offset" });
 
-export const listDeliveriesQuery = z.object({
-  limit: z
-    .string({ error: `must be an integer from 1 to ${MAX_LIMIT}` })
-    .refine((s) => /^\d{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_LIMIT, {
-      message: `must be an integer from 1 to ${MAX_LIMIT}`,
-    })
-    .transform(Number)
-    .optional()
-    .meta({ type: "integer", minimum: 1, maximum: MAX_LIMIT, description: `${DEFAULT_LIMIT} when omitted` }),
-  state: z
-    .enum(["pending", "delivered", "failed"], { error: "must be pending, delivered or failed" })
-    .optional(),
-  since: dateTime().optional().meta({ description: "events created then or later" }),
-});
+// Unknown parameters are refused, as on the other lists: a misspelt filter never returns everything.
+export const listDeliveriesQuery = z
+  .object({
+    limit: z
+      .string({ error: `must be an integer from 1 to ${MAX_LIMIT}` })
+      .refine((s) => /^\d{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_LIMIT, {
+        message: `must be an integer from 1 to ${MAX_LIMIT}`,
+      })
+      .transform(Number)
+      .optional()
+      .meta({
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_LIMIT,
+        description: `${DEFAULT_LIMIT} when omitted`,
+      }),
+    state: z
+      .enum(["pending", "delivered", "failed"], { error: "must be pending, delivered or failed" })
+      .optional(),
+    since: dateTime().optional().meta({ description: "events created then or later" }),
+  })
+  .strict();
 
 export const redeliverRangeBody = z
   .object({ since: dateTime(), until: dateTime() })
@@ -60,12 +69,7 @@ const SCHEDULED = "redelivery scheduled";
 /** GET /api/v1/webhook/deliveries?limit=&state=&since= — newest first, at most 100. */
 export function getDeliveries(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
-    // Unknown query parameters are ignored, as query strings often carry extras.
-    const { limit, state, since } = parseBody(listDeliveriesQuery, {
-      limit: req.query.limit,
-      state: req.query.state,
-      since: req.query.since,
-    });
+    const { limit, state, since } = parseBody(listDeliveriesQuery, queryOf(req.query));
     const data = await listCallbackLog(deps.pool, res.locals.accountId, {
       limit: limit ?? DEFAULT_LIMIT,
       state,
@@ -161,7 +165,8 @@ export const getDeliveriesEndpoint = endpoint({
   path: "/api/v1/webhook/deliveries",
   operationId: "listWebhookDeliveries",
   summary: "Recent callback events and their outcome",
-  description: "Newest first. Unknown query parameters are ignored.",
+  description:
+    "Newest first; an unknown parameter is a validation error, so a misspelt filter never returns everything.",
   request: { query: listDeliveriesQuery },
   responses: {
     200: { description: "The events (message is empty).", body: kitEnvelope(z.array(deliverySchema), "") },
