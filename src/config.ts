@@ -39,8 +39,15 @@ const commaList = (check: (entry: string) => boolean, message: string) =>
         .filter((entry) => entry !== ""),
     )
     .pipe(z.array(z.string().refine(check, message)));
-/** A yes/no switch whose default depends on SHIRI_ENV, so it stays undefined until then. */
-const flagFromEnv = () => z.enum(["true", "false", "1", "0"]).optional();
+/**
+ * A yes/no switch whose default depends on SHIRI_ENV, so it stays undefined until then. It takes
+ * on/off as the other switches (RATE_LIMITS, SELF_VACUUM) do, and true/false/1/0 as it always has.
+ */
+const flagFromEnv = () =>
+  z
+    .enum(["on", "off", "true", "false", "1", "0"])
+    .transform((v) => v === "on" || v === "true" || v === "1")
+    .optional();
 
 const envSchema = z.object({
   /** Production unless development is asked for (`npm start` and `npm run shiri` ask for it). */
@@ -382,14 +389,12 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
   const { WEBHOOK_ALLOW_PRIVATE, START_SIMULATORS, ...rest } = parsed.data;
-  const flag = (v: string | undefined, fallback: boolean) =>
-    v === undefined ? fallback : v === "true" || v === "1";
   const production = rest.SHIRI_ENV === "production";
   const links = linkSettings(env);
   return {
     ...rest,
-    WEBHOOK_ALLOW_PRIVATE: flag(WEBHOOK_ALLOW_PRIVATE, !production),
-    START_SIMULATORS: flag(START_SIMULATORS, !production),
+    WEBHOOK_ALLOW_PRIVATE: WEBHOOK_ALLOW_PRIVATE ?? !production,
+    START_SIMULATORS: START_SIMULATORS ?? !production,
     links,
     routes: routeSettings(env, links),
   };

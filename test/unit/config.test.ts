@@ -72,6 +72,25 @@ describe("configuration from the environment", () => {
     expect(() => loadConfig({ PORT: "-1" })).toThrow(ConfigError);
   });
 
+  it.each([
+    ["on", true],
+    ["true", true],
+    ["1", true],
+    ["off", false],
+    ["false", false],
+    ["0", false],
+  ])("reads the yes/no switches START_SIMULATORS and WEBHOOK_ALLOW_PRIVATE=%s as %s", (value, on) => {
+    for (const SHIRI_ENV of ["production", "development"]) {
+      const config = loadConfig({ SHIRI_ENV, START_SIMULATORS: value, WEBHOOK_ALLOW_PRIVATE: value });
+      expect([config.START_SIMULATORS, config.WEBHOOK_ALLOW_PRIVATE]).toEqual([on, on]);
+    }
+  });
+
+  it("refuses a yes/no switch that is none of on, off, true, false, 1, 0, naming it", () => {
+    for (const value of ["yes", "ON", "2"])
+      expect(() => loadConfig({ START_SIMULATORS: value })).toThrow(/START_SIMULATORS: .*"on"\|"off"/);
+  });
+
   it("takes a worker's nice value within what the system accepts, 5 unless set", () => {
     expect(loadConfig({}).WORKER_NICE).toBe(5);
     expect(loadConfig({ WORKER_NICE: "0" }).WORKER_NICE).toBe(0);
