@@ -254,6 +254,12 @@ export function createMetrics() {
       labelNames: ["link", "event", "reason"] as const,
       registers: r,
     }),
+    smppRefusedPdus: new Counter({
+      name: "shiri_smpp_refused_pdus_total",
+      help: "Requests from the SMSC refused as unsupported (answered ESME_RINVCMDID, or left unanswered where SMPP defines no response), by link and command: data_sm (receipts sent this way never match), query_sm, …, unknown (a command_id SMPP does not define).",
+      labelNames: ["link", "command"] as const,
+      registers: r,
+    }),
     sessionBound: new Gauge({
       name: "shiri_smpp_session_bound",
       help: "1 while this process holds a bound SMPP session on the link.",
@@ -373,6 +379,8 @@ export function initialiseSeries(
     metrics.sessionBound.set({ link }, 0);
     for (const event of LINK_EVENTS)
       for (const reason of LINK_LOSS_REASONS) metrics.smppLinkEvents.inc({ link, event, reason }, 0);
+    // data_sm is the one a carrier is likely to send (its receipts); other commands show when they come.
+    metrics.smppRefusedPdus.inc({ link, command: "data_sm" }, 0);
     for (const outcome of ["stored", "repeat"]) metrics.inboundParts.inc({ link, outcome }, 0);
     for (const routing of ["routed", "unrouted"])
       for (const completeness of ["complete", "incomplete"])

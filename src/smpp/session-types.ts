@@ -80,6 +80,11 @@ export interface SmppSessionOptions {
   onStateChange?: (state: SessionState) => void;
   /** A bound session lost (not by close()), and each bind that follows such a loss. */
   onLinkEvent?: (event: LinkEvent, reason: LinkLossReason) => void;
+  /**
+   * A request from the SMSC refused as unsupported (data_sm, query_sm, …; "unknown" for a
+   * command_id SMPP does not define), by command name; the session also logs it, paced.
+   */
+  onRefusedPdu?: (command: string) => void;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** Pause of new submits after ESME_RTHROTTLED / ESME_RMSGQFUL, doubling while they persist. */
   throttle?: { initialDelayMs?: number; maxDelayMs?: number };

@@ -11,6 +11,7 @@ import { toDeliverSm } from "./deliver-sm.ts";
 import type { LinkLossReason } from "./link-events.ts";
 import { isResponse, type Pdu, request, responseTo, stringField, tlvValue } from "./pdu.ts";
 import type { PduBodyError } from "./pdu-codec.ts";
+import { RefusedPdus } from "./refused-pdus.ts";
 import type {
   LateAnswer,
   SessionState,
@@ -92,9 +93,11 @@ export class SmppSession {
   private bindAnswer: { system_id: string; interface_version: number | null } | null = null;
   private bindRefusal: string | null = null;
   private readonly log: SmppLogger;
+  private readonly refused: RefusedPdus;
 
   constructor(private readonly options: SmppSessionOptions) {
     this.log = options.logger;
+    this.refused = new RefusedPdus(options.logger, options.onRefusedPdu);
     this.throttleDelayMs = options.throttle?.initialDelayMs ?? 250;
   }
 
@@ -437,8 +440,12 @@ export class SmppSession {
       case "deliver_sm":
         void this.handleDeliverSm(conn, pdu);
         return;
-      default:
-        if (!NO_RESPONSE.has(pdu.command)) write(conn, responseTo(pdu, STATUS.ESME_RINVCMDID));
+      default: {
+        // Refused, not dropped in silence: an operator must see a carrier sending what we never take.
+        const answer = NO_RESPONSE.has(pdu.command) ? null : responseTo(pdu, STATUS.ESME_RINVCMDID);
+        if (answer) write(conn, answer);
+        this.refused.note(pdu, answer);
+      }
     }
   }
 

@@ -3,6 +3,7 @@
  * connections, throttling, receipts and enquire_link. Nothing on the wire is mocked.
  */
 import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
 import smpp, { type PDU, type Session } from "smpp";
 import { afterEach, describe, expect, it } from "vitest";
 import { CARRIERS } from "../../carriers/index.ts";
@@ -12,8 +13,11 @@ import {
   simulatorOptionsFor,
 } from "../../carriers/simulator/index.ts";
 import type { SmppSettings } from "../../carriers/types.ts";
+import { CarrierLink } from "../../src/dispatch/carrier-link.ts";
 import { encodeGsm7 } from "../../src/domain/segments.ts";
 import { canonicalSmscId } from "../../src/domain/smsc-id.ts";
+import { createLogger } from "../../src/logger.ts";
+import { createMetrics } from "../../src/observability/metrics.ts";
 import { actionFor, STATUS } from "../../src/smpp/command-status.ts";
 import { parseReceiptText } from "../../src/smpp/receipt-text.ts";
 import {
@@ -442,6 +446,17 @@ async function startRudeSmsc() {
   };
 }
 
+/** A final receipt as an SMSC that uses data_sm writes it: the id and state in TLVs only. */
+const dataSmReceiptBytes = (sequence_number: number) =>
+  new smpp.PDU("data_sm", {
+    source_addr: "263771234567",
+    destination_addr: "SHIRI",
+    esm_class: 0x04,
+    receipted_message_id: `a1b2c3${sequence_number}`,
+    message_state: 2,
+    sequence_number,
+  }).toBuffer();
+
 describe("SmppSession and the SMSC's own requests", () => {
   it("answers an unbind from the SMSC, then binds again", async () => {
     const smsc = await startRudeSmsc();
@@ -478,6 +493,82 @@ describe("SmppSession and the SMSC's own requests", () => {
     ]);
     expect(logs.find((l) => l.msg === "unreadable PDU")?.obj).toMatchObject({ sequence_number: 901 });
     expect(session.state).toBe("bound");
+  });
+
+  it("refuses data_sm receipts with ESME_RINVCMDID, counts each and warns once, not per PDU", async () => {
+    const smsc = await startRudeSmsc();
+    const metrics = createMetrics();
+    const { session, logs } = await boundSession(
+      smsc.port,
+      {},
+      {
+        onRefusedPdu: (command) => metrics.smppRefusedPdus.inc({ link: "rude", command }),
+      },
+    );
+
+    // A carrier sending its receipts as data_sm, 50 in a burst.
+    smsc.writeFirst(Buffer.concat(Array.from({ length: 50 }, (_, i) => dataSmReceiptBytes(1000 + i))));
+
+    await waitFor(() => smsc.responses.length === 50, { what: "every data_sm answered" });
+    expect(new Set(smsc.responses.map((p) => `${p.command} ${p.command_status}`))).toEqual(
+      new Set([`data_sm_resp ${STATUS.ESME_RINVCMDID}`]),
+    );
+    const refusals = logs.filter((l) => l.msg === "unsupported PDU refused");
+    expect(refusals).toEqual([
+      {
+        level: "warn",
+        msg: "unsupported PDU refused",
+        obj: {
+          command: "data_sm",
+          command_id: "0x00000103",
+          sequence_number: 1000,
+          answered: "data_sm_resp ESME_RINVCMDID (0x00000003)",
+          refused_since_last_line: 1,
+        },
+      },
+    ]);
+    const counter = await metrics.registry.getSingleMetric("shiri_smpp_refused_pdus_total")?.get();
+    expect(counter?.values).toEqual([{ labels: { link: "rude", command: "data_sm" }, value: 50 }]);
+    expect(session.state).toBe("bound");
+  });
+
+  it("names the link in that warning, as a CarrierLink runs the session", async () => {
+    const smsc = await startRudeSmsc();
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString("utf8").split("\n")) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const link = new CarrierLink(
+      "foreign",
+      { ...CARRIERS.econet.smpp, port: smsc.port },
+      {
+        logger: createLogger("info", { destination: sink }),
+        pacer: { acquire: async () => () => {} },
+        breaker: {
+          errorThresholdPercentage: 50,
+          volumeThreshold: 10,
+          resetTimeoutMs: 1_000,
+          rollingCountTimeoutMs: 10_000,
+        },
+        onDeliverSm: async () => {},
+      },
+    );
+    cleanups.push(() => link.close());
+    link.start();
+    expect(await link.session.waitUntilBound(5_000)).toBe(true);
+
+    smsc.writeFirst(dataSmReceiptBytes(7));
+
+    await waitFor(() => lines.some((l) => l.msg === "unsupported PDU refused"), { what: "the warning" });
+    expect(lines.find((l) => l.msg === "unsupported PDU refused")).toMatchObject({
+      level: 40, // warn
+      link: "foreign",
+      command: "data_sm",
+      answered: "data_sm_resp ESME_RINVCMDID (0x00000003)",
+    });
   });
 
   it("treats a generic_nack for a submit as that submit failing, with the nack's status", async () => {
