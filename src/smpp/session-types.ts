@@ -55,13 +55,19 @@ export type SubmitOutcome =
    */
   | { kind: "unknown"; reason: "timeout"; late: Promise<LateAnswer | null> };
 
-/** How one submit may be called off while it waits for a window slot or a TPS token. */
+/** How one submit may be called off while it waits for a window slot or a TPS token, and its label. */
 export interface SubmitOptions {
   /**
    * Asked right before the PDU is written: false withdraws it (outcome not_sent "withdrawn"). The
    * dispatcher withdraws the submits of messages whose lease it no longer holds.
    */
   stillWanted?: () => boolean;
+  /**
+   * The caller's own label for this submit (dispatch: its message id and part), opaque to the
+   * session: only echoed as `ref` in the log lines about this submit, which otherwise could name
+   * it only by its destination prefix and sequence_number.
+   */
+  ref?: string;
 }
 
 /** A submit_sm_resp that came after its submit had timed out. */

@@ -35,7 +35,12 @@ interface Connection {
   /** Requests awaiting a response, by sequence_number. */
   pending: Map<number, (reply: Reply) => void>;
   /** Submits that timed out, by sequence_number, still listening for a late answer. */
-  late: Map<number, (answer: Pdu | null) => void>;
+  late: Map<number, LateListener>;
+  /**
+   * Submits whose late-answer window passed unanswered, by sequence_number (the most recent
+   * PAST_WINDOW_KEPT): an answer that comes after all is logged as past the window.
+   */
+  pastWindow: Map<number, SubmitOnWire>;
   closed: boolean;
   whenClosed: Promise<void>;
   enquireOutstanding: boolean;
@@ -64,6 +69,17 @@ function write(conn: Connection, pdu: Pdu, sent?: () => void): boolean {
   }
   return conn.session.send(pdu, sent);
 }
+
+/** A submit as its log lines name it: the caller's ref, and when it was written. */
+interface SubmitOnWire {
+  ref: string | undefined;
+  sentAt: number;
+}
+interface LateListener extends SubmitOnWire {
+  heard: (answer: Pdu | null) => void;
+}
+/** Past-window submits remembered per connection; an answer to one forgotten is logged as to nothing. */
+const PAST_WINDOW_KEPT = 1_000;
 
 const INTERFACE_VERSION_3_4 = 0x34;
 /** Requests SMPP 3.4 defines without a response PDU. */
@@ -161,6 +177,7 @@ export class SmppSession {
     await this.throttlePause();
     await this.acquireSlot();
     let answered = () => {};
+    const { ref } = options;
     try {
       // The TPS token is taken last, right before the write, so that a wait for a window slot
       // cannot bunch PDUs up on the wire closer together than the limit spaced them.
@@ -176,26 +193,33 @@ export class SmppSession {
       if (options.stillWanted && !options.stillWanted()) return { kind: "not_sent", reason: "withdrawn" };
       let reply: Promise<Reply> | null;
       let pdu: Pdu;
+      const sentAt = Date.now();
       try {
         pdu = submitSm(this.submitFields(params));
         reply = this.request(conn, pdu);
       } catch (error) {
         this.log.error(
-          { err: String(error), destination_addr: numberForLog(params.destination_addr) },
+          { err: String(error), destination_addr: numberForLog(params.destination_addr), ref },
           "submit_sm not encodable",
         );
         return { kind: "not_sent", reason: "invalid_pdu" };
       }
       if (!reply) return { kind: "not_sent", reason: "socket_unwritable" };
       const r = await reply;
-      if (r === "timeout") return { kind: "unknown", reason: "timeout", late: this.lateAnswer(conn, pdu) };
+      if (r === "timeout")
+        return { kind: "unknown", reason: "timeout", late: this.lateAnswer(conn, pdu, { ref, sentAt }) };
       if (r === "closed") return { kind: "unknown", reason: "connection_lost" };
       if (r.command === "generic_nack") {
         // The SMSC could not take this PDU at all: a failed submit, with the nack's reason.
         const command_status =
           r.command_status === STATUS.ESME_ROK ? STATUS.ESME_RINVCMDID : r.command_status;
         this.log.warn(
-          { destination_addr: numberForLog(params.destination_addr), status: describeStatus(command_status) },
+          {
+            destination_addr: numberForLog(params.destination_addr),
+            ref,
+            sequence_number: pdu.sequence_number,
+            status: describeStatus(command_status),
+          },
           "submit_sm answered with generic_nack",
         );
         return { kind: "response", command_status, message_id: "" };
@@ -258,6 +282,7 @@ export class SmppSession {
       session,
       pending: new Map(),
       late: new Map(),
+      pastWindow: new Map(),
       closed: false,
       whenClosed: new Promise((resolve) => {
         markClosed = resolve;
@@ -335,7 +360,7 @@ export class SmppSession {
     conn.closed = true;
     // Every submit on the wire becomes "connection_lost".
     for (const settle of [...conn.pending.values()]) settle("closed");
-    for (const heard of [...conn.late.values()]) heard(null);
+    for (const { heard } of [...conn.late.values()]) heard(null);
     if (this.conn !== conn) return;
     this.conn = undefined;
     clearInterval(this.enquireTimer);
@@ -357,18 +382,25 @@ export class SmppSession {
    * answer proves it took the message: it is recorded, not sent again). Null when the window
    * passes or the connection closes first.
    */
-  private lateAnswer(conn: Connection, pdu: Pdu): Promise<LateAnswer | null> {
+  private lateAnswer(conn: Connection, pdu: Pdu, submit: SubmitOnWire): Promise<LateAnswer | null> {
     const seq = pdu.sequence_number;
     if (conn.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => heard(null), this.lateWindowMs());
+      const timer = setTimeout(() => {
+        heard(null);
+        conn.pastWindow.set(seq, submit);
+        for (const oldest of conn.pastWindow.keys()) {
+          if (conn.pastWindow.size <= PAST_WINDOW_KEPT) break;
+          conn.pastWindow.delete(oldest);
+        }
+      }, this.lateWindowMs());
       const heard = (answer: Pdu | null) => {
         clearTimeout(timer);
         conn.late.delete(seq);
         if (!answer || answer.command === "generic_nack") return resolve(null);
         resolve({ command_status: answer.command_status, message_id: stringField(answer, "message_id") });
       };
-      conn.late.set(seq, heard);
+      conn.late.set(seq, { ...submit, heard });
     });
   }
 
@@ -402,22 +434,18 @@ export class SmppSession {
       const late = conn.late.get(pdu.sequence_number);
       if (late) {
         this.log.warn(
-          { sequence_number: pdu.sequence_number, status: describeStatus(pdu.command_status) },
+          {
+            sequence_number: pdu.sequence_number,
+            status: describeStatus(pdu.command_status),
+            ref: late.ref,
+            answered_after_ms: Date.now() - late.sentAt,
+          },
           "late submit_sm_resp: recorded, not resent",
         );
-        late(pdu);
+        late.heard(pdu);
         return;
       }
-      // Typically a submit_sm_resp after our timeout: the carrier did take the message.
-      this.log.warn(
-        {
-          command: pdu.command,
-          sequence_number: pdu.sequence_number,
-          status: describeStatus(pdu.command_status),
-          message_id: stringField(pdu, "message_id"),
-        },
-        "response to no pending request",
-      );
+      this.onUnexpectedResponse(conn, pdu);
       return;
     }
     switch (pdu.command) {
@@ -447,6 +475,34 @@ export class SmppSession {
         this.refused.note(pdu, answer);
       }
     }
+  }
+
+  /**
+   * A response that answers nothing we wait for. Typically a submit_sm_resp past the late-answer
+   * window: if ESME_ROK, the carrier took a segment that is sent again, so the handset may get it
+   * twice (the fix is a longer response_timeout_ms). Otherwise a sequence_number we never used or
+   * no longer remember: the SMSC's mistake.
+   */
+  private onUnexpectedResponse(conn: Connection, pdu: Pdu): void {
+    const submit = conn.pastWindow.get(pdu.sequence_number);
+    conn.pastWindow.delete(pdu.sequence_number);
+    this.log.warn(
+      {
+        command: pdu.command,
+        sequence_number: pdu.sequence_number,
+        status: describeStatus(pdu.command_status),
+        message_id: stringField(pdu, "message_id"),
+        past_late_answer_window: submit !== undefined,
+        ...(submit && {
+          ref: submit.ref,
+          answered_after_ms: Date.now() - submit.sentAt,
+          // What it was measured against: first the timeout, then the window after it.
+          response_timeout_ms: this.settings.response_timeout_ms,
+          late_answer_window_ms: this.lateWindowMs(),
+        }),
+      },
+      "response to no pending request",
+    );
   }
 
   /**

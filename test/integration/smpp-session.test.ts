@@ -163,6 +163,39 @@ describe("SmppSession", () => {
     expect(late?.message_id).toMatch(/\S/);
   });
 
+  it("names the submit by its caller's ref in the warnings about an answer that came late", async () => {
+    const { port } = await startSimulator({ submitLatencyMs: 500 });
+    const { session, logs } = await boundSession(
+      port,
+      { response_timeout_ms: 100 },
+      { lateAnswerWindowMs: 100 },
+    );
+
+    const outcome = await session.submit(message("too late"), { ref: "message 0190-abc part 2" });
+    if (outcome.kind !== "unknown" || outcome.reason !== "timeout") throw new Error("expected a timeout");
+    expect(await outcome.late).toBeNull();
+
+    await waitFor(() => logs.some((l) => l.msg === "response to no pending request"), {
+      what: "the answer past the window",
+    });
+    const line = logs.find((l) => l.msg === "response to no pending request");
+    expect(line?.level).toBe("warn");
+    expect(line?.obj).toMatchObject({
+      command: "submit_sm_resp",
+      sequence_number: expect.any(Number),
+      status: "ESME_ROK (0x00000000)",
+      message_id: expect.stringMatching(/\S/),
+      past_late_answer_window: true,
+      ref: "message 0190-abc part 2",
+      answered_after_ms: expect.any(Number),
+      response_timeout_ms: 100,
+      late_answer_window_ms: 100,
+    });
+    // Past the 100 ms timeout and the 100 ms window after it.
+    const after = (line?.obj as { answered_after_ms?: number } | undefined)?.answered_after_ms ?? 0;
+    expect(after).toBeGreaterThanOrEqual(200);
+  });
+
   it("settles submits lost with the connection as connection_lost, rebinds, then submits again", async () => {
     const { sim, port } = await startSimulator({ submitLatencyMs: 50, dropAfterSubmits: 5 });
     const { session, states } = await boundSession(port, { window_size: 10 });
@@ -571,15 +604,44 @@ describe("SmppSession and the SMSC's own requests", () => {
     });
   });
 
+  it("says a response to a sequence_number never used is not a late answer", async () => {
+    const smsc = await startRudeSmsc();
+    const { logs } = await boundSession(smsc.port);
+
+    smsc.writeFirst(
+      new smpp.PDU("submit_sm_resp", {
+        sequence_number: 4242,
+        command_status: 0x00,
+        message_id: "x1",
+      }).toBuffer(),
+    );
+
+    await waitFor(() => logs.some((l) => l.msg === "response to no pending request"), {
+      what: "the warning",
+    });
+    expect(logs.find((l) => l.msg === "response to no pending request")?.obj).toEqual({
+      command: "submit_sm_resp",
+      sequence_number: 4242,
+      status: "ESME_ROK (0x00000000)",
+      message_id: "x1",
+      past_late_answer_window: false,
+    });
+  });
+
   it("treats a generic_nack for a submit as that submit failing, with the nack's status", async () => {
     const smsc = await startRudeSmsc();
     const { session, logs } = await boundSession(smsc.port);
 
-    const outcome = await session.submit(message("nacked"));
+    const outcome = await session.submit(message("nacked"), { ref: "message 0190-abc part 1" });
 
     expect(outcome).toEqual({ kind: "response", command_status: STATUS.ESME_RINVCMDID, message_id: "" });
     expect(actionFor(STATUS.ESME_RINVCMDID)).toBe("fail");
-    expect(logs.some((l) => l.msg === "submit_sm answered with generic_nack")).toBe(true);
+    // Named by the caller's ref: the session knows no message id.
+    expect(logs.find((l) => l.msg === "submit_sm answered with generic_nack")?.obj).toMatchObject({
+      ref: "message 0190-abc part 1",
+      sequence_number: expect.any(Number),
+      status: "ESME_RINVCMDID (0x00000003)",
+    });
     expect(session.state).toBe("bound");
   });
 });
