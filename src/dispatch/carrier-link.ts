@@ -69,6 +69,8 @@ export class CarrierLink {
       onDeliverSm: (pdu: DeliverSm) => Promise<void>;
       onStateChange?: (state: SessionState) => void;
       onLinkEvent?: (event: LinkEvent, reason: LinkLossReason) => void;
+      /** A request of the SMSC's refused as unsupported (data_sm, …), by command name. */
+      onRefusedPdu?: (command: string) => void;
       onBreakerChange?: (state: "open" | "half_open" | "closed") => void;
     },
   ) {
@@ -83,6 +85,7 @@ export class CarrierLink {
         opts.onStateChange?.(state);
       },
       ...(opts.onLinkEvent ? { onLinkEvent: opts.onLinkEvent } : {}),
+      ...(opts.onRefusedPdu ? { onRefusedPdu: opts.onRefusedPdu } : {}),
     });
     this.clock = opts.breaker.clock ?? BreakerClock.forWindow(opts.breaker.rollingCountTimeoutMs);
     this.ownClock = opts.breaker.clock === undefined;

@@ -174,6 +174,7 @@ export class LinkWorker {
       },
       onStateChange: (state) => metrics.sessionBound.set({ link: name }, state === "bound" ? 1 : 0),
       onLinkEvent: (event, reason) => metrics.smppLinkEvents.inc({ link: name, event, reason }),
+      onRefusedPdu: (command) => metrics.smppRefusedPdus.inc({ link: name, command }),
       onBreakerChange: (state) =>
         metrics.breakerState.set({ link: name }, state === "closed" ? 0 : state === "half_open" ? 1 : 2),
     });

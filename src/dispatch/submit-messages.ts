@@ -94,7 +94,10 @@ async function submitMessage(
   const options: SubmitOptions = stillOwned ? { stillWanted: () => stillOwned(message.id) } : {};
   const verdicts = await Promise.all(
     todo.map(async (p) => {
-      const result = await submitPart(context, p.params, options);
+      const result = await submitPart(context, p.params, {
+        ...options,
+        ref: `${message.id} part ${p.partNo}`,
+      });
       if (result.kind === "unknown" && result.reason === "timeout")
         lateAcceptances.push(lateAcceptance(context, message.id, p.partNo, result.late));
       const verdict = judge(context, result);

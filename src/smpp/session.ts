@@ -440,7 +440,9 @@ export class SmppSession {
             ref: late.ref,
             answered_after_ms: Date.now() - late.sentAt,
           },
-          "late submit_sm_resp: recorded, not resent",
+          pdu.command_status === 0
+            ? "late submit_sm_resp: recorded, not resent"
+            : "late submit_sm_resp: a refusal, the segment goes again",
         );
         late.heard(pdu);
         return;

@@ -149,6 +149,26 @@ describe("log hygiene", () => {
     expect(lines.some((l) => l.includes(headers.authorization?.slice(7) ?? "no key"))).toBe(false);
   });
 
+  it("a warning about a submit names the message and the part it belongs to, not the number", async () => {
+    sims.get("econet").setBehaviour({ genericNackRate: 1 });
+    try {
+      const res = await post(
+        "/api/v1/sms",
+        JSON.stringify({ to: "+263771230418", from: "SHIRI", message: TEXT }),
+      );
+      expect(res.status).toBe(202);
+      const id = (res.body as { id: string }).id;
+      await waitFor(async () => lines.some((l) => l.includes("generic_nack") && l.includes(id)), {
+        what: "the generic_nack warning naming the message",
+      });
+      const warning = JSON.parse(lines.find((l) => l.includes("generic_nack") && l.includes(id)) ?? "{}");
+      expect(warning).toMatchObject({ ref: `${id} part 1`, link: "econet" });
+      expect(JSON.stringify(warning)).not.toContain("1230418");
+    } finally {
+      sims.get("econet").setBehaviour({ genericNackRate: 0 });
+    }
+  });
+
   it("a Postgres error's detail (which can quote a row) is redacted", () => {
     const err = Object.assign(new Error("new row violates check constraint"), {
       code: "23514",

@@ -565,8 +565,9 @@ describe("SmppSession and the SMSC's own requests", () => {
     expect(session.state).toBe("bound");
   });
 
-  it("names the link in that warning, as a CarrierLink runs the session", async () => {
+  it("names the link in that warning and counts it, as a CarrierLink runs the session", async () => {
     const smsc = await startRudeSmsc();
+    const refused: string[] = [];
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -587,6 +588,7 @@ describe("SmppSession and the SMSC's own requests", () => {
           rollingCountTimeoutMs: 10_000,
         },
         onDeliverSm: async () => {},
+        onRefusedPdu: (command) => refused.push(command),
       },
     );
     cleanups.push(() => link.close());
@@ -602,6 +604,8 @@ describe("SmppSession and the SMSC's own requests", () => {
       command: "data_sm",
       answered: "data_sm_resp ESME_RINVCMDID (0x00000003)",
     });
+    // What the worker counts in shiri_smpp_refused_pdus_total (link-worker.ts).
+    expect(refused).toEqual(["data_sm"]);
   });
 
   it("says a response to a sequence_number never used is not a late answer", async () => {
