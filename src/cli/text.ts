@@ -4,7 +4,7 @@ import { canonicalTimeZone, type DeliveryWindow, TIME_OF_DAY } from "../domain/d
 import { smartEncode } from "../domain/look-alikes.ts";
 import { priceMessage } from "../domain/pricing.ts";
 import { countSegments } from "../domain/segments.ts";
-import { fillTemplate, parseTemplate } from "../domain/templates.ts";
+import { fillTemplate, isWrittenExactly, parseTemplate } from "../domain/templates.ts";
 import { scheduleOf } from "../sending/prepare-send.ts";
 import { CommandError, type LocalCommand, type ParsedArgs, stringOption, UsageError } from "./args.ts";
 
@@ -31,6 +31,9 @@ function variablesOf(args: ParsedArgs): Record<string, string | number> | null {
   for (const [name, value] of Object.entries(parsed)) {
     if (typeof value !== "string" && typeof value !== "number")
       throw new UsageError(`--variables: ${name} must be a string or a number`);
+    // As the batch endpoint refuses it: the text would not be the digits given.
+    if (typeof value === "number" && !isWrittenExactly(value))
+      throw new UsageError(`--variables: ${name} must be a string: this number cannot be written exactly`);
     out[name] = value;
   }
   return out;

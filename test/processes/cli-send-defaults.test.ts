@@ -170,6 +170,8 @@ describe("shiri text", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
         ],
         ["text", "x", "--validity-period", "59"],
         ["text", "x", "--variables", "[1]"],
+        // As /sms/batch refuses it: String() writes 1e+21.
+        ["text", "You owe {{amount}}", "--variables", '{"amount":1e21}'],
       ],
       PARALLEL_RUNS,
       (args) => offline(...args),
@@ -181,5 +183,10 @@ describe("shiri text", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     );
     usageError(results[2] as CliResult, /--validity-period must be 60 to 259200 seconds/, "text");
     usageError(results[3] as CliResult, /--variables must be a JSON object/, "text");
+    usageError(
+      results[4] as CliResult,
+      /--variables: amount must be a string: this number cannot be written exactly/,
+      "text",
+    );
   });
 });
