@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 28, the last 039_unanswered_submits.sql.
+-- Migrations applied: 29, the last 040_receipt_id_evidence.sql.
 
 -- Sequences
 
@@ -124,6 +124,8 @@ CREATE TABLE public.early_receipts (
   submitted_after timestamp with time zone,
   number_key text,
   number_keys text[],
+  hex_to_decimal_key text,
+  decimal_to_hex_key text,
   CONSTRAINT early_receipts_pkey PRIMARY KEY (link, smsc_id, state)
 ) WITH (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=500);
 
@@ -204,6 +206,7 @@ CREATE TABLE public.link_id_matches (
   relation text NOT NULL,
   matches bigint DEFAULT 0 NOT NULL,
   last_at timestamp with time zone DEFAULT now() NOT NULL,
+  shown bigint DEFAULT 0 NOT NULL,
   CONSTRAINT link_id_matches_pkey PRIMARY KEY (link, relation)
 );
 

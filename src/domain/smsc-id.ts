@@ -77,21 +77,41 @@ export function numberKey(id: string): string | null {
   return id.toLowerCase().replace(/^0+(?=.)/, "");
 }
 
+/** A reading of an id as the same number in the other base. */
+export type CrossBaseRelation = Exclude<NumberRelation, "same_number">;
+
+export interface NumberCandidate {
+  key: string;
+  relation: NumberRelation;
+  /**
+   * The ids show the bases this reading assumes: a hex letter on the side read as hex (the key,
+   * for hex_to_decimal; the receipt's id, for decimal_to_hex). Always so for same_number. An id of
+   * digits only reads as decimal as well as hex, so a cross-base reading of it is a guess, made
+   * only on a link that has shown it writes that way (docs/decisions/0036).
+   */
+  shown: boolean;
+}
+
+const HEX_LETTER = /[a-fA-F]/;
+
 /**
  * The number keys a receipt's id may name a segment by, with how: the same number in the same
  * base, the decimal id of a number answered in hex, the hex id of a number answered in decimal.
  * The relation is symmetric in the keys: a segment's candidates name the receipts whose own key
  * is among them, so early receipts are found from a segment's id the same way.
  */
-export function numberCandidates(id: string): { key: string; relation: NumberRelation }[] {
+export function numberCandidates(id: string): NumberCandidate[] {
   const same = numberKey(id);
   if (same === null) return [];
-  const out: { key: string; relation: NumberRelation }[] = [{ key: same, relation: "same_number" }];
-  const add = (key: string, relation: NumberRelation) => {
-    if (!out.some((c) => c.key === key)) out.push({ key, relation });
+  const out: NumberCandidate[] = [{ key: same, relation: "same_number", shown: true }];
+  const add = (key: string, relation: CrossBaseRelation, shown: boolean) => {
+    if (!out.some((c) => c.key === key)) out.push({ key, relation, shown });
   };
-  if (PATTERN.decimal.test(id)) add(BigInt(id).toString(16), "hex_to_decimal");
-  add(BigInt(`0x${id}`).toString(10), "decimal_to_hex");
+  if (PATTERN.decimal.test(id)) {
+    const hex = BigInt(id).toString(16);
+    add(hex, "hex_to_decimal", HEX_LETTER.test(hex));
+  }
+  add(BigInt(`0x${id}`).toString(10), "decimal_to_hex", HEX_LETTER.test(id));
   return out;
 }
 

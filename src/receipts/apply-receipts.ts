@@ -1,6 +1,12 @@
 import type { Queryable } from "../db/pool.ts";
 import { FINAL_STATES } from "../domain/receipt-states.ts";
-import { type IdRelation, numberCandidates, numberKey } from "../domain/smsc-id.ts";
+import {
+  type CrossBaseRelation,
+  type IdRelation,
+  type NumberCandidate,
+  numberCandidates,
+  numberKey,
+} from "../domain/smsc-id.ts";
 import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
 import { announceWork, EARLY_RECEIPTS_TOPIC } from "../queue/wakeups.ts";
 import type { Receipt } from "./read-receipt.ts";
@@ -10,6 +16,20 @@ const FINAL = [...FINAL_STATES];
 /** How a link's receipts name segments: exactly, or also as the same number written another way. */
 export interface Matching {
   tolerant: boolean;
+  /**
+   * Whether the link has shown it writes one number in two bases this way, so that an id of
+   * digits only may be read so too (a guess otherwise: never made). Absent: it has not.
+   */
+  crossBase?: (relation: CrossBaseRelation) => boolean;
+}
+
+/** A candidate a tolerant link may match by: any the ids show, and guesses the link has shown. */
+function usable(candidate: NumberCandidate, matching: Matching): boolean {
+  return (
+    candidate.relation === "same_number" ||
+    candidate.shown ||
+    (matching.crossBase?.(candidate.relation) ?? false)
+  );
 }
 
 /** Receipts matched, by how their id named the segment. */
@@ -31,6 +51,8 @@ export interface ApplyResult {
   notYetAccepted: string[];
   /** Receipts that matched, by how their id named the segment. */
   relations: RelationCounts;
+  /** Of those, the cross-base matches whose ids showed their bases: what the link has shown. */
+  shown: RelationCounts;
   /** Receipt ids that could name two segments or more: never guessed, dropped. */
   ambiguous: string[];
 }
@@ -42,6 +64,7 @@ const NOTHING: ApplyResult = {
   duplicates: 0,
   notYetAccepted: [],
   relations: {},
+  shown: {},
   ambiguous: [],
 };
 
@@ -117,8 +140,8 @@ export async function applyReceipts(
   if (receipts.length === 0) return { ...NOTHING };
   const exact = await applyExactly(tx, link, receipts);
   const byNumber = matching.tolerant
-    ? await matchByNumber(tx, link, exact.unknown)
-    : { matched: [], ambiguous: [], relations: {} };
+    ? await matchByNumber(tx, link, exact.unknown, matching)
+    : { matched: [], ambiguous: [], relations: {}, shown: {} };
   const renamed = new Set(byNumber.matched.map((m) => m.given));
   const ambiguous = new Set(byNumber.ambiguous);
   const early = exact.unknown.filter((r) => !renamed.has(r) && !ambiguous.has(r.smscId));
@@ -158,6 +181,7 @@ export async function applyReceipts(
     duplicates: exact.duplicates + (again?.duplicates ?? 0),
     notYetAccepted,
     relations: { ...(exactMatches > 0 ? { exact: exactMatches } : {}), ...byNumber.relations },
+    shown: byNumber.shown,
     ambiguous: byNumber.ambiguous,
   };
 }
@@ -218,24 +242,28 @@ const SEGMENTS_BY_NUMBER = `
 /**
  * Receipts that matched no id exactly, matched as the same number written another way (hex or
  * decimal, any case, zero padding): each is renamed to the id of the one segment it names, and is
- * ambiguous when it names two or more. Only receipts whose id could be a number are looked up.
+ * ambiguous when it names two or more. Only receipts whose id could be a number are looked up, and
+ * only by the readings the ids show or the link has shown (`usable`): a decimal link's receipt is
+ * never read as hex to reach another segment.
  */
 export async function matchByNumber(
   tx: Queryable,
   link: string,
   receipts: readonly Receipt[],
+  matching: Matching = { tolerant: true },
 ): Promise<{
   matched: { given: Receipt; receipt: Receipt }[];
   ambiguous: string[];
   relations: RelationCounts;
+  shown: RelationCounts;
 }> {
   const lookups: { key: string; i: number; submittedAfter: Date | null }[] = [];
-  const candidates = receipts.map((r) => numberCandidates(r.smscId));
+  const candidates = receipts.map((r) => numberCandidates(r.smscId).filter((c) => usable(c, matching)));
   candidates.forEach((list, i) => {
     for (const c of list)
       lookups.push({ key: c.key, i, submittedAfter: receipts[i]?.submittedAfter ?? null });
   });
-  if (lookups.length === 0) return { matched: [], ambiguous: [], relations: {} };
+  if (lookups.length === 0) return { matched: [], ambiguous: [], relations: {}, shown: {} };
   const { rows } = await tx.query<{ i: number; smsc_id: string; message_id: string; part_no: number }>({
     name: "shiri_segments_by_number",
     text: SEGMENTS_BY_NUMBER,
@@ -250,6 +278,7 @@ export async function matchByNumber(
   const matched: { given: Receipt; receipt: Receipt }[] = [];
   const ambiguous: string[] = [];
   const relations: RelationCounts = {};
+  const shown: RelationCounts = {};
   for (const [i, segments] of found) {
     const given = receipts[i];
     if (!given) continue;
@@ -258,28 +287,37 @@ export async function matchByNumber(
       continue;
     }
     const smscId = [...segments.values()][0] as string;
-    const relation =
-      candidates[i]?.find((c) => c.key === numberKey(smscId))?.relation ?? ("same_number" as const);
+    const candidate = candidates[i]?.find((c) => c.key === numberKey(smscId));
+    const relation = candidate?.relation ?? "same_number";
     relations[relation] = (relations[relation] ?? 0) + 1;
+    if (relation !== "same_number" && candidate?.shown) shown[relation] = (shown[relation] ?? 0) + 1;
     matched.push({ given, receipt: { ...given, smscId } });
   }
-  return { matched, ambiguous: [...new Set(ambiguous)], relations };
+  return { matched, ambiguous: [...new Set(ambiguous)], relations, shown };
 }
 
-/** Receipts matching no segment yet, with the number keys they may name one by on a tolerant link. */
+/**
+ * Receipts matching no segment yet, with the number keys they may name one by on a tolerant link:
+ * those the ids show, and apart, the cross-base guesses (matched only once the link has shown them).
+ */
 async function keepEarly(
   tx: Queryable,
   link: string,
   receipts: readonly Receipt[],
   matching: Matching,
 ): Promise<void> {
-  const keys = receipts.map((r) => (matching.tolerant ? numberCandidates(r.smscId).map((c) => c.key) : []));
+  const candidates = receipts.map((r) => (matching.tolerant ? numberCandidates(r.smscId) : []));
+  const shownKeys = candidates.map((list) => list.filter((c) => c.shown).map((c) => c.key));
+  const guess = (relation: CrossBaseRelation) =>
+    candidates.map((list) => list.find((c) => !c.shown && c.relation === relation)?.key ?? null);
   await tx.query(
     `INSERT INTO early_receipts
-       (link, smsc_id, state, err, whole_message, submitted_after, received_at, number_key, number_keys)
-     SELECT $1::text, s, st, e, w, a, coalesce(r, now()), k[1], k
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[], $7::timestamptz[], $8::text[])
-            AS u(s, st, e, w, a, r, kk)
+       (link, smsc_id, state, err, whole_message, submitted_after, received_at, number_key, number_keys,
+        hex_to_decimal_key, decimal_to_hex_key)
+     SELECT $1::text, s, st, e, w, a, coalesce(r, now()), k[1], k, hd, dh
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[], $7::timestamptz[], $8::text[],
+                   $9::text[], $10::text[])
+            AS u(s, st, e, w, a, r, kk, hd, dh)
       CROSS JOIN LATERAL (SELECT nullif(string_to_array(kk, ' '), '{}'::text[]) AS k) keys
      ON CONFLICT DO NOTHING`,
     [
@@ -291,7 +329,9 @@ async function keepEarly(
       receipts.map((r) => r.submittedAfter ?? null),
       receipts.map((r) => r.receivedAt ?? null),
       // Keys are hex digits: a space joins them into one array element per receipt.
-      keys.map((k) => k.join(" ")),
+      shownKeys.map((k) => k.join(" ")),
+      guess("hex_to_decimal"),
+      guess("decimal_to_hex"),
     ],
   );
   // The early-receipt sweep of every worker wakes at commit (see src/queue/wakeups.ts).
@@ -347,13 +387,18 @@ export async function applyEarlyReceipts(
 
 /**
  * Applies early receipts whose segment has since been recorded (by any process, under the id or,
- * on a tolerant link, a number key of it), and drops those that stayed unmatched past the grace
- * period. Returns how many were applied, those dropped as unknown, and the results per link.
+ * on a tolerant link, a number key of it; a cross-base guess only on the links `guessing` lists
+ * for it), and drops those that stayed unmatched past the grace period. Returns how many were
+ * applied, those dropped as unknown, and the results per link.
  */
 export async function sweepEarlyReceipts(
   tx: Queryable,
   graceSeconds: number,
   matchingOf: (link: string) => Matching,
+  guessing: Readonly<Record<CrossBaseRelation, readonly string[]>> = {
+    hex_to_decimal: [],
+    decimal_to_hex: [],
+  },
 ): Promise<{
   applied: number;
   unknown: { link: string; smsc_id: string; state: string }[];
@@ -368,11 +413,16 @@ export async function sweepEarlyReceipts(
               CROSS JOIN LATERAL (SELECT 1 FROM message_parts p
                                    WHERE p.link = r.link
                                      AND (p.smsc_id = r.smsc_id OR p.smsc_id = ANY(r.number_keys)
-                                          OR p.smsc_number = ANY(r.number_keys))
+                                          OR p.smsc_number = ANY(r.number_keys)
+                                          OR (r.link = ANY($1::text[])
+                                              AND r.hex_to_decimal_key IN (p.smsc_id, p.smsc_number))
+                                          OR (r.link = ANY($2::text[])
+                                              AND r.decimal_to_hex_key IN (p.smsc_id, p.smsc_number)))
                                      AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
                                    LIMIT 1) segment) found
       WHERE (e.link, e.smsc_id, e.state) = (found.link, found.smsc_id, found.state)
      RETURNING e.link, e.smsc_id, e.state, e.err, e.whole_message, e.submitted_after, e.received_at`,
+    [guessing.hex_to_decimal, guessing.decimal_to_hex],
   );
   const byLink = new Map<string, Receipt[]>();
   for (const r of matched.rows) {

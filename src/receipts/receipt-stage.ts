@@ -46,7 +46,10 @@ export class ReceiptStage {
       tally: IdTally;
     },
   ) {
-    this.matching = matchingFor(deps.settings);
+    this.matching = {
+      ...matchingFor(deps.settings),
+      crossBase: (relation) => deps.tally.hasShown(deps.link, relation),
+    };
     this.registry = new ReceiptRegistry(this.matching.tolerant);
     this.batcher = new ReceiptBatcher(deps.transact, deps.link, this.matching, {
       maxBatch: 500,
@@ -140,7 +143,7 @@ function observeApplied(
   for (const d of applied.delivered) metrics.deliveryLatency.observe({ operator: d.operator }, d.seconds);
   if (applied.early) metrics.receiptsEarly.inc({ link }, applied.early);
   if (applied.duplicates) metrics.receiptsUnmatched.inc({ link, reason: "duplicate" }, applied.duplicates);
-  if (applied.relations) tally.add(link, applied.relations);
+  if (applied.relations) tally.add(link, applied.relations, applied.shown);
   if (applied.ambiguous && applied.ambiguous.length > 0) {
     metrics.receiptsUnmatched.inc({ link, reason: "ambiguous" }, applied.ambiguous.length);
     logger.warn(
@@ -170,13 +173,15 @@ export function startEarlyReceiptSweep(deps: {
 }): { stop(): Promise<void> } {
   const matchingOf = (link: string): Matching => {
     const settings = deps.links[link];
-    return settings ? matchingFor(settings) : { tolerant: false };
+    if (!settings) return { tolerant: false };
+    return { ...matchingFor(settings), crossBase: (relation) => deps.tally.hasShown(link, relation) };
   };
+  const tolerantLinks = Object.keys(deps.links).filter((link) => matchingOf(link).tolerant);
   const sweep = paced(
     { busyMs: deps.sweepMs, idleMs: Math.max(deps.sweepMs, deps.idleSweepMs), awakeMs: EARLY_AWAKE_MS },
     async () => {
       const { unknown, results } = await deps.transact((tx) =>
-        sweepEarlyReceipts(tx, deps.graceSeconds, matchingOf),
+        sweepEarlyReceipts(tx, deps.graceSeconds, matchingOf, deps.tally.linksShowing(tolerantLinks)),
       );
       for (const { link, result } of results) {
         observeApplied(deps, link, result);

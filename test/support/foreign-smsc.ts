@@ -8,7 +8,8 @@
  * where the receipt carries its id (the text's `id:`, the receipted_message_id TLV, or both) and
  * in whose style the TLV writes it; whether the receipt comes back on the session that submitted
  * or on another bound session of the same system_id; refusing binds (ESME_RBINDFAIL), switchable
- * while running.
+ * while running; per destination, the id answered, no receipt, or the receipt before the answer;
+ * and receipts of the test's own making, sent at will (`sendReceipt`).
  */
 import { createHash } from "node:crypto";
 import type { AddressInfo } from "node:net";
@@ -64,6 +65,19 @@ export interface ForeignSmscOptions {
   name?: string;
   /** Called on each session right after it is bound: an SMSC's own requests (enquire_link, MO). */
   afterBind?: (session: Session) => void;
+  /**
+   * Per submit, by its destination: the id to answer (and receipt) with instead of the `ids` form,
+   * whether to send its receipt (default yes), and how long after its receipt to answer (the
+   * receipt overtakes the submit_sm_resp).
+   */
+  script?: (destination: string) => ScriptedSubmit | undefined;
+}
+
+/** What `script` may say of one submit. */
+export interface ScriptedSubmit {
+  answerId?: string;
+  receipt?: boolean;
+  answerAfterReceiptMs?: number;
 }
 
 /** One submit_sm as this SMSC received and answered it. */
@@ -104,6 +118,16 @@ export interface ForeignSmsc {
   setRefuseBinds(refuse: boolean): void;
   /** Cut every connection, as a network blip or an SMSC restart would. */
   dropConnections(): void;
+  /**
+   * A receipt of the test's making (Appendix B text and TLVs) on a bound session (of `systemId`
+   * when given), from `handset`; resolves with the deliver_sm_resp's command_status.
+   */
+  sendReceipt(receipt: {
+    id: string;
+    stat: "DELIVRD" | "UNDELIV";
+    handset: string;
+    systemId?: string;
+  }): Promise<number>;
 }
 
 const STATUS = { ROK: 0x00, RINVCMDID: 0x03, RINVBNDSTS: 0x04, RBINDFAIL: 0x0d } as const;
@@ -255,21 +279,32 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
       return;
     }
     const value = next++;
+    const script = options.script?.(str(pdu.destination_addr));
     const submit: ForeignSubmit = {
       destination: str(pdu.destination_addr),
       part: partOf(pdu),
-      answeredId: writeId(value, ids.answer),
-      receiptId: writeId(value, ids.receipt),
+      answeredId: script?.answerId ?? writeId(value, ids.answer),
+      receiptId: script?.answerId ?? writeId(value, ids.receipt),
       systemId: bound.systemId,
       session: bound.number,
     };
     submits.push(submit);
-    bound.session.send(pdu.response({ message_id: submit.answeredId }));
-    if ((num(pdu.registered_delivery) & RECEIPT_REQUEST_MASK) === 0) return;
+    const answer = () => bound.session.send(pdu.response({ message_id: submit.answeredId }));
+    const wanted = (num(pdu.registered_delivery) & RECEIPT_REQUEST_MASK) !== 0 && script?.receipt !== false;
+    if (script?.answerAfterReceiptMs !== undefined) {
+      if (wanted) deliver(submit, pdu);
+      later(answer, script.answerAfterReceiptMs);
+      return;
+    }
+    answer();
+    if (wanted) later(() => deliver(submit, pdu), options.receiptDelayMs ?? 0);
+  };
+
+  const later = (run: () => void, ms: number) => {
     const timer = setTimeout(() => {
       timers.delete(timer);
-      deliver(submit, pdu);
-    }, options.receiptDelayMs ?? 0);
+      if (!stopped) run();
+    }, ms);
     timers.add(timer);
   };
 
@@ -340,6 +375,25 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
     },
     dropConnections() {
       for (const s of sessions) s.session.destroy();
+    },
+    sendReceipt({ id, stat, handset, systemId }) {
+      const carrier = [...sessions].find(
+        (s) => s.bound && (systemId === undefined || s.systemId === systemId),
+      );
+      if (!carrier) return Promise.reject(new Error("no bound session to send the receipt on"));
+      const now = receiptDate(new Date());
+      const pdu = new smpp.PDU("deliver_sm", {
+        source_addr_ton: 1,
+        source_addr_npi: 1,
+        source_addr: handset,
+        dest_addr_ton: 5,
+        dest_addr_npi: 0,
+        destination_addr: "SHIRI",
+        esm_class: ESM_CLASS_DELIVERY_RECEIPT,
+        data_coding: 0,
+        short_message: `id:${id} sub:001 dlvrd:000 submit date:${now} done date:${now} stat:${stat} err:000 text:`,
+      });
+      return new Promise((resolve) => carrier.session.send(pdu, (resp: PDU) => resolve(resp.command_status)));
     },
   };
 }

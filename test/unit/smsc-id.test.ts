@@ -182,16 +182,42 @@ describe("number keys: the same number written another way", () => {
 
   it("names the relation of each key a receipt id may stand for", () => {
     expect(numberCandidates("10597059")).toEqual([
-      { key: "10597059", relation: "same_number" },
-      { key: "a1b2c3", relation: "hex_to_decimal" },
-      { key: "274296921", relation: "decimal_to_hex" },
+      { key: "10597059", relation: "same_number", shown: true },
+      { key: "a1b2c3", relation: "hex_to_decimal", shown: true },
+      { key: "274296921", relation: "decimal_to_hex", shown: false },
     ]);
     expect(numberCandidates("00A1B2C3")).toEqual([
-      { key: "a1b2c3", relation: "same_number" },
-      { key: "10597059", relation: "decimal_to_hex" },
+      { key: "a1b2c3", relation: "same_number", shown: true },
+      { key: "10597059", relation: "decimal_to_hex", shown: true },
     ]);
-    expect(numberCandidates("7")).toEqual([{ key: "7", relation: "same_number" }]);
+    expect(numberCandidates("7")).toEqual([{ key: "7", relation: "same_number", shown: true }]);
     expect(numberCandidates("wpzmh100012j")).toEqual([]);
+  });
+
+  it("shows a cross-base reading only where a hex letter proves the hex side: digits alone are a guess", () => {
+    // 28673 is 0x7001: the answer 7001 could be decimal seven thousand and one.
+    expect(numberCandidates("28673")).toContainEqual({
+      key: "7001",
+      relation: "hex_to_decimal",
+      shown: false,
+    });
+    expect(numberCandidates("7001")).toContainEqual({
+      key: "28673",
+      relation: "decimal_to_hex",
+      shown: false,
+    });
+    expect(numberCandidates("7a01")).toContainEqual({
+      key: "31233",
+      relation: "decimal_to_hex",
+      shown: true,
+    });
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n }), (v) => {
+        const hex = v.toString(16);
+        const found = numberCandidates(v.toString(10)).find((c) => c.relation === "hex_to_decimal");
+        if (found) expect(found.shown).toBe(/[a-f]/.test(hex));
+      }),
+    );
   });
 
   it("finds every writing of a number from every other: hex and decimal, any case and padding", () => {
