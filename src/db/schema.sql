@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 29, the last 040_receipt_id_evidence.sql.
+-- Migrations applied: 30, the last 041_parts_sent_after.sql.
 
 -- Sequences
 
@@ -220,6 +220,7 @@ CREATE TABLE public.message_parts (
   receipt_at timestamp with time zone,
   receipt_err text,
   smsc_number text,
+  sent_after timestamp with time zone,
   CONSTRAINT message_parts_pkey PRIMARY KEY (message_id, part_no),
   CONSTRAINT message_parts_part_no_check CHECK ((part_no > 0))
 ) WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_scale_factor=0.02, autovacuum_vacuum_threshold=5000, fillfactor=85);

@@ -29,6 +29,8 @@ export class PartsRecorder {
       held: HeldReceipts;
       flushMs: number;
       maxParts: number;
+      /** performance.now() before the batch's claim: no submit of it went out earlier. */
+      claimedAt: number;
     },
   ) {}
 
@@ -50,14 +52,16 @@ export class PartsRecorder {
     const parts = this.waiting;
     this.waiting = [];
     if (parts.length === 0) return;
-    const { pool, link, logger, held } = this.options;
+    const { pool, link, logger, held, claimedAt } = this.options;
     const receiptFor = mostTelling(
       held.takenSoFar().filter((r) => r.scope !== "message"),
       FINAL_STATES,
     );
     // One write at a time, in order; a failed one is left to the settle, which records them all.
     this.flushing = this.flushing.then(() =>
-      withTransaction(pool, (tx) => recordParts(tx, link, parts, receiptFor)).then(
+      withTransaction(pool, (tx) =>
+        recordParts(tx, link, parts, receiptFor, (performance.now() - claimedAt) / 1000),
+      ).then(
         () => {
           for (const p of parts) this.written.set(p.smscId, receiptFor.get(p.smscId)?.state ?? null);
         },

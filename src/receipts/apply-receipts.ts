@@ -71,15 +71,23 @@ const NOTHING: ApplyResult = {
 /** Rank of a receipt state: DELIVRD, then any other final state, then an intermediate one. */
 const RANK = "CASE WHEN state = 'DELIVRD' THEN 0 WHEN state = ANY($7::text[]) THEN 1 ELSE 2 END";
 
+/** A receipt kept aside (received_at) never names a segment whose submit went out after it came. */
+const SENT_BEFORE_RECEIPT =
+  "(g.received_at IS NULL OR p.sent_after IS NULL OR p.sent_after <= g.received_at)";
+
 /*
  * One receipt per id (the best ranked; ties by content, so the outcome never depends on arrival
  * order), matched to the most recent segment submitted with that id and no earlier than the
- * receipt allows (a reused id never reaches a months-old message); a receipt for a whole message
+ * receipt allows (a reused id never reaches a months-old message), nor after a receipt kept aside
+ * came (an id reused since, by an SMSC whose counter restarted); a receipt for a whole message
  * sets every segment of it. Returns the messages touched, then every receipt with whether it
  * matched a segment (known) and whether it changed one (fresh).
  *
- * The segments are read and updated through `message_id = ANY (ARRAY(...))`, an index condition
- * on the primary key. As plain joins, a plan made before the table had statistics hashed the whole
+ * The segments are read by primary key, each hit's in a LATERAL that OFFSET 0 keeps from being
+ * flattened into a join, and updated joined to those few (a nested loop on the primary key). Both
+ * went through `message_id = ANY (ARRAY(...))` before: when message_parts grew a column
+ * (sent_after), a young table's guessed size tipped each of them to a scan. As plain joins of the
+ * whole table, a plan made before the table had statistics hashed the whole
  * of message_parts twice a batch, and the prepared statement kept that plan as the table grew
  * (3–16 ms a batch at 5,000–15,000 segments). A plan made while the table is a page or two still
  * scans it, until the next ANALYZE has it planned again. Whether a receipt changed a segment
@@ -88,8 +96,8 @@ const RANK = "CASE WHEN state = 'DELIVRD' THEN 0 WHEN state = ANY($7::text[]) TH
  */
 const APPLY_RECEIPTS = `
   WITH given AS (
-    SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[])
-             AS g(smsc_id, state, err, whole, submitted_after)),
+    SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::timestamptz[], $8::timestamptz[])
+             AS g(smsc_id, state, err, whole, submitted_after, received_at)),
   r AS (
     SELECT DISTINCT ON (smsc_id) * FROM given
      ORDER BY smsc_id, ${RANK}, state, err NULLS LAST, whole DESC, submitted_after NULLS FIRST),
@@ -99,18 +107,19 @@ const APPLY_RECEIPTS = `
         SELECT p.message_id, p.part_no FROM message_parts p
          WHERE p.link = $1 AND p.smsc_id = r.smsc_id
            AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
+           AND ${SENT_BEFORE_RECEIPT.replaceAll("g.", "r.")}
          ORDER BY p.accepted_at DESC, p.message_id DESC, p.part_no DESC
          LIMIT 1) s),
   target AS (
     SELECT DISTINCT ON (p.message_id, p.part_no) p.message_id, p.part_no, h.state, h.err
-      FROM hit h JOIN message_parts p ON p.message_id = h.message_id AND (h.whole OR p.part_no = h.part_no)
-     WHERE p.message_id = ANY (ARRAY(SELECT message_id FROM hit))
+      FROM hit h CROSS JOIN LATERAL (
+        SELECT q.message_id, q.part_no FROM message_parts q
+         WHERE q.message_id = h.message_id AND (h.whole OR q.part_no = h.part_no) OFFSET 0) p
      ORDER BY p.message_id, p.part_no, ${RANK.replaceAll("state", "h.state")}, h.state, h.err NULLS LAST),
   updated AS (
     UPDATE message_parts p SET receipt_state = t.state, receipt_err = t.err, receipt_at = now()
       FROM target t
-     WHERE p.message_id = ANY (ARRAY(SELECT message_id FROM target))
-       AND p.message_id = t.message_id AND p.part_no = t.part_no
+     WHERE p.message_id = t.message_id AND p.part_no = t.part_no
        AND p.receipt_state IS DISTINCT FROM t.state
        AND (p.receipt_state IS NULL OR NOT (p.receipt_state = ANY($7::text[])) OR t.state = 'DELIVRD')
     RETURNING p.message_id, p.part_no)
@@ -211,6 +220,7 @@ async function applyExactly(
       receipts.map((r) => r.scope === "message"),
       receipts.map((r) => r.submittedAfter ?? null),
       FINAL,
+      receipts.map((r) => r.receivedAt ?? null),
     ],
   });
   const touched = rows.flatMap((r) => (r.message_id ? [r.message_id] : []));
@@ -227,16 +237,16 @@ async function applyExactly(
  */
 const SEGMENTS_BY_NUMBER = `
   SELECT g.i, s.smsc_id, s.message_id, s.part_no
-    FROM unnest($2::text[], $3::int[], $4::timestamptz[]) AS g(key, i, submitted_after)
+    FROM unnest($2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[]) AS g(key, i, submitted_after, received_at)
    CROSS JOIN LATERAL (
      (SELECT p.smsc_id, p.message_id, p.part_no FROM message_parts p
        WHERE p.link = $1 AND p.smsc_id = g.key
-         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz)
+         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz) AND ${SENT_BEFORE_RECEIPT}
        ORDER BY p.accepted_at DESC LIMIT 2)
      UNION ALL
      (SELECT p.smsc_id, p.message_id, p.part_no FROM message_parts p
        WHERE p.link = $1 AND p.smsc_number = g.key
-         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz)
+         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz) AND ${SENT_BEFORE_RECEIPT}
        ORDER BY p.accepted_at DESC LIMIT 2)) s`;
 
 /**
@@ -257,17 +267,28 @@ export async function matchByNumber(
   relations: RelationCounts;
   shown: RelationCounts;
 }> {
-  const lookups: { key: string; i: number; submittedAfter: Date | null }[] = [];
+  const lookups: { key: string; i: number; submittedAfter: Date | null; receivedAt: Date | null }[] = [];
   const candidates = receipts.map((r) => numberCandidates(r.smscId).filter((c) => usable(c, matching)));
   candidates.forEach((list, i) => {
     for (const c of list)
-      lookups.push({ key: c.key, i, submittedAfter: receipts[i]?.submittedAfter ?? null });
+      lookups.push({
+        key: c.key,
+        i,
+        submittedAfter: receipts[i]?.submittedAfter ?? null,
+        receivedAt: receipts[i]?.receivedAt ?? null,
+      });
   });
   if (lookups.length === 0) return { matched: [], ambiguous: [], relations: {}, shown: {} };
   const { rows } = await tx.query<{ i: number; smsc_id: string; message_id: string; part_no: number }>({
     name: "shiri_segments_by_number",
     text: SEGMENTS_BY_NUMBER,
-    values: [link, lookups.map((l) => l.key), lookups.map((l) => l.i), lookups.map((l) => l.submittedAfter)],
+    values: [
+      link,
+      lookups.map((l) => l.key),
+      lookups.map((l) => l.i),
+      lookups.map((l) => l.submittedAfter),
+      lookups.map((l) => l.receivedAt),
+    ],
   });
   const found = new Map<number, Map<string, string>>();
   for (const row of rows) {
@@ -419,6 +440,7 @@ export async function sweepEarlyReceipts(
                                           OR (r.link = ANY($2::text[])
                                               AND r.decimal_to_hex_key IN (p.smsc_id, p.smsc_number)))
                                      AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
+                                     AND (p.sent_after IS NULL OR p.sent_after <= r.received_at)
                                    LIMIT 1) segment) found
       WHERE (e.link, e.smsc_id, e.state) = (found.link, found.smsc_id, found.state)
      RETURNING e.link, e.smsc_id, e.state, e.err, e.whole_message, e.submitted_after, e.received_at`,

@@ -6,6 +6,8 @@
  * came (an id reused after a restart).
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.ts";
+import { sweepEarlyReceipts } from "../../src/receipts/apply-receipts.ts";
 import { smppEnv } from "../support/dispatch.ts";
 import { type ScriptedSubmit, startForeignSmsc } from "../support/foreign-smsc.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
@@ -98,6 +100,42 @@ describe("a decimal SMSC's receipt is never read as hex to reach another message
         operator_response: "ESME_ROK",
         delivered: false,
       });
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("a receipt kept aside is never applied to a message submitted after it came", () => {
+  it(
+    "leaves a message answered 999999999 undelivered when a receipt for that id came minutes before",
+    async () => {
+      const { smsc, t, acct } = await decimalSmsc({
+        "263771000004": { answerId: "999999999", receipt: false },
+      });
+      await waitFor(() => smsc.boundSessions() > 0, { timeoutMs: 10_000, what: "the link bound" });
+      // An id the SMSC had not issued (or issued before its counter restarted): kept aside.
+      expect(await smsc.sendReceipt({ id: "999999999", stat: "DELIVRD", handset: "263771000004" })).toBe(0);
+      const keptAs = async () =>
+        (
+          await t.service.pool.query<{ version: string }>(
+            "SELECT xmin::text AS version FROM early_receipts WHERE smsc_id = '999999999'",
+          )
+        ).rows[0]?.version;
+      const before = await keptAs();
+      expect(before).toBeDefined();
+      const z = await send(t, acct, "+263771000004");
+      await accepted(t, z, "Z accepted as 999999999");
+      // Z's segment recorded, the receipts kept for its id are taken and looked at: applied, or kept again.
+      await waitFor(async () => (await keptAs()) !== before, {
+        timeoutMs: 10_000,
+        what: "the early receipt looked at",
+      });
+      const swept = await withTransaction(t.service.pool, (tx) =>
+        sweepEarlyReceipts(tx, 600, () => ({ tolerant: true })),
+      );
+      expect(swept.applied).toBe(0);
+      expect(await row(t, z)).toEqual({ status: "success", operator_response: "ESME_ROK", delivered: false });
+      expect(await keptAs()).toBeDefined();
     },
     TEST_TIMEOUT_MS,
   );
