@@ -147,9 +147,27 @@ export const COMMANDS: readonly Command[] = [
       };
       return async (pool): Promise<AuditReport> => {
         const report = await audit(pool, options);
-        if (!report.clean) process.exitCode = 1;
+        if (!report.clean) {
+          // The report is on stdout; the failure is said in one line, as every failure is.
+          process.stderr.write(`shiri: audit not clean: ${auditFindings(report)}\n`);
+          process.exitCode = 1;
+        }
         return report;
       };
     },
   },
 ];
+
+/** What a report that is not clean found, in words: "1 balance mismatch, 300 stuck messages". */
+function auditFindings(report: AuditReport): string {
+  const kinds: [number, string, string][] = [
+    [report.balance_mismatches.count, "balance mismatch", "balance mismatches"],
+    [report.holds_without_live_message.count, "hold without a live message", "holds without a live message"],
+    [report.stuck_messages.count, "stuck message", "stuck messages"],
+    [report.parts_without_receipts.count, "part without a receipt", "parts without receipts"],
+  ];
+  return kinds
+    .filter(([count]) => count > 0)
+    .map(([count, one, many]) => `${count} ${count === 1 ? one : many}`)
+    .join(", ");
+}

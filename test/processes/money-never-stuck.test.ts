@@ -124,6 +124,8 @@ describe("shiri audit", () => {
       const dirty = await shiri(["audit"]);
       expect(dirty.code).toBe(1);
       expect(dirty.stdout.split("\n")).toHaveLength(2);
+      // The failure in one line on stderr, as docs/operations.md says of every exit 1.
+      expect(dirty.stderr).toBe("shiri: audit not clean: 1 balance mismatch\n");
       const out = JSON.parse(dirty.stdout) as {
         clean: boolean;
         balance_mismatches: {
