@@ -7,7 +7,7 @@
  * Only punctuation and spacing is replaced, never a letter: an accent can change a word, a quote
  * cannot. The table is documented in docs/smart-encoding.md (a unit test keeps the two in step).
  */
-import { chooseEncoding } from "./segments.ts";
+import { chooseEncoding, countSegments } from "./segments.ts";
 
 export interface LookAlike {
   /** The character as written (one UTF-16 code unit). */
@@ -117,9 +117,10 @@ export interface SmartEncoded {
 }
 
 /**
- * The text with its look-alikes replaced, when that makes the whole text GSM-7; null when the
- * text is GSM-7 already, has no look-alike, or keeps some other character GSM-7 lacks (an emoji,
- * a letter of another script): then replacing would change the text and not its price.
+ * The text with its look-alikes replaced, when that makes the whole text GSM-7 in no more
+ * segments; null when the text is GSM-7 already, has no look-alike, keeps some other character
+ * GSM-7 lacks (an emoji, a letter of another script: then replacing would change the text and not
+ * its price), or would need more segments replaced.
  */
 export function smartEncode(text: string): SmartEncoded | null {
   if (chooseEncoding(text) === "gsm7") return null;
@@ -130,5 +131,8 @@ export function smartEncode(text: string): SmartEncoded | null {
   });
   // A text of invisible characters alone would be sent empty: it is left as written.
   if (replaced === 0 || out.trim() === "" || chooseEncoding(out) !== "gsm7") return null;
+  // An ellipsis becomes three characters: a text of many could need more GSM-7 segments than it
+  // needs UCS-2 ones, and cost more, or no longer fit MAX_SEGMENTS.
+  if (countSegments(out).segments > countSegments(text).segments) return null;
   return { text: out, replaced };
 }

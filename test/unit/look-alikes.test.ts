@@ -47,6 +47,15 @@ describe("smartEncode", () => {
     expect(sent && countSegments(sent.text)).toMatchObject({ encoding: "gsm7", segments: 1 });
   });
 
+  it("leaves a text alone when replacing would need more segments (an ellipsis is three dots)", () => {
+    // 70 ellipses: 1 UCS-2 segment as written, 210 GSM-7 characters (2 segments) replaced.
+    expect(smartEncode("\u2026".repeat(70))).toBeNull();
+    // 670: 10 UCS-2 segments, the most a message may have; replaced it would need 14.
+    expect(smartEncode("\u2026".repeat(670))).toBeNull();
+    // Fewer, in a longer text: replaced it needs no more segments than as written.
+    expect(smartEncode(`${"a".repeat(60)}\u2026`)).toEqual({ text: `${"a".repeat(60)}...`, replaced: 1 });
+  });
+
   it("leaves a text alone when something else keeps it UCS-2 (an emoji, another script)", () => {
     expect(smartEncode("Thanks \u2019 \u{1F600}")).toBeNull();
     expect(smartEncode("\u2018\u041F\u0440\u0438\u0432\u0435\u0442\u2019")).toBeNull();
