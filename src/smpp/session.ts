@@ -177,6 +177,10 @@ export class SmppSession {
     await this.throttlePause();
     await this.acquireSlot();
     let answered = () => {};
+    // A submit that timed out is still outstanding at the SMSC until its late answer or the end of
+    // the late-answer window: its window slot is kept until then, so the SMSC never holds more
+    // than window_size of ours unanswered.
+    let slotKeptForLateAnswer = false;
     const { ref } = options;
     try {
       // The TPS token is taken last, right before the write, so that a wait for a window slot
@@ -206,8 +210,12 @@ export class SmppSession {
       }
       if (!reply) return { kind: "not_sent", reason: "socket_unwritable" };
       const r = await reply;
-      if (r === "timeout")
-        return { kind: "unknown", reason: "timeout", late: this.lateAnswer(conn, pdu, { ref, sentAt }) };
+      if (r === "timeout") {
+        const late = this.lateAnswer(conn, pdu, { ref, sentAt });
+        slotKeptForLateAnswer = true;
+        void late.finally(() => this.releaseSlot());
+        return { kind: "unknown", reason: "timeout", late };
+      }
       if (r === "closed") return { kind: "unknown", reason: "connection_lost" };
       if (r.command === "generic_nack") {
         // The SMSC could not take this PDU at all: a failed submit, with the nack's reason.
@@ -228,7 +236,7 @@ export class SmppSession {
       return { kind: "response", command_status: r.command_status, message_id: stringField(r, "message_id") };
     } finally {
       answered();
-      this.releaseSlot();
+      if (!slotKeptForLateAnswer) this.releaseSlot();
     }
   }
 

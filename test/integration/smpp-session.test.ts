@@ -138,17 +138,37 @@ describe("SmppSession", () => {
     expect(session.inFlight).toBe(0);
   });
 
-  it("resolves a submit with no response in time as unknown/timeout and frees its slot", async () => {
+  it("resolves a submit with no response in time as unknown/timeout, its slot kept until the window ends", async () => {
     const { port } = await startSimulator({ submitLatencyMs: 10_000 });
     const { session, logs } = await boundSession(port, { response_timeout_ms: 100 });
 
     const outcome = await session.submit(message("slow"));
     expect(outcome).toMatchObject({ kind: "unknown", reason: "timeout" });
-    expect(session.inFlight).toBe(0);
+    // Still outstanding at the SMSC, which may answer it yet: it keeps its window slot.
+    expect(session.inFlight).toBe(1);
     expect(session.state).toBe("bound");
     expect(logs.some((l) => l.level === "error")).toBe(false);
-    // No answer within the late-answer window (3 × the timeout): nothing heard.
+    // No answer within the late-answer window (3 × the timeout): nothing heard, the slot freed.
     if (outcome.kind === "unknown" && outcome.reason === "timeout") expect(await outcome.late).toBeNull();
+    expect(session.inFlight).toBe(0);
+  });
+
+  it("never has more submits outstanding than the window, when the SMSC answers after the timeout", async () => {
+    // Every answer 250 ms after its submit: past the 100 ms timeout, inside the 300 ms late window.
+    const { sim, port } = await startSimulator({ submitLatencyMs: 250 });
+    const { session } = await boundSession(port, { window_size: 4, response_timeout_ms: 100 });
+
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => session.submit(message(`slow ${i}`))),
+    );
+    const late = await Promise.all(
+      outcomes.map((o) => (o.kind === "unknown" && o.reason === "timeout" ? o.late : null)),
+    );
+
+    expect(late.every((answer) => answer?.command_status === 0)).toBe(true);
+    // Before, a slot was freed at the timeout: the SMSC held up to 3 × the window.
+    expect(sim.stats.maxOutstanding).toBeLessThanOrEqual(4);
+    expect(session.inFlight).toBe(0);
   });
 
   it("hands over an answer that comes after the timeout, within the late-answer window", async () => {
