@@ -61,7 +61,9 @@ export function buildSubmits(
       data_coding: encoding === "gsm7" ? dialect.gsm_data_coding : DATA_CODING_UCS2,
       short_message: encode(text),
       registered_delivery: 1,
-      validity: Math.max(60, Math.floor(message.validitySeconds)),
+      // What is left of it, as docs/api.md promises: a carrier given more could deliver the
+      // message after it expired here (and its hold was released).
+      validity: Math.max(1, Math.floor(message.validitySeconds)),
       ...(numericSender
         ? {
             source_addr_ton: dialect.numeric_source_addr_ton,

@@ -83,6 +83,13 @@ describe("buildSubmits", () => {
     expect(ucs2?.params.sar).toBeUndefined();
   });
 
+  it("gives the carrier what is left of the validity, however little", () => {
+    expect(buildSubmits({ ...message("x"), validitySeconds: 3600.9 })[0]?.params.validity).toBe(3600);
+    // 30 s left at dispatch: 30 s, not a floor of 60 that outlived the message's expiry.
+    expect(buildSubmits({ ...message("x"), validitySeconds: 30.5 })[0]?.params.validity).toBe(30);
+    expect(buildSubmits({ ...message("x"), validitySeconds: 0.2 })[0]?.params.validity).toBe(1);
+  });
+
   it("refuses a message with no routable destination", () => {
     expect(() => buildSubmits({ ...message("x"), to: "0771234567" })).toThrow(/routable/);
   });
