@@ -10,12 +10,15 @@ export const requiredString = () =>
 // C0 controls other than tab, newline, form feed and carriage return, and DEL: never part of a text.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000E-\u001F\u007F]/;
+// Spaces and invisible format characters (zero-width space, soft hyphen, BOM…): a text of these
+// alone shows nothing on a handset, though trim() keeps the format characters.
+const BLANK = /^[\s\p{Cf}]*$/u;
 // A lone surrogate cannot be encoded on the wire.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The rules a text is held to, in the order their problems are told. */
 const textRules = (maxLength: number): ReadonlyArray<readonly [(s: string) => boolean, string]> => [
-  [(s) => s.trim().length > 0, "cannot be blank"],
+  [(s) => !BLANK.test(s), "cannot be blank"],
   [(s) => s.length <= maxLength, `must be at most ${maxLength} characters`],
   [(s) => !CONTROL_CHARS.test(s), "must not contain control characters"],
   [(s) => !LONE_SURROGATE.test(s), "must be valid Unicode text"],

@@ -412,7 +412,8 @@ describe("wrong JSON types, unknown fields, blank and hostile strings", () => {
   });
 
   it("empty, whitespace-only, control characters and lone surrogates in text fields → 400", async () => {
-    const BLANK = ["", " ", "   ", "\t\n", "\r\n "];
+    // Zero-width spaces, a soft hyphen, a BOM: trim() keeps them, and a handset shows nothing.
+    const BLANK = ["", " ", "   ", "\t\n", "\r\n ", "\u200B\u200B\u200B", "\u00AD", " \uFEFF\u200D "];
     const CONTROL = ["a\u0000b", "\u0007", "x\u001b[31mred", "del\u007f", "\u0001SHIRI"];
     const SURROGATE = ["\ud800", "a\udc00b", "x\ud83d", "\ude00y"];
     await writesNothing(async () => {
