@@ -26,15 +26,69 @@ export type Logger = pino.Logger;
 
 /**
  * JSON lines on stdout, or on stderr for the CLI, whose stdout carries its one JSON answer (or
- * to the given stream, which is how a test reads what the service would have logged).
+ * to the given stream, which is how a test reads what the service would have logged). With
+ * `outage`, which tells an error that means the database is out of reach, an outage is told in
+ * a few lines rather than by every loop at every try (outageLines).
  */
 export function createLogger(
   level: string,
-  opts: { name?: string; stderr?: boolean; destination?: pino.DestinationStream } = {},
+  opts: {
+    name?: string;
+    stderr?: boolean;
+    destination?: pino.DestinationStream;
+    outage?: (err: unknown) => boolean;
+  } = {},
 ): Logger {
-  const options = { name: opts.name ?? "shiri", level, redact: { paths: REDACT, censor: "[redacted]" } };
+  const quiet = opts.outage ? outageLines(opts.outage, () => logger) : undefined;
+  const options: pino.LoggerOptions = {
+    name: opts.name ?? "shiri",
+    level,
+    redact: { paths: REDACT, censor: "[redacted]" },
+    ...(quiet ? { hooks: { logMethod: quiet } } : {}),
+  };
   const destination = opts.destination ?? (opts.stderr ? pino.destination(2) : undefined);
-  return destination ? pino(options, destination) : pino(options);
+  const logger = destination ? pino(options, destination) : pino(options);
+  return logger;
+}
+
+/** How long without a line of the outage before it is said to be over. */
+export const OUTAGE_OVER_AFTER_MS = 10_000;
+
+type LogMethod = NonNullable<NonNullable<pino.LoggerOptions["hooks"]>["logMethod"]>;
+
+/**
+ * While the database is out of reach, every loop of a worker fails at every try, and says so:
+ * some 250 lines in 40 s, most with a stack. The first warning or error whose `err` is such a
+ * failure is logged, with a line saying that the next ones are counted; those are held back
+ * until none has come for OUTAGE_OVER_AFTER_MS, when one line gives how long it lasted and how
+ * many of each were held back. Every other line goes out as ever.
+ */
+function outageLines(isOutage: (err: unknown) => boolean, root: () => pino.Logger): LogMethod {
+  let outage: { since: number; held: Map<string, number>; timer: NodeJS.Timeout } | null = null;
+  const over = () => {
+    if (!outage) return;
+    const { since, held } = outage;
+    outage = null;
+    root().warn(
+      { outage_ms: Date.now() - since, held_back: Object.fromEntries(held) },
+      "database failures stopped: the lines held back meanwhile, by message",
+    );
+  };
+  return function logMethod(this: pino.Logger, args, method, level) {
+    const [first, message] = args as unknown[];
+    const err = typeof first === "object" && first !== null ? (first as { err?: unknown }).err : undefined;
+    if (level < 40 || err === undefined || !isOutage(err)) return method.apply(this, args);
+    if (outage) {
+      const key = typeof message === "string" ? message : "(no message)";
+      outage.held.set(key, (outage.held.get(key) ?? 0) + 1);
+      outage.timer.refresh();
+      return;
+    }
+    method.apply(this, args);
+    outage = { since: Date.now(), held: new Map(), timer: setTimeout(over, OUTAGE_OVER_AFTER_MS) };
+    outage.timer.unref();
+    root().warn("the database is out of reach: further failures are counted, not logged, until it answers");
+  };
 }
 
 /**
