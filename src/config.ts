@@ -327,16 +327,19 @@ function routeSettings(
   links: Record<string, SmppSettings>,
 ): Record<Operator, string[]> {
   const out = {} as Record<Operator, string[]>;
+  // Every route that names no link is told at once, not one a start.
+  const problems: string[] = [];
   for (const op of OPERATORS) {
     const setting = `ROUTE_${op.toUpperCase()}`;
     const route = linkNames(setting, env[setting] ?? op);
     const unknown = route.filter((l) => !Object.hasOwn(links, l));
     if (unknown.length > 0)
-      throw new ConfigError(
-        `invalid configuration:\n  ${setting}: no link named ${unknown.join(", ")} (SMPP_LINKS is ${Object.keys(links).join(",")})`,
+      problems.push(
+        `  ${setting}: no link named ${unknown.join(", ")} (SMPP_LINKS is ${Object.keys(links).join(",")})`,
       );
     out[op] = route;
   }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
   return out;
 }
 
