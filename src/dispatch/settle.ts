@@ -7,6 +7,8 @@ import {
   giveUpLease,
   markAccepted,
   markRefused,
+  OPTED_OUT_BEFORE_DISPATCH,
+  optedOutSinceMade,
   refreshDelivery,
 } from "../lifecycle/index.ts";
 import { completeDispatchJobs, enqueueDispatch, type FetchedJob, type Queue } from "../queue/boss.ts";
@@ -33,6 +35,8 @@ export interface DispatchOutcome {
     notBeforeSeconds?: number;
     unanswered?: boolean;
     maybeAtCarrier?: boolean;
+    /** The number in international form, as opt-outs hold it. */
+    number?: string;
   }[];
   /** Messages another run holds: looked at again once its hold has run out. */
   deferred: string[];
@@ -181,15 +185,33 @@ export async function settleBatch(
   const refused = await markRefused(tx, outcome.failed, options.owner);
   leaseLost.push(...notIn(outcome.failed, refused));
 
-  if (outcome.retry.length > 0) {
-    const rows = await giveUpLease(tx, outcome.retry, options.owner);
+  // A number that opted out while its message was being handed over: not tried again.
+  const optedOut = new Set(
+    await optedOutSinceMade(
+      tx,
+      outcome.retry.flatMap((r) => (r.number === undefined ? [] : [{ id: r.id, number: r.number }])),
+    ),
+  );
+  if (optedOut.size > 0) {
+    const ended = outcome.retry
+      .filter((r) => optedOut.has(r.id))
+      .map((r) => ({
+        id: r.id,
+        response: OPTED_OUT_BEFORE_DISPATCH,
+        error: "the number opted out while it was being sent",
+      }));
+    leaseLost.push(...notIn(ended, await markRefused(tx, ended, options.owner)));
+  }
+  const retries = outcome.retry.filter((r) => !optedOut.has(r.id));
+  if (retries.length > 0) {
+    const rows = await giveUpLease(tx, retries, options.owner);
     leaseLost.push(
       ...notIn(
-        outcome.retry,
+        retries,
         rows.map((r) => r.id),
       ),
     );
-    const notBefore = new Map(outcome.retry.map((r) => [r.id, r.notBeforeSeconds ?? 0]));
+    const notBefore = new Map(retries.map((r) => [r.id, r.notBeforeSeconds ?? 0]));
     const byDelay = new Map<number, { id: string; operator: Operator }[]>();
     for (const r of rows) {
       const delay = Math.max(retryDelaySeconds(r.attempts), notBefore.get(r.id) ?? 0);

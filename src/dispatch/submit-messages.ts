@@ -1,4 +1,5 @@
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
+import { internationalForm } from "../domain/numbers.ts";
 import { recordedSubmitId } from "../domain/smsc-id.ts";
 import type { ClaimedMessage } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
@@ -139,6 +140,7 @@ async function submitMessage(
       id: message.id,
       error: retryReason ?? "not all segments accepted",
       unanswered: awaitingLateAnswer,
+      number: internationalForm(message.to),
       maybeAtCarrier: verdicts.some((v) => v.unheard),
       // Not sent again while the carrier may still answer the timed-out submit.
       ...(awaitingLateAnswer ? { notBeforeSeconds: context.lateAnswerSeconds + 1 } : {}),

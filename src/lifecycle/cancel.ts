@@ -110,3 +110,23 @@ export async function failOptedOutMessages(
   }
   return rows;
 }
+
+/**
+ * Of messages a run is about to give back for another try, those whose number opted out after
+ * the message was made (while a worker was handing it to the carrier, so the opt-out's own sweep
+ * could not take it): they must not be tried again. A message made after the opt-out was checked
+ * when it was accepted (the confirmation of a STOP is made after it, and goes).
+ */
+export async function optedOutSinceMade(
+  tx: Queryable,
+  items: readonly { id: string; number: string }[],
+): Promise<string[]> {
+  if (items.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT u.id FROM unnest($1::uuid[], $2::text[]) AS u(id, number)
+      WHERE EXISTS (SELECT 1 FROM messages m JOIN opt_outs o ON o.account_id = m.account_id
+                     WHERE m.id = u.id AND o.number = u.number AND o.created_at > m.created_at)`,
+    [items.map((i) => i.id), items.map((i) => i.number)],
+  );
+  return rows.map((r) => r.id);
+}

@@ -10,7 +10,7 @@ import { waitFor } from "../support/wait-for.ts";
  * and an opt-out of its number fails it: it must never go out after either. One whose submit went
  * unanswered may be at the carrier already: not cancelled (409), as one the carrier accepted.
  */
-const TIMEOUT_MS = 300;
+const TIMEOUT_MS = 1_000;
 let h: DispatchHarness;
 beforeAll(async () => {
   h = await startDispatchHarness({ env: { SMPP_ECONET_RESPONSE_TIMEOUT_MS: String(TIMEOUT_MS) } });
@@ -100,6 +100,40 @@ describe("a message between tries", () => {
     });
     expect(accepted(to)).toBe(0);
     await expectLedgerBalanced(h.pool, h.acct.id);
+  });
+
+  it("is not tried again when its number opts out while a worker hands it over", async () => {
+    // Each submit refused for now, 600 ms after it went: the opt-out comes while the run holds it.
+    h.sims.get("econet").setBehaviour({ genericNackRate: 1, submitLatencyMs: 600 });
+    const to = "+263774500004";
+    try {
+      const id = await h.send(to, "opted out in flight");
+      await waitFor(async () => (await row(id))?.leased === true, {
+        timeoutMs: 15_000,
+        intervalMs: 10,
+        what: "the message in a worker's hands",
+      });
+      const res = await call(h.t.base, "POST", "/api/v1/opt-outs", {
+        headers: h.acct.headers,
+        body: { number: to },
+      });
+      expect(res.status).toBe(201);
+      // The refusal (decided as it is answered) ends that run; then the carrier recovers.
+      await waitFor(async () => (await row(id))?.leased === false, { what: "the run's end" });
+      h.sims.get("econet").setBehaviour({ genericNackRate: 0, submitLatencyMs: 0 });
+      await h.waitUntilSettled([id], { timeoutMs: 15_000 });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Before, the run gave it back for another try, which went to the number that had opted out.
+      expect(await row(id)).toMatchObject({
+        status: "failed",
+        operator_response: "OPTED_OUT",
+        billing: "released",
+      });
+      expect(accepted(to)).toBe(0);
+      await expectLedgerBalanced(h.pool, h.acct.id);
+    } finally {
+      h.sims.get("econet").setBehaviour({ genericNackRate: 0, submitLatencyMs: 0 });
+    }
   });
 
   it("is not cancelled when a submit of it went unanswered: the carrier may have it", async () => {
