@@ -40,9 +40,9 @@ function addressBytes(address: string): number[] {
     part === undefined || part === ""
       ? []
       : part.split(":").flatMap((group) => {
-          if (!group.includes("."))
-            return [Number.parseInt(group, 16) >> 8, Number.parseInt(group, 16) & 0xff];
-          return group.split(".").map(Number);
+          if (group.includes(".")) return group.split(".").map(Number);
+          const value = Number.parseInt(group, 16);
+          return [value >> 8, value & 0xff];
         });
   const front = groups(head);
   const back = groups(tail);

@@ -328,7 +328,7 @@ export class Dispatcher {
     const { operator, logger, pool } = this.options;
     try {
       await withTransaction(pool, (tx) =>
-        recordParts(tx, this.options.link.name, [part], undefined, (performance.now() - claimedAt) / 1000),
+        recordParts(tx, this.options.link.name, [part], undefined, claimedAt),
       );
       await this.options.receipts.segmentsRecorded([part]);
     } catch (err) {

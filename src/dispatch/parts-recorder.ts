@@ -59,9 +59,7 @@ export class PartsRecorder {
     );
     // One write at a time, in order; a failed one is left to the settle, which records them all.
     this.flushing = this.flushing.then(() =>
-      withTransaction(pool, (tx) =>
-        recordParts(tx, link, parts, receiptFor, (performance.now() - claimedAt) / 1000),
-      ).then(
+      withTransaction(pool, (tx) => recordParts(tx, link, parts, receiptFor, claimedAt)).then(
         () => {
           for (const p of parts) this.written.set(p.smscId, receiptFor.get(p.smscId)?.state ?? null);
         },

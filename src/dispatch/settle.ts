@@ -36,7 +36,7 @@ export interface DispatchOutcome {
     unanswered?: boolean;
     maybeAtCarrier?: boolean;
     /** The number in international form, as opt-outs hold it. */
-    number?: string;
+    number: string;
   }[];
   /** Messages another run holds: looked at again once its hold has run out. */
   deferred: string[];
@@ -58,16 +58,16 @@ export function retryDelaySeconds(attempts: number): number {
  * Records segments the link accepted, each with the receipt already in hand for it, if any, and
  * with its id's number key where that differs from the id (receipts that write the number another
  * way find it by that). A segment recorded before (a late answer, a run that raced) stays as it was.
- * `sentWithinSeconds`, when known, bounds how long ago the submits went out (their batch's claim):
- * recorded as `sent_after` on the database's clock, so a receipt kept aside since before then is
- * never applied to them (an id the SMSC reused).
+ * `claimedAt`, when known (performance.now() before their batch's claim), bounds how long ago the
+ * submits went out: recorded as `sent_after` on the database's clock, so a receipt kept aside since
+ * before then is never applied to them (an id the SMSC reused).
  */
 export async function recordParts(
   tx: Tx,
   link: string,
   parts: DispatchOutcome["acceptedParts"],
   receiptFor: ReadonlyMap<string, Receipt> = new Map(),
-  sentWithinSeconds: number | null = null,
+  claimedAt: number | null = null,
 ): Promise<void> {
   if (parts.length === 0) return;
   const held = parts.map((p) => receiptFor.get(p.smscId));
@@ -88,7 +88,7 @@ export async function recordParts(
       parts.map((p) => storedNumberKey(p.smscId)),
       held.map((r) => r?.state ?? null),
       held.map((r) => r?.err ?? null),
-      sentWithinSeconds,
+      claimedAt === null ? null : (performance.now() - claimedAt) / 1000,
     ],
   });
 }
@@ -182,26 +182,21 @@ export async function settleBatch(
   }
   if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, link, wholeMessage)).delivered);
 
-  const refused = await markRefused(tx, outcome.failed, options.owner);
-  leaseLost.push(...notIn(outcome.failed, refused));
-
-  // A number that opted out while its message was being handed over: not tried again.
-  const optedOut = new Set(
-    await optedOutSinceMade(
-      tx,
-      outcome.retry.flatMap((r) => (r.number === undefined ? [] : [{ id: r.id, number: r.number }])),
-    ),
-  );
-  if (optedOut.size > 0) {
-    const ended = outcome.retry
+  // A number that opted out while its message was being handed over: refused, not tried again.
+  const optedOut = new Set(await optedOutSinceMade(tx, outcome.retry));
+  const refusals = [
+    ...outcome.failed,
+    ...outcome.retry
       .filter((r) => optedOut.has(r.id))
       .map((r) => ({
         id: r.id,
         response: OPTED_OUT_BEFORE_DISPATCH,
         error: "the number opted out while it was being sent",
-      }));
-    leaseLost.push(...notIn(ended, await markRefused(tx, ended, options.owner)));
-  }
+      })),
+  ];
+  const refused = await markRefused(tx, refusals, options.owner);
+  leaseLost.push(...notIn(refusals, refused));
+
   const retries = outcome.retry.filter((r) => !optedOut.has(r.id));
   if (retries.length > 0) {
     const rows = await giveUpLease(tx, retries, options.owner);

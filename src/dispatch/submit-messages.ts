@@ -108,7 +108,7 @@ async function submitMessage(
         partNo: p.partNo,
         verdict,
         awaitingLateAnswer: result.kind === "unknown" && result.reason === "timeout",
-        unheard: result.kind === "unknown",
+        maybeAtCarrier: result.kind === "unknown",
       };
     }),
   );
@@ -141,7 +141,7 @@ async function submitMessage(
       error: retryReason ?? "not all segments accepted",
       unanswered: awaitingLateAnswer,
       number: internationalForm(message.to),
-      maybeAtCarrier: verdicts.some((v) => v.unheard),
+      maybeAtCarrier: verdicts.some((v) => v.maybeAtCarrier),
       // Not sent again while the carrier may still answer the timed-out submit.
       ...(awaitingLateAnswer ? { notBeforeSeconds: context.lateAnswerSeconds + 1 } : {}),
     });

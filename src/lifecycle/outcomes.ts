@@ -106,10 +106,10 @@ export async function giveUpLease(
 ): Promise<{ id: string; attempts: number }[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string; attempts: number }>(
-    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[], $4::bool[]", "id, error, unanswered, unheard", "$5")})
+    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[], $4::bool[]", "id, error, unanswered, maybe_at_carrier", "$5")})
      UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = mine.error, updated_at = now(),
                            unanswered = m.unanswered + mine.unanswered::int,
-                           maybe_at_carrier = m.maybe_at_carrier OR mine.unheard
+                           maybe_at_carrier = m.maybe_at_carrier OR mine.maybe_at_carrier
        FROM mine WHERE m.id = mine.id
      RETURNING m.id, m.attempts`,
     [

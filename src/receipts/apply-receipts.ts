@@ -71,9 +71,12 @@ const NOTHING: ApplyResult = {
 /** Rank of a receipt state: DELIVRD, then any other final state, then an intermediate one. */
 const RANK = "CASE WHEN state = 'DELIVRD' THEN 0 WHEN state = ANY($7::text[]) THEN 1 ELSE 2 END";
 
-/** A receipt kept aside (received_at) never names a segment whose submit went out after it came. */
-const SENT_BEFORE_RECEIPT =
-  "(g.received_at IS NULL OR p.sent_after IS NULL OR p.sent_after <= g.received_at)";
+/**
+ * A receipt kept aside (the row `receipt`, with its received_at) never names a segment (`p`) whose
+ * submit went out after it came.
+ */
+const sentBeforeReceipt = (receipt: string) =>
+  `(${receipt}.received_at IS NULL OR p.sent_after IS NULL OR p.sent_after <= ${receipt}.received_at)`;
 
 /*
  * One receipt per id (the best ranked; ties by content, so the outcome never depends on arrival
@@ -107,7 +110,7 @@ const APPLY_RECEIPTS = `
         SELECT p.message_id, p.part_no FROM message_parts p
          WHERE p.link = $1 AND p.smsc_id = r.smsc_id
            AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
-           AND ${SENT_BEFORE_RECEIPT.replaceAll("g.", "r.")}
+           AND ${sentBeforeReceipt("r")}
          ORDER BY p.accepted_at DESC, p.message_id DESC, p.part_no DESC
          LIMIT 1) s),
   target AS (
@@ -241,12 +244,12 @@ const SEGMENTS_BY_NUMBER = `
    CROSS JOIN LATERAL (
      (SELECT p.smsc_id, p.message_id, p.part_no FROM message_parts p
        WHERE p.link = $1 AND p.smsc_id = g.key
-         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz) AND ${SENT_BEFORE_RECEIPT}
+         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz) AND ${sentBeforeReceipt("g")}
        ORDER BY p.accepted_at DESC LIMIT 2)
      UNION ALL
      (SELECT p.smsc_id, p.message_id, p.part_no FROM message_parts p
        WHERE p.link = $1 AND p.smsc_number = g.key
-         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz) AND ${SENT_BEFORE_RECEIPT}
+         AND p.accepted_at >= coalesce(g.submitted_after, '-infinity'::timestamptz) AND ${sentBeforeReceipt("g")}
        ORDER BY p.accepted_at DESC LIMIT 2)) s`;
 
 /**
@@ -440,7 +443,7 @@ export async function sweepEarlyReceipts(
                                           OR (r.link = ANY($2::text[])
                                               AND r.decimal_to_hex_key IN (p.smsc_id, p.smsc_number)))
                                      AND p.accepted_at >= coalesce(r.submitted_after, '-infinity'::timestamptz)
-                                     AND (p.sent_after IS NULL OR p.sent_after <= r.received_at)
+                                     AND ${sentBeforeReceipt("r")}
                                    LIMIT 1) segment) found
       WHERE (e.link, e.smsc_id, e.state) = (found.link, found.smsc_id, found.state)
      RETURNING e.link, e.smsc_id, e.state, e.err, e.whole_message, e.submitted_after, e.received_at`,

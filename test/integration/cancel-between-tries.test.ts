@@ -66,6 +66,16 @@ async function refusedForNowThen(to: string, act: (id: string) => Promise<void>)
   }
 }
 
+/** The message failed with `response`, its hold released, and never reached the carrier. */
+async function expectEndedUnsent(id: string, to: string, response: string): Promise<void> {
+  expect(await row(id)).toMatchObject({ status: "failed", operator_response: response, billing: "released" });
+  expect(accepted(to)).toBe(0);
+  await expectLedgerBalanced(h.pool, h.acct.id);
+}
+
+const optOut = (number: string) =>
+  call(h.t.base, "POST", "/api/v1/opt-outs", { headers: h.acct.headers, body: { number } });
+
 describe("a message between tries", () => {
   it("is cancelled, released, and never sent, though its first try was refused for now", async () => {
     const to = "+263774500001";
@@ -74,32 +84,17 @@ describe("a message between tries", () => {
       // Before, 409 "already dispatched": it stayed held and went out once the carrier took submits.
       expect(res.status).toBe(200);
     });
-    expect(await row(id)).toMatchObject({
-      status: "failed",
-      operator_response: "CANCELLED",
-      billing: "released",
-    });
-    expect(accepted(to)).toBe(0);
-    await expectLedgerBalanced(h.pool, h.acct.id);
+    await expectEndedUnsent(id, to, "CANCELLED");
   });
 
   it("fails OPTED_OUT when its number opts out, and never goes to it", async () => {
     const to = "+263774500002";
     const id = await refusedForNowThen(to, async () => {
-      const res = await call(h.t.base, "POST", "/api/v1/opt-outs", {
-        headers: h.acct.headers,
-        body: { number: to },
-      });
+      const res = await optOut(to);
       expect(res.status).toBe(201);
     });
     // Before, it stayed processing and was delivered to the number once the carrier recovered.
-    expect(await row(id)).toMatchObject({
-      status: "failed",
-      operator_response: "OPTED_OUT",
-      billing: "released",
-    });
-    expect(accepted(to)).toBe(0);
-    await expectLedgerBalanced(h.pool, h.acct.id);
+    await expectEndedUnsent(id, to, "OPTED_OUT");
   });
 
   it("is not tried again when its number opts out while a worker hands it over", async () => {
@@ -113,10 +108,7 @@ describe("a message between tries", () => {
         intervalMs: 10,
         what: "the message in a worker's hands",
       });
-      const res = await call(h.t.base, "POST", "/api/v1/opt-outs", {
-        headers: h.acct.headers,
-        body: { number: to },
-      });
+      const res = await optOut(to);
       expect(res.status).toBe(201);
       // The refusal (decided as it is answered) ends that run; then the carrier recovers.
       await waitFor(async () => (await row(id))?.leased === false, { what: "the run's end" });
@@ -124,13 +116,7 @@ describe("a message between tries", () => {
       await h.waitUntilSettled([id], { timeoutMs: 15_000 });
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       // Before, the run gave it back for another try, which went to the number that had opted out.
-      expect(await row(id)).toMatchObject({
-        status: "failed",
-        operator_response: "OPTED_OUT",
-        billing: "released",
-      });
-      expect(accepted(to)).toBe(0);
-      await expectLedgerBalanced(h.pool, h.acct.id);
+      await expectEndedUnsent(id, to, "OPTED_OUT");
     } finally {
       h.sims.get("econet").setBehaviour({ genericNackRate: 0, submitLatencyMs: 0 });
     }
