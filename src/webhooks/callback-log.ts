@@ -1,4 +1,5 @@
 import { type Pool, type Queryable, withTransaction } from "../db/pool.ts";
+import { announceWork, OUTBOX_TOPIC } from "../queue/wakeups.ts";
 import { takeRedeliveryBudget } from "./redelivery-budget.ts";
 import { stopKey, stoppedUrls } from "./refusals.ts";
 
@@ -81,6 +82,13 @@ const redeliver = (target: string) => `
 
 const REDELIVER_IDS = redeliver("SELECT id FROM webhook_events WHERE id = ANY ($1::uuid[])");
 
+/** Puts the events back in the outbox and wakes the relay at commit: an idle one would wait a poll. */
+async function redeliverIds(tx: Queryable, ids: string[]): Promise<Row[]> {
+  const { rows } = await tx.query<Row>(REDELIVER_IDS, [ids]);
+  if (rows.length > 0) await announceWork(tx, [OUTBOX_TOPIC]);
+  return rows;
+}
+
 /**
  * What a redelivery came to. Redelivery never revives an event a 410 ended (the receiver refused
  * it, or its URL was stopped by a 410: src/webhooks/refusals.ts), nor one bound for a URL still
@@ -111,8 +119,8 @@ export async function redeliverEvent(
       return { kind: "refusedByReceiver" };
     const budget = await takeRedeliveryBudget(tx, accountId, 1, perHour);
     if (!budget.allowed) return { kind: "overBudget", retryAfterSeconds: budget.retryAfterSeconds };
-    const redelivered = await tx.query<Row>(REDELIVER_IDS, [[event.id]]);
-    return { kind: "redelivered", data: view(redelivered.rows[0] as Row) };
+    const [redelivered] = await redeliverIds(tx, [event.id]);
+    return { kind: "redelivered", data: view(redelivered as Row) };
   });
 }
 
@@ -145,7 +153,7 @@ export async function redeliverRange(
     if (ids.length === 0) return { kind: "redelivered", data: { redelivered: 0 } };
     const budget = await takeRedeliveryBudget(tx, accountId, ids.length, perHour);
     if (!budget.allowed) return { kind: "overBudget", retryAfterSeconds: budget.retryAfterSeconds };
-    const { rowCount } = await tx.query(REDELIVER_IDS, [ids]);
-    return { kind: "redelivered", data: { redelivered: rowCount ?? 0 } };
+    const redelivered = await redeliverIds(tx, ids);
+    return { kind: "redelivered", data: { redelivered: redelivered.length } };
   });
 }

@@ -9,7 +9,8 @@ import { type Receiver, startReceiver } from "./webhooks-receiver.ts";
  * An idle worker sleeps until work is announced (docs/decisions/0011-idle-worker.md): with the
  * fallback poll a minute long, a message sent after a quiet spell still reaches the carrier in
  * seconds, a scheduled one at its send_at, and so does one sent after the listening connection
- * was cut (it reconnects and looks once); a callback's retry goes out when it comes due.
+ * was cut (it reconnects and looks once); a callback's retry goes out when it comes due, and a
+ * redelivery when it is asked for.
  */
 const IDLE_POLL_MS = 60_000;
 /** Far below the fallback poll: only an announcement (or the watch's timer) gets a message there this soon. */
@@ -115,6 +116,43 @@ describe("an idle worker", () => {
     await waitFor(() => attemptsByEvent().length === 3 && attemptsByEvent().every((n) => n >= 2), {
       timeoutMs: PROMPTLY_MS,
       what: "every callback's retry",
+    });
+  });
+
+  it("redelivers a callback on request at once, not at the next poll", async () => {
+    const res = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: {
+        to: econetNumber(),
+        from: "SHIRI",
+        message: `idle redeliver ${Date.now()}`,
+        webhook_url: rx.url,
+      },
+    });
+    expect(res.status).toBe(202);
+    const id = (res.body as { id: string }).id;
+    const settled = async () => {
+      const { rows } = await h.pool.query<{ id: string }>(
+        "SELECT id FROM webhook_events WHERE message_id = $1 AND state = 'delivered' ORDER BY created_at",
+        [id],
+      );
+      return rows;
+    };
+    await waitFor(async () => (await settled()).length === 3, {
+      timeoutMs: 3 * PROMPTLY_MS,
+      what: "the callbacks",
+    });
+    const [first] = await settled();
+    const eventId = first?.id ?? "";
+    const before = rx.received.filter((r) => r.event.id === eventId).length;
+    await quietSpell();
+    const again = await call(h.t.base, "POST", `/api/v1/webhook/deliveries/${eventId}/redeliver`, {
+      headers: h.acct.headers,
+    });
+    expect(again.status).toBe(202);
+    await waitFor(() => rx.received.filter((r) => r.event.id === eventId).length > before, {
+      timeoutMs: PROMPTLY_MS,
+      what: "the redelivered callback",
     });
   });
 });
