@@ -31,10 +31,12 @@ export function coversAll(held: KeyScopes, asked: KeyScopes): boolean {
 
 /**
  * The scope a route needs, by its path and method: a rule rather than a list, so an endpoint added
- * under a path is covered from the start. Null for the routes that need no key.
+ * under a path is covered from the start. Null for the routes that need no key. The path is judged
+ * as the router matches it: in any case, with or without a trailing slash.
  */
-export function scopeOf(method: string, path: string): Scope | null {
+export function scopeOf(method: string, requestPath: string): Scope | null {
   const write = method !== "GET" && method !== "HEAD";
+  const path = requestPath.toLowerCase().replace(/\/+$/, "");
   if (path === "/healthz" || path === "/readyz" || path === "/api/v1/openapi.json") return null;
   if (path.startsWith("/api/v1/api-tokens")) return "keys:manage";
   if (path.startsWith("/api/v1/webhook")) return "webhooks:manage";
@@ -64,24 +66,31 @@ export function addressMatcher(cidrs: readonly string[] | null): ((address: stri
   };
 }
 
-/** Every range of `asked` lies within `held` (null: any address), judged by its first and last address. */
-export function withinAddresses(held: readonly string[] | null, asked: readonly string[] | null): boolean {
-  const allowed = addressMatcher(held);
-  if (allowed === null) return true;
-  if (asked === null || asked.length === 0) return false;
-  return asked.every((cidr) => {
-    const [first, last] = rangeOf(cidr);
-    return allowed(first) && allowed(last);
-  });
+/** A CIDR (or a bare address) as its family, network address and prefix length. */
+function parseRange(cidr: string): { family: "ipv4" | "ipv6"; address: string; bits: number } {
+  const [address = "", bits] = cidr.split("/");
+  const family = isIP(address) === 6 ? "ipv6" : "ipv4";
+  return { family, address, bits: Number(bits ?? (family === "ipv6" ? 128 : 32)) };
 }
 
-function rangeOf(cidr: string): [string, string] {
-  const [address = "", bits] = cidr.split("/");
-  if (isIP(address) !== 4) return [address, address]; // IPv6 ranges: judged by the address given
-  const prefix = Number(bits ?? 32);
-  const value = address.split(".").reduce((n, octet) => n * 256 + Number(octet), 0);
-  const size = 2 ** (32 - prefix);
-  const start = Math.floor(value / size) * size;
-  const ip = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
-  return [ip(start), ip(start + size - 1)];
+/**
+ * Every range of `asked` lies within one range of `held` (null: any address): a range as wide or
+ * narrower, starting inside it. A range that only a union of held ranges covers is refused; it
+ * can be asked for as those ranges.
+ */
+export function withinAddresses(held: readonly string[] | null, asked: readonly string[] | null): boolean {
+  if (held === null || held.length === 0) return true;
+  if (asked === null || asked.length === 0) return false;
+  const heldRanges = held.map((cidr) => {
+    const range = parseRange(cidr);
+    const list = new BlockList();
+    list.addSubnet(range.address, range.bits, range.family);
+    return { ...range, list };
+  });
+  return asked.every((cidr) => {
+    const range = parseRange(cidr);
+    return heldRanges.some(
+      (h) => h.family === range.family && h.bits <= range.bits && h.list.check(range.address, range.family),
+    );
+  });
 }

@@ -62,6 +62,34 @@ describe("scoped keys", () => {
     expect((await call(t.base, "GET", "/api/v1/sms?limit=1", { headers })).status).toBe(200);
   });
 
+  it("judges a path as the router matches it: in any case, with a trailing slash", async () => {
+    const reader = (await makeKey(owner.headers, { scopes: ["account:read"] })).body.data;
+    const headers = bearer(reader.token);
+    const outsideDocument = "the router matches paths in any case and with a trailing slash";
+    const tries: [string, string, unknown?][] = [
+      ["GET", "/API/V1/API-TOKENS"],
+      ["POST", "/Api/v1/webhook/secret"],
+      ["PUT", "/Api/v1/webhook", { url: "http://127.0.0.1:9/elsewhere" }],
+      ["POST", "/API/v1/sms", SEND],
+      ["GET", "/api/V1/inbound"],
+      ["GET", "/api/v1/SMS"],
+      ["GET", "/api/v1/opt-outs/"],
+    ];
+    for (const [method, path, body] of tries) {
+      const res = await call(t.base, method, path, { headers, body, outsideDocument });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
+    }
+    // What the key holds, it does in any case too.
+    expect((await call(t.base, "GET", "/API/v1/Balance", { headers, outsideDocument })).status).toBe(200);
+    // inbound-numbers is account:read, not inbound:read, with its slash too.
+    const inbound = (await makeKey(owner.headers, { scopes: ["inbound:read"] })).body.data;
+    const slashed = await call(t.base, "GET", "/api/v1/inbound-numbers/", {
+      headers: bearer(inbound.token),
+      outsideDocument,
+    });
+    expect(slashed.status).toBe(403);
+  });
+
   it("never grants or revokes more than it holds", async () => {
     const manager = (await makeKey(owner.headers, { scopes: ["keys:manage", "sms:read"] })).body.data;
     const headers = bearer(manager.token);
@@ -93,8 +121,18 @@ describe("scoped keys", () => {
     });
     const here = (await makeKey(owner.headers, { allowed_ips: ["127.0.0.0/8", "::1"] })).body.data;
     expect((await call(t.base, "GET", "/api/v1/balance", { headers: bearer(here.token) })).status).toBe(200);
-    // Its keys stay within its addresses.
+    // Its keys stay within its addresses: a range is judged whole, in either family.
     expect((await makeKey(bearer(here.token), { allowed_ips: ["0.0.0.0/0"] })).status).toBe(403);
+    const v6 = (await makeKey(owner.headers, { allowed_ips: ["127.0.0.1", "::1", "2001:db8::/64"] })).body
+      .data;
+    expect((await makeKey(bearer(v6.token), { allowed_ips: ["127.0.0.1", "2001:db8::/32"] })).status).toBe(
+      403,
+    );
+    expect((await makeKey(bearer(v6.token), { allowed_ips: ["2001:db8::/96"] })).status).toBe(201);
+    // Its two ends inside is not enough: the addresses between them are not all held.
+    const ends = (await makeKey(owner.headers, { allowed_ips: ["127.0.0.1", "10.0.0.0", "10.255.255.255"] }))
+      .body.data;
+    expect((await makeKey(bearer(ends.token), { allowed_ips: ["10.0.0.0/8"] })).status).toBe(403);
   });
 
   it("an expired key is no key: 401", async () => {
