@@ -147,8 +147,15 @@ export async function revokeApiKey(
   return "revoked";
 }
 
+/** What narrowing a key came to: its scopes after, or why it was left as it was. */
+export type Narrowing =
+  | { kind: "narrowed"; scopes: Scope[] }
+  | { kind: "notFound" }
+  | { kind: "nothingLeft"; held: KeyScopes };
+
 /**
- * Narrows a key to these scopes (only ever fewer: a scope it lacks is not given). Answers once no
+ * Narrows a key to the scopes it holds among `scopes` (never more). A key that would be left no
+ * scope is left as it was: it could do nothing, and revoking it says so plainly. Answers once no
  * API process can still hold the wider key (keyChangesSettled).
  */
 export async function narrowApiKey(
@@ -156,15 +163,23 @@ export async function narrowApiKey(
   accountId: string,
   keyId: string,
   scopes: readonly Scope[],
-): Promise<Scope[] | null | undefined> {
-  const { rows } = await pool.query<{ scopes: Scope[] }>(
-    `UPDATE api_keys SET scopes = ARRAY(SELECT unnest($3::text[]) INTERSECT SELECT unnest(coalesce(scopes, $3::text[]))),
-            updated_at = now()
-      WHERE id = $1 AND account_id = $2 RETURNING scopes`,
+): Promise<Narrowing> {
+  const { rows } = await pool.query<{ held: Scope[] | null; narrowed: Scope[]; changed: boolean }>(
+    `WITH key AS (
+       SELECT id, scopes AS held,
+              ARRAY(SELECT unnest($3::text[]) INTERSECT SELECT unnest(coalesce(scopes, $3::text[]))) AS narrowed
+         FROM api_keys WHERE id = $1 AND account_id = $2 FOR UPDATE),
+     changed AS (
+       UPDATE api_keys SET scopes = key.narrowed, updated_at = now()
+         FROM key WHERE api_keys.id = key.id AND cardinality(key.narrowed) > 0 RETURNING api_keys.id)
+     SELECT held, narrowed, EXISTS (SELECT FROM changed) AS changed FROM key`,
     [keyId, accountId, [...scopes]],
   );
-  if (rows[0]) await keyChangesSettled();
-  return rows[0]?.scopes;
+  const row = rows[0];
+  if (!row) return { kind: "notFound" };
+  if (!row.changed) return { kind: "nothingLeft", held: row.held };
+  await keyChangesSettled();
+  return { kind: "narrowed", scopes: row.narrowed };
 }
 
 export interface Principal {

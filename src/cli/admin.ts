@@ -325,8 +325,14 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
       const scopes = scopesOf(args) ?? [];
       return async (pool) => {
         await existingAccount(pool, accountId);
-        if ((await narrowApiKey(pool, accountId, keyId, scopes)) === undefined)
+        const narrowing = await narrowApiKey(pool, accountId, keyId, scopes);
+        if (narrowing.kind === "notFound")
           throw new CommandError(`account ${accountId} has no API key ${keyId}`);
+        if (narrowing.kind === "nothingLeft")
+          throw new CommandError(
+            `API key ${keyId} holds none of ${scopes.join(", ")} (it holds ${narrowing.held?.join(", ")}): ` +
+              "narrowing would leave it no scope, so it is left as it was; revoke it instead (api-key revoke)",
+          );
         const after = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
         return { account_id: accountId, ...after };
       };

@@ -151,13 +151,22 @@ describe("scoped keys", () => {
 
   it("narrows a key (the CLI's api-key narrow), never widening it", async () => {
     const key = (await makeKey(owner.headers, { scopes: ["sms:read", "account:read"] })).body.data;
-    expect(await narrowApiKey(t.service.pool, owner.id, key.id, ["account:read", "sms:send"])).toEqual([
-      "account:read",
-    ]);
+    expect(await narrowApiKey(t.service.pool, owner.id, key.id, ["account:read", "sms:send"])).toEqual({
+      kind: "narrowed",
+      scopes: ["account:read"],
+    });
     expect((await call(t.base, "GET", "/api/v1/sms?limit=1", { headers: bearer(key.token) })).status).toBe(
       403,
     );
-    expect(await narrowApiKey(t.service.pool, owner.id, randomUUID(), ["sms:read"])).toBeUndefined();
+    // Narrowed to nothing it could do nothing: it is left as it was.
+    expect(await narrowApiKey(t.service.pool, owner.id, key.id, ["keys:manage"])).toEqual({
+      kind: "nothingLeft",
+      held: ["account:read"],
+    });
+    expect((await call(t.base, "GET", "/api/v1/balance", { headers: bearer(key.token) })).status).toBe(200);
+    expect(await narrowApiKey(t.service.pool, owner.id, randomUUID(), ["sms:read"])).toEqual({
+      kind: "notFound",
+    });
   });
 
   it("gives every route a scope by its path, including routes added later under it", () => {
