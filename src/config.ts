@@ -383,6 +383,23 @@ export function productionRefusal(config: Config): string | null {
   return null;
 }
 
+/**
+ * What production starts with but an operator should know, a line each: documented overrides that
+ * undo a protection. Empty outside production.
+ */
+export function productionWarnings(config: Config): string[] {
+  if (config.SHIRI_ENV !== "production") return [];
+  const warnings: string[] = [];
+  if (config.WEBHOOK_ALLOW_PRIVATE)
+    warnings.push("WEBHOOK_ALLOW_PRIVATE is on: callbacks may be sent to private and loopback addresses");
+  const everyone = config.TRUSTED_PROXIES.filter((cidr) => /\/0$/.test(cidr));
+  if (everyone.length > 0)
+    warnings.push(
+      `TRUSTED_PROXIES holds ${everyone.join(", ")}: any client may name its own address in X-Forwarded-For, past keys' allowed_ips and the failed-authentication limit`,
+    );
+  return warnings;
+}
+
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const env = presentEnv(given);
   refuseBlank(env, Object.keys(envSchema.shape));

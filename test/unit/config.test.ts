@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OPERATORS } from "../../carriers/index.ts";
-import { ConfigError, loadConfig, productionRefusal } from "../../src/config.ts";
+import { ConfigError, loadConfig, productionRefusal, productionWarnings } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 
 /** Every variable loadConfig reads: the top-level settings, each link's SMPP_<LINK>_<FIELD> and the routes. */
@@ -126,6 +126,21 @@ describe("production is the default, and safe", () => {
     const development = loadConfig({ SHIRI_ENV: "development" });
     expect([development.WEBHOOK_ALLOW_PRIVATE, development.START_SIMULATORS]).toEqual([true, true]);
     expect(productionRefusal(development)).toBeNull();
+  });
+
+  it("warns, a line each, of overrides that undo a protection in production", () => {
+    expect(productionWarnings(loadConfig(real))).toEqual([]);
+    const open = loadConfig({
+      ...real,
+      WEBHOOK_ALLOW_PRIVATE: "on",
+      TRUSTED_PROXIES: "10.0.0.0/8,0.0.0.0/0,::/0",
+    });
+    const warnings = productionWarnings(open);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^WEBHOOK_ALLOW_PRIVATE is on/);
+    expect(warnings[1]).toMatch(/^TRUSTED_PROXIES holds 0\.0\.0\.0\/0, ::\/0:/);
+    expect(productionWarnings(loadConfig({ ...real, TRUSTED_PROXIES: "10.0.0.0/8" }))).toEqual([]);
+    expect(productionWarnings({ ...open, SHIRI_ENV: "development" })).toEqual([]);
   });
 
   it("refuses, in one line naming the setting, the simulators' passwords, an empty one and the simulators", () => {
