@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 30, the last 041_parts_sent_after.sql.
+-- Migrations applied: 31, the last 042_messages_ignore_opt_outs.sql.
 
 -- Sequences
 
@@ -258,6 +258,7 @@ CREATE TABLE public.messages (
   smart_encoded boolean,
   unanswered smallint DEFAULT 0 NOT NULL,
   maybe_at_carrier boolean DEFAULT false NOT NULL,
+  ignores_opt_outs boolean,
   CONSTRAINT messages_pkey PRIMARY KEY (id),
   CONSTRAINT messages_billing_check CHECK ((billing = ANY (ARRAY['held'::text, 'captured'::text, 'released'::text]))),
   CONSTRAINT messages_charge_check CHECK ((charge >= 0)),

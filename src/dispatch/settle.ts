@@ -8,7 +8,7 @@ import {
   markAccepted,
   markRefused,
   OPTED_OUT_BEFORE_DISPATCH,
-  optedOutSinceMade,
+  optedOutAmong,
   refreshDelivery,
 } from "../lifecycle/index.ts";
 import { completeDispatchJobs, enqueueDispatch, type FetchedJob, type Queue } from "../queue/boss.ts";
@@ -183,7 +183,7 @@ export async function settleBatch(
   if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, link, wholeMessage)).delivered);
 
   // A number that opted out while its message was being handed over: refused, not tried again.
-  const optedOut = new Set(await optedOutSinceMade(tx, outcome.retry));
+  const optedOut = new Set(await optedOutAmong(tx, outcome.retry));
   const refusals = [
     ...outcome.failed,
     ...outcome.retry

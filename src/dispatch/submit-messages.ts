@@ -1,7 +1,7 @@
 import type { Operator, SmscIdFormat } from "../../carriers/index.ts";
 import { internationalForm } from "../domain/numbers.ts";
 import { recordedSubmitId } from "../domain/smsc-id.ts";
-import type { ClaimedMessage } from "../lifecycle/index.ts";
+import { type ClaimedMessage, OPTED_OUT_BEFORE_DISPATCH } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
@@ -73,6 +73,18 @@ async function submitMessage(
   const validitySeconds = (expiresAt - Date.now()) / 1000;
   const parts = buildSubmits({ ...message, validitySeconds }, context.link.session.settings);
   const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
+  if (todo.length > 0 && message.opted_out) {
+    context.logger.info(
+      { link: context.link.name, operator: context.operator, message_id: message.id },
+      "the number opted out after this message was accepted: failed OPTED_OUT, not sent",
+    );
+    outcome.failed.push({
+      id: message.id,
+      response: OPTED_OUT_BEFORE_DISPATCH,
+      error: "the number opted out before it was sent",
+    });
+    return;
+  }
   if (todo.length > 0 && message.unanswered >= context.maxUnansweredSends) {
     // Each of those tries may have reached the handset: sending once more could be one copy too many.
     context.logger.warn(

@@ -112,12 +112,12 @@ export async function failOptedOutMessages(
 }
 
 /**
- * Of messages a run is about to give back for another try, those whose number opted out after
- * the message was made (while a worker was handing it to the carrier, so the opt-out's own sweep
- * could not take it): they must not be tried again. A message made after the opt-out was checked
- * when it was accepted (the confirmation of a STOP is made after it, and goes).
+ * Of messages a run is about to give back for another try, those whose number is on their
+ * account's list and that honour it: opted out while a worker was handing the message to the
+ * carrier (the opt-out's own sweep could not take it). They must not be tried again. The
+ * confirmation of a STOP ignores the list, and goes.
  */
-export async function optedOutSinceMade(
+export async function optedOutAmong(
   tx: Queryable,
   items: readonly { id: string; number: string }[],
 ): Promise<string[]> {
@@ -125,7 +125,7 @@ export async function optedOutSinceMade(
   const { rows } = await tx.query<{ id: string }>(
     `SELECT u.id FROM unnest($1::uuid[], $2::text[]) AS u(id, number)
       WHERE EXISTS (SELECT 1 FROM messages m JOIN opt_outs o ON o.account_id = m.account_id
-                     WHERE m.id = u.id AND o.number = u.number AND o.created_at > m.created_at)`,
+                     WHERE m.id = u.id AND o.number = u.number AND m.ignores_opt_outs IS NOT TRUE)`,
     [items.map((i) => i.id), items.map((i) => i.number)],
   );
   return rows.map((r) => r.id);

@@ -16,6 +16,11 @@ export interface ClaimedMessage {
   accepted_parts: number[];
   /** Earlier tries that put a segment on the wire and heard no answer (the carrier may have it). */
   unanswered: number;
+  /**
+   * Its number is on its account's opt-out list and it honours the list: a send that raced the
+   * opt-out (neither transaction saw the other's rows), never to be submitted.
+   */
+  opted_out: boolean;
 }
 
 /**
@@ -49,14 +54,19 @@ export async function claimMessages(
                 AND (locked_until IS NULL OR locked_until < now())
                 AND (send_at IS NULL OR send_at <= now())
              RETURNING id, "to", body, sender_id, COALESCE(send_at, received_at) AS due_at, expires_at,
-                       unanswered
+                       unanswered,
+                       -- A message that routes is written +263… or 263…: its number is "to" without the +.
+                       (ignores_opt_outs IS NOT TRUE AND EXISTS (
+                          SELECT 1 FROM opt_outs o
+                           WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')))
+                         AS opted_out
            )
            SELECT c.*, false AS busy, NULL::timestamptz AS not_before,
                   COALESCE((SELECT array_agg(p.part_no::int) FROM message_parts p WHERE p.message_id = c.id),
                            '{}') AS accepted_parts
              FROM claimed c
            UNION ALL
-           SELECT m.id, NULL, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END, NULL
+           SELECT m.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END, NULL
              FROM messages m
             WHERE m.id = ANY($1::uuid[]) AND m.status IN ('enqueued', 'processing')
               AND m.id NOT IN (SELECT c.id FROM claimed c)

@@ -78,7 +78,7 @@ export {
   cancelMessages,
   failOptedOutMessages,
   OPTED_OUT_BEFORE_DISPATCH,
-  optedOutSinceMade,
+  optedOutAmong,
 } from "./cancel.ts";
 export { type ClaimedMessage, claimMessages, extendLease, releaseLease } from "./claim.ts";
 export { type Delivery, refreshDelivery } from "./deliver.ts";

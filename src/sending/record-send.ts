@@ -66,7 +66,7 @@ const INSERT_SENDS = `
     INSERT INTO messages (id, account_id, bulk_id, "to", body, sender_id, operator, encoding, segments,
                           charge, charge_currency, operator_response, status, billing, webhook_url,
                           webhook_events, received_at, created_at, send_at, validity_period, expires_at,
-                          deliver_between, smart_encoded)
+                          deliver_between, smart_encoded, ignores_opt_outs)
     SELECT m.id, $13, a.bulk_id, m.to, COALESCE(m.body, a.body), a.sender, m.operator,
            COALESCE(m.encoding, a.encoding), COALESCE(m.segments, a.segments),
            CASE WHEN m.opted_out THEN 0 ELSE m.charge END, a.currency,
@@ -76,7 +76,7 @@ const INSERT_SENDS = `
            CASE WHEN a.webhook_events IS NULL THEN NULL
                 ELSE ARRAY(SELECT json_array_elements_text(a.webhook_events::json)) END,
            a.received_at, a.received_at, a.send_at, a.validity_period, a.expires_at, a.deliver_between::jsonb,
-           NULLIF(COALESCE(m.smart_encoded, a.smart_encoded), false)
+           NULLIF(COALESCE(m.smart_encoded, a.smart_encoded), false), NULLIF(NOT a.honours_opt_outs, false)
       FROM m JOIN approved a ON a.send_no = m.send_no
     RETURNING 1
   )
