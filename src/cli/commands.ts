@@ -2,7 +2,7 @@ import { constants } from "node:os";
 import { type AuditReport, audit } from "../audit/audit.ts";
 import { loadConfig } from "../config.ts";
 import { migrate, migrationOptions } from "../db/migrate.ts";
-import { isDatabaseUnavailable } from "../db/pool.ts";
+import { isDatabaseOutOfReach } from "../db/pool.ts";
 import { formatAmount } from "../domain/money.ts";
 import { createLogger } from "../logger.ts";
 import type { Role, RunningService } from "../service.ts";
@@ -25,7 +25,7 @@ const ROLES: readonly Role[] = ["api", "worker", "all"];
 async function start(args: ParsedArgs): Promise<void> {
   const role = (stringOption(args, "role") ?? "all") as Role;
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL, { outage: isDatabaseUnavailable });
+  const logger = createLogger(config.LOG_LEVEL, { outage: isDatabaseOutOfReach });
   // From the first moment: a signal while the service starts (waiting for another process's
   // migration, say) ends the start-up with a line that says so; once it runs, it stops in order.
   let service: RunningService | null = null;

@@ -147,20 +147,25 @@ export function sqlState(err: unknown): string | undefined {
 }
 
 /**
- * SQLSTATEs that mean "the database cannot serve this now, try again": the connection was lost
- * or refused, the server is shutting down or starting, out of connections or resources, or one of
- * the timeouts above (or a deadlock or serialisation failure) ended the statement.
+ * SQLSTATEs that mean the database is out of reach: the connection was lost or refused, the server
+ * is shutting down or starting, out of connections or resources.
  */
-const UNAVAILABLE_STATES = new Set([
+const OUT_OF_REACH_STATES = new Set([
   "57P01", // admin_shutdown (pg_terminate_backend, fast shutdown)
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now (starting up, recovering)
-  "57014", // query_canceled: statement_timeout
-  "55P03", // lock_not_available: lock_timeout
-  "25P03", // idle_in_transaction_session_timeout
   "53300", // too_many_connections
   "53100", // disk_full
   "53200", // out_of_memory
+]);
+/**
+ * SQLSTATEs of contention: one of the timeouts above (or a deadlock or serialisation failure) ended
+ * the statement. Try again, as when out of reach, but the database is there.
+ */
+const CONTENDED_STATES = new Set([
+  "57014", // query_canceled: statement_timeout
+  "55P03", // lock_not_available: lock_timeout
+  "25P03", // idle_in_transaction_session_timeout
   "40001", // serialization_failure
   "40P01", // deadlock_detected
 ]);
@@ -180,13 +185,27 @@ const UNAVAILABLE_MESSAGES =
   /connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout|query read timeout|is not currently accepting connections/i;
 
 /** True when err (or what caused it) says the database is unreachable or overloaded, not that the request was wrong. */
-export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+export function isDatabaseUnavailable(err: unknown): boolean {
+  return unavailable(err, true, 0);
+}
+
+/**
+ * True when err (or what caused it) says the database is out of reach; false for contention (a
+ * lock or statement timeout, a deadlock), which one statement meets while the database serves the
+ * rest: what the outage log (src/logger.ts) counts instead of logging.
+ */
+export function isDatabaseOutOfReach(err: unknown): boolean {
+  return unavailable(err, false, 0);
+}
+
+function unavailable(err: unknown, contention: boolean, depth: number): boolean {
   if (typeof err !== "object" || err === null || depth > 3) return false;
   const code = sqlState(err);
-  if (code && (UNAVAILABLE_STATES.has(code) || code.startsWith("08") || UNAVAILABLE_SOCKET_CODES.has(code)))
+  if (code && contention && CONTENDED_STATES.has(code)) return true;
+  if (code && (OUT_OF_REACH_STATES.has(code) || code.startsWith("08") || UNAVAILABLE_SOCKET_CODES.has(code)))
     return true;
   if (err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message)) return true;
-  if (err instanceof AggregateError && err.errors.some((e) => isDatabaseUnavailable(e, depth + 1)))
+  if (err instanceof AggregateError && err.errors.some((e) => unavailable(e, contention, depth + 1)))
     return true;
-  return "cause" in err && isDatabaseUnavailable(err.cause, depth + 1);
+  return "cause" in err && unavailable(err.cause, contention, depth + 1);
 }
