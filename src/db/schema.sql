@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 31, the last 042_messages_ignore_opt_outs.sql.
+-- Migrations applied: 32, the last 043_webhook_retired_secrets.sql.
 
 -- Sequences
 
@@ -382,6 +382,14 @@ CREATE TABLE public.webhook_redelivery_budget (
   CONSTRAINT webhook_redelivery_budget_pkey PRIMARY KEY (account_id),
   CONSTRAINT webhook_redelivery_budget_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id),
   CONSTRAINT webhook_redelivery_budget_level_check CHECK ((level >= (0)::double precision))
+);
+
+CREATE TABLE public.webhook_retired_secrets (
+  account_id uuid NOT NULL,
+  secret text NOT NULL,
+  replaced_at timestamp with time zone DEFAULT now() NOT NULL,
+  CONSTRAINT webhook_retired_secrets_pkey PRIMARY KEY (account_id, replaced_at, secret),
+  CONSTRAINT webhook_retired_secrets_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id)
 );
 
 CREATE TABLE public.webhook_stopped_urls (

@@ -92,33 +92,58 @@ export async function deleteAccountWebhook(pool: Pool, accountId: string): Promi
   await keyChangesSettled();
 }
 
+/** Replaced secrets kept signing per account, newest first: more rotations retire the oldest early. */
+export const RETIRED_SECRETS_KEPT = 5;
+
 /**
  * Replaces the signing secret (creating the first one if needed) and returns it, once. The
- * replaced secret is kept, with when it was replaced, so callbacks are signed with both during
- * the grace period; a secret never shown to the client is not kept, as nobody can verify with it.
+ * replaced secret is kept, with when it was replaced, so callbacks are signed with it too during
+ * the grace period, as with every other secret replaced within it (the last RETIRED_SECRETS_KEPT);
+ * a secret never shown to the client is not kept, as nobody can verify with it.
  */
 export async function rotateSigningSecret(
-  db: Queryable,
+  pool: Pool,
   accountId: string,
 ): Promise<{ signing_secret: string; secret_created_at: string }> {
-  const { rows } = await db.query<{ signing_secret: string; secret_created_at: Date }>(
-    `INSERT INTO account_webhooks (account_id, signing_secret, secret_shown_at) VALUES ($1, $2, now())
-     ON CONFLICT (account_id) DO UPDATE
-       SET previous_signing_secret = CASE WHEN account_webhooks.secret_shown_at IS NOT NULL
-                                          THEN account_webhooks.signing_secret END,
-           previous_secret_replaced_at = CASE WHEN account_webhooks.secret_shown_at IS NOT NULL THEN now() END,
-           signing_secret = EXCLUDED.signing_secret, secret_created_at = now(), secret_shown_at = now(),
-           updated_at = now()
-     RETURNING signing_secret, secret_created_at`,
-    [accountId, newSigningSecret()],
-  );
-  const row = rows[0] as { signing_secret: string; secret_created_at: Date };
-  return { signing_secret: row.signing_secret, secret_created_at: row.secret_created_at.toISOString() };
+  return withTransaction(pool, async (tx) => {
+    // Locked first: two rotations at once each retire the secret the other replaced.
+    const { rows: current } = await tx.query<{ signing_secret: string; shown: boolean }>(
+      "SELECT signing_secret, secret_shown_at IS NOT NULL AS shown FROM account_webhooks WHERE account_id = $1 FOR UPDATE",
+      [accountId],
+    );
+    if (current[0]?.shown) {
+      await tx.query("INSERT INTO webhook_retired_secrets (account_id, secret) VALUES ($1, $2)", [
+        accountId,
+        current[0].signing_secret,
+      ]);
+      await tx.query(
+        `DELETE FROM webhook_retired_secrets
+          WHERE account_id = $1
+            AND (replaced_at, secret) NOT IN (SELECT replaced_at, secret FROM webhook_retired_secrets
+                                               WHERE account_id = $1 ORDER BY replaced_at DESC LIMIT $2)`,
+        [accountId, RETIRED_SECRETS_KEPT],
+      );
+    }
+    // previous_* are written for processes of the version before (migration 043), no longer read.
+    const { rows } = await tx.query<{ signing_secret: string; secret_created_at: Date }>(
+      `INSERT INTO account_webhooks (account_id, signing_secret, secret_shown_at) VALUES ($1, $2, now())
+       ON CONFLICT (account_id) DO UPDATE
+         SET previous_signing_secret = CASE WHEN account_webhooks.secret_shown_at IS NOT NULL
+                                            THEN account_webhooks.signing_secret END,
+             previous_secret_replaced_at = CASE WHEN account_webhooks.secret_shown_at IS NOT NULL THEN now() END,
+             signing_secret = EXCLUDED.signing_secret, secret_created_at = now(), secret_shown_at = now(),
+             updated_at = now()
+       RETURNING signing_secret, secret_created_at`,
+      [accountId, newSigningSecret()],
+    );
+    const row = rows[0] as { signing_secret: string; secret_created_at: Date };
+    return { signing_secret: row.signing_secret, secret_created_at: row.secret_created_at.toISOString() };
+  });
 }
 
 /** How one account's callbacks are sent. */
 export interface CallbackSettings {
-  /** The signing secrets: the current one, then the one a rotation replaced less than the grace period ago. */
+  /** The signing secrets: the current one, then those rotations replaced less than the grace period ago, newest first. */
   secrets: readonly string[];
   /** The account webhook's URL, null without one: only events bound for it go in batches. */
   webhookUrl: string | null;
@@ -139,7 +164,7 @@ export async function callbackSettings(
   type SettingsRow = {
     account_id: string;
     signing_secret: string;
-    previous: string | null;
+    previous: string[];
     url: string | null;
     batch_size: number;
   };
@@ -147,14 +172,16 @@ export async function callbackSettings(
     (
       await db.query<SettingsRow>(
         `SELECT account_id, signing_secret, url, batch_size,
-                CASE WHEN previous_secret_replaced_at > now() - make_interval(secs => $2 / 1000.0)
-                     THEN previous_signing_secret END AS previous
-           FROM account_webhooks WHERE account_id = ANY ($1::uuid[])`,
+                ARRAY(SELECT r.secret FROM webhook_retired_secrets r
+                       WHERE r.account_id = w.account_id
+                         AND r.replaced_at > now() - make_interval(secs => $2 / 1000.0)
+                       ORDER BY r.replaced_at DESC) AS previous
+           FROM account_webhooks w WHERE account_id = ANY ($1::uuid[])`,
         [ids, graceMs],
       )
     ).rows;
   const settingsOf = (r: SettingsRow): CallbackSettings => ({
-    secrets: r.previous ? [r.signing_secret, r.previous] : [r.signing_secret],
+    secrets: [r.signing_secret, ...r.previous],
     webhookUrl: r.url,
     batchSize: r.batch_size,
   });

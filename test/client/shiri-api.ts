@@ -371,7 +371,7 @@ export interface paths {
     put?: never;
     /**
      * A new signing secret
-     * @description Effective at once; the previous secret (if it was ever shown) signs alongside it for WEBHOOK_SECRET_GRACE_HOURS. Creates the first secret if there is none.
+     * @description Effective at once; the previous secret (if it was ever shown) signs alongside it for WEBHOOK_SECRET_GRACE_HOURS, as does each secret replaced within that time (the last five). Creates the first secret if there is none.
      */
     post: operations["rotateWebhookSecret"];
     delete?: never;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WEBHOOK_QUEUE } from "../../src/queue/webhook-jobs.ts";
+import { RETIRED_SECRETS_KEPT } from "../../src/webhooks/account-webhooks.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call } from "../support/service.ts";
@@ -142,6 +143,7 @@ describe("callbacks for a bulk send", () => {
           data: { signing_secret: string };
         }
       ).data.signing_secret;
+    const oldest = await rotate();
     const oldSecret = await rotate();
     const newSecret = await rotate();
     const rx = await receiver();
@@ -165,15 +167,18 @@ describe("callbacks for a bulk send", () => {
 
     const during = await sendOne(phone("781", 1));
     const header = String(during.headers["shiri-signature"]);
-    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    // Each secret a rotation replaced signs too, newest first: before, the second rotation
+    // stopped the first secret signing at once.
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     expect(verify(during.body, header, newSecret)).toBe(true);
     expect(verify(during.body, header, oldSecret)).toBe(true); // a receiver not yet redeployed
+    expect(verify(during.body, header, oldest)).toBe(true); // nor one a rotation before that
     expect(verify(during.body, header, secret)).toBe(false);
     expect(verifySignature(oldSecret, during.body, header)).toBe(true);
 
     // The grace period (24 h) over: only the new secret signs.
     await h.pool.query(
-      "UPDATE account_webhooks SET previous_secret_replaced_at = now() - interval '25 hours' WHERE account_id = $1",
+      "UPDATE webhook_retired_secrets SET replaced_at = replaced_at - interval '25 hours' WHERE account_id = $1",
       [a.id],
     );
     const after = await sendOne(phone("781", 2));
@@ -181,6 +186,14 @@ describe("callbacks for a bulk send", () => {
     expect(single).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(verify(after.body, single, newSecret)).toBe(true);
     expect(verify(after.body, single, oldSecret)).toBe(false);
+
+    // However often it is rotated, the last RETIRED_SECRETS_KEPT replaced secrets are what is kept.
+    for (let i = 0; i < RETIRED_SECRETS_KEPT + 2; i++) await rotate();
+    const kept = await h.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_retired_secrets WHERE account_id = $1",
+      [a.id],
+    );
+    expect(kept.rows[0]?.n).toBe(RETIRED_SECRETS_KEPT);
   });
 });
 

@@ -166,7 +166,8 @@ export const rotateWebhookSecretEndpoint = endpoint({
   summary: "A new signing secret",
   description:
     "Effective at once; the previous secret (if it was ever shown) signs alongside it for " +
-    "WEBHOOK_SECRET_GRACE_HOURS. Creates the first secret if there is none.",
+    "WEBHOOK_SECRET_GRACE_HOURS, as does each secret replaced within that time (the last five). " +
+    "Creates the first secret if there is none.",
   responses: {
     201: {
       description: "The new secret, shown once.",
