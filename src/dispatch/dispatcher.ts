@@ -123,13 +123,25 @@ export class Dispatcher {
     this.loop = this.run();
   }
 
-  /** Stops taking jobs and waits for the batches in flight to be settled. */
+  /**
+   * Stops taking jobs and waits for the batches in flight to be settled. A submit not yet on the
+   * wire is withdrawn and its message given back for another worker (`maySend` below): the wait
+   * is for the answers to what the carrier already has, a response timeout at most, not for
+   * everything the batches claimed.
+   */
   async stop(): Promise<void> {
     this.running = false;
     this.stopListening();
     this.pace.wake();
     await this.loop;
+    if (this.batches.size === 0) return;
+    const { logger, operator } = this.options;
+    logger.info(
+      { operator, batches: this.batches.size, messages: this.messagesInFlight },
+      "stopping: waiting for the carrier's answers to what is on the wire; the rest is given back",
+    );
     await Promise.allSettled([...this.batches]);
+    logger.info({ operator }, "stopped: every batch settled");
   }
 
   private async run(): Promise<void> {
@@ -260,7 +272,8 @@ export class Dispatcher {
             },
             lateAnswerSeconds: this.options.link.session.lateWindowMs() / 1000,
             maxUnansweredSends: this.options.maxUnansweredSends,
-            stillOwned: (id) => lease.owns(id),
+            // Stopping, nothing more goes on the wire: the message goes back to the queue.
+            maySend: (id) => this.running && lease.owns(id),
           },
           claim.claimed,
         ));

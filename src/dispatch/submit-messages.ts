@@ -32,11 +32,11 @@ export interface SubmitContext {
   /** Tries of a message that may hear no answer; the next fails it NO_ANSWER, unsent. */
   maxUnansweredSends: number;
   /**
-   * False once the batch's lease on the message is lost (another run may hold it now): its submits
-   * still waiting for the wire are withdrawn (not_sent "withdrawn") and the message is left to its
-   * holder. Asked right before each PDU is written.
+   * False once the batch's lease on the message is lost (another run may hold it now), or once the
+   * dispatcher stops: its submits still waiting for the wire are withdrawn (not_sent "withdrawn"),
+   * and the message is left to its holder, or given back. Asked right before each PDU is written.
    */
-  stillOwned?: (messageId: string) => boolean;
+  maySend?: (messageId: string) => boolean;
 }
 
 /** A segment whose submit timed out: accepted after all if its late answer says so, else null. */
@@ -103,8 +103,8 @@ async function submitMessage(
     });
     return;
   }
-  const { stillOwned } = context;
-  const options: SubmitOptions = stillOwned ? { stillWanted: () => stillOwned(message.id) } : {};
+  const { maySend } = context;
+  const options: SubmitOptions = maySend ? { stillWanted: () => maySend(message.id) } : {};
   const verdicts = await Promise.all(
     todo.map(async (p) => {
       const result = await submitPart(context, p.params, {
