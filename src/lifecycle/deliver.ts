@@ -12,7 +12,10 @@ export interface Delivery {
 
 /**
  * Carries segment receipts up to their messages: delivered when every segment is DELIVRD
- * (sets delivered_at), else a final non-delivered state is reported in operator_response.
+ * (sets delivered_at), else a final non-delivered state is reported in operator_response: the
+ * earliest applied, and of segments whose receipts were applied together (one transaction, one
+ * receipt_at) the lowest part. The order is total, so looking again (a duplicate receipt, a
+ * second refresh) picks the same state and records no second event, whatever plan reads the rows.
  * Only accepted (`success`) messages move; status itself never changes here.
  */
 export async function refreshDelivery(tx: Queryable, messageIds: readonly string[]): Promise<Delivery[]> {
@@ -32,7 +35,7 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
                FROM message_parts p
               WHERE p.message_id = ANY($1::uuid[]) AND p.receipt_state = ANY($2::text[])
                 AND p.receipt_state <> 'DELIVRD'
-              ORDER BY p.message_id, p.receipt_at) f
+              ORDER BY p.message_id, p.receipt_at, p.part_no) f
       WHERE m.id = ANY($1::uuid[]) AND m.id = f.message_id AND m.status = 'success' AND m.delivered_at IS NULL
         AND m.operator_response IS DISTINCT FROM f.state
      RETURNING m.id`,

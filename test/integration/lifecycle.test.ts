@@ -444,6 +444,37 @@ describe("the message lifecycle", () => {
     expect((await events(id)).sort()).toEqual(["message.success", "message.undelivered"]);
   });
 
+  it("deliver: two parts' receipts that came together report the lower part, however the rows are read", async () => {
+    const id = await send();
+    const { owner } = await claimed(id);
+    await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
+    // Part 2 written first, so a scan in physical order meets it before part 1; both receipts
+    // applied in one transaction, so their receipt_at is the same.
+    await t.service.pool.query(
+      `INSERT INTO message_parts (message_id, part_no, link, smsc_id, receipt_state, receipt_err, receipt_at)
+       VALUES ($1, 2, 'econet', $2, 'UNDELIV', '001', '2026-03-01T09:00:00Z'),
+              ($1, 1, 'econet', $3, 'EXPIRED', '027', '2026-03-01T09:00:00Z')`,
+      [id, `tie2-${id}`, `tie1-${id}`],
+    );
+    // Read in physical order (a sequential scan), then by the index: the pick must not care.
+    await tx(async (c) => {
+      await c.query("SET LOCAL enable_indexscan = off");
+      await c.query("SET LOCAL enable_bitmapscan = off");
+      return refreshDelivery(c, [id]);
+    });
+    expect(await row(id)).toMatchObject({ operator_response: "EXPIRED err:027", delivered: false });
+    await tx(async (c) => {
+      await c.query("SET LOCAL enable_seqscan = off");
+      await c.query("SET LOCAL enable_bitmapscan = off");
+      return refreshDelivery(c, [id]);
+    });
+    // A duplicate of part 2's receipt, applied and refreshed as the receipt stage does.
+    await tx((c) => applyReceipts(c, "econet", [{ smscId: `tie2-${id}`, state: "UNDELIV", err: "001" }]));
+    await tx((c) => refreshDelivery(c, [id]));
+    expect(await row(id)).toMatchObject({ operator_response: "EXPIRED err:027", delivered: false });
+    expect((await events(id)).sort()).toEqual(["message.success", "message.undelivered"]);
+  });
+
   it("a receipt applied before the acceptance is recorded is reported, and a second look delivers", async () => {
     const id = await send();
     const { owner } = await claimed(id);
