@@ -81,7 +81,11 @@ export const messageSchema = z
     charge_currency: z.string().meta({ description: "Currency code of charge.", examples: ["USD"] }),
     operator_response: z.string().meta({
       description:
-        "The carrier's answer: empty until dispatched; ESME_ROK, DELIVRD, UNDELIV, UNROUTABLE, OPTED_OUT (the number is on the account's opt-out list: never sent, charge 0)…",
+        "Empty until dispatched; then the carrier's answer: ESME_ROK (accepted), DELIVRD, a final receipt's " +
+        "state with its error code (UNDELIV err:001, EXPIRED err:027; the state alone when the receipt gave " +
+        "no code: the state is the text before the first space), an SMPP status name (refused); or why it " +
+        "was never sent: UNROUTABLE, OPTED_OUT (the number is on the account's opt-out list: never sent, " +
+        "charge 0), CANCELLED, VALIDITY_EXPIRED, EXPIRED (not accepted within its validity_period), NO_ANSWER.",
     }),
     received_at: timestamp().meta({ description: "When the service accepted the message." }),
     status: z
