@@ -103,7 +103,8 @@ function kindOf(raw: unknown): "single" | "bulk" | "batch" {
 }
 
 export function previewSms(deps: IntakeDeps): RequestHandler {
-  const bulkSchema = bulkBody(deps.config.BULK_MAX_RECIPIENTS);
+  // The send's repeat cap too: a preview the send would refuse answers the send's error.
+  const bulkSchema = bulkBody(deps.config.BULK_MAX_RECIPIENTS, deps.config.BULK_MAX_REPEATS);
   const batchSchema = batchBody(deps.config.BULK_MAX_RECIPIENTS);
   return async (req, res) => {
     const raw: unknown = req.body;

@@ -1,5 +1,6 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
+import { internationalForm } from "../../domain/numbers.ts";
 import type { PreparedSend } from "../../sending/prepare-send.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
@@ -46,6 +47,7 @@ export function bulkBody(maxRecipients: number, maxRepeats = 0) {
     .superRefine((body, ctx) => {
       // The contract bills a number repeated like any other recipient: capped only when asked.
       if (maxRepeats === 0) return;
+      // One number as opt-outs count it: +263…, 263…, 00263… and 0 with 9 digits are one.
       const seen = new Map<string, number>();
       for (const to of body.to) {
         const number = internationalForm(to);
@@ -55,16 +57,10 @@ export function bulkBody(maxRecipients: number, maxRepeats = 0) {
           ctx.addIssue({
             code: "custom",
             path: ["to"],
-            message: `must not name one number more than ${maxRepeats} times`,
+            message: `must not name one number more than ${maxRepeats === 1 ? "once" : `${maxRepeats} times`}`,
           });
       }
     });
-}
-
-/** +263…, 263… and 0… are one number (a number that is none of these stays as written). */
-function internationalForm(to: string): string {
-  const digits = to.trim().replace(/^\+/, "");
-  return digits.startsWith("0") ? `263${digits.slice(1)}` : digits;
 }
 
 export function sendBulk(deps: IntakeDeps): RequestHandler {
