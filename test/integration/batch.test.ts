@@ -275,22 +275,7 @@ describe("a batch with a template", () => {
           field: "messages[3].variables.text",
           description: "must be a string or a number",
         },
-      ]),
-    );
-    expect(
-      (
-        await batch(acct, {
-          from: "SHIRI",
-          template: "{{text}}",
-          messages: [
-            { to: "+263771234567", variables: { text: "b".repeat(400) } },
-            { to: "+263771234567", variables: { text: "  " } },
-            { to: "+263771234567", variables: { text: "bell\u0007" } },
-          ],
-        })
-      ).body,
-    ).toEqual(
-      validation([
+        // Told in the same answer: the other items' filled texts.
         {
           field: "messages[0].variables",
           description: "make a text that must fit in 2 segments (it needs 3)",
@@ -301,6 +286,73 @@ describe("a batch with a template", () => {
           description: "make a text that must not contain control characters",
         },
       ]),
+    );
+    expect(await messageCount(acct)).toBe(0);
+  });
+
+  it("tells every problem in one answer: a bad number, a missing variable, a text too long, the kind", async () => {
+    const acct = await t.account();
+    const probe = {
+      from: "SHIRI",
+      template: "Hi {{x}}",
+      messages: [
+        { to: "+263771234567", variables: { x: "a" } },
+        { to: "+263771234568", variables: {} },
+        { to: "not a number", variables: { x: "c" } },
+      ],
+    };
+    const res = await batch(acct, probe);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(
+      validation([
+        { field: "messages[2].to", description: "must be a phone number in international format" },
+        { field: "messages[1].variables.x", description: "is required by the template" },
+      ]),
+    );
+    // The preview answers as the send does.
+    expect(
+      (await call(t.base, "POST", "/api/v1/sms/preview", { headers: acct.headers, body: probe })).body,
+    ).toEqual(res.body);
+    // Without a template, a bad number beside a text over MAX_SEGMENTS, and a body whose `from` is
+    // missing (which stops zod's checks across fields) beside an item of the other kind.
+    expect(
+      (
+        await batch(acct, {
+          from: "SHIRI",
+          messages: [
+            { to: "12", message: "a" },
+            { to: "+263771234567", message: "b".repeat(400) },
+          ],
+        })
+      ).body,
+    ).toEqual(
+      validation([
+        { field: "messages[0].to", description: "must be a phone number in international format" },
+        { field: "messages[1].message", description: "must fit in 2 segments (it needs 3)" },
+      ]),
+    );
+    expect(
+      (
+        await batch(acct, {
+          template: "Hi {{x}}",
+          messages: [
+            { to: "+263771234567", message: "a" },
+            { to: "+263771234567", variables: {} },
+          ],
+        })
+      ).body,
+    ).toEqual(
+      validation([
+        { field: "from", description: "is required" },
+        { field: "messages[0].message", description: "is not allowed with a template" },
+        { field: "messages[0].variables", description: "is required with a template" },
+        { field: "messages[1].variables.x", description: "is required by the template" },
+      ]),
+    );
+    // A list refused whole is not read item by item.
+    const six = Array.from({ length: 6 }, () => ({ to: "+263771234567", variables: {} }));
+    expect((await batch(acct, { from: "SHIRI", template: "Hi {{x}}", messages: six })).body).toEqual(
+      validation([{ field: "messages", description: "must contain at most 5 messages" }]),
     );
     expect(await messageCount(acct)).toBe(0);
   });

@@ -13,7 +13,7 @@ import { endpoint } from "../openapi/endpoint.ts";
 import { segmentLimitError, sendAtError } from "../send-limits.ts";
 import { sendOptionsOf, textToSend, windowProblem } from "../send-options.ts";
 import { parseBody } from "../validation.ts";
-import { batchBody, batchTexts } from "./send-batch.ts";
+import { batchBody, parseBatch } from "./send-batch.ts";
 import { bulkBody } from "./send-bulk.ts";
 import { sendSmsBody } from "./send-sms.ts";
 
@@ -109,33 +109,33 @@ export function previewSms(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
     const raw: unknown = req.body;
     const kind = kindOf(raw);
-    const body =
-      kind === "single"
-        ? parseBody(sendSmsBody, raw)
-        : kind === "bulk"
-          ? parseBody(bulkSchema, raw)
-          : parseBody(batchSchema, raw);
     const { accountId, currency, sendDefaults } = res.locals;
+    // A batch's texts are checked with its fields, in one answer, as the send checks them.
+    const read =
+      kind === "batch"
+        ? {
+            batch: parseBatch(batchSchema, raw, {
+              defaults: sendDefaults,
+              maxSegments: deps.config.MAX_SEGMENTS,
+            }),
+          }
+        : { plain: kind === "single" ? parseBody(sendSmsBody, raw) : parseBody(bulkSchema, raw) };
+    const body = read.batch ? read.batch.body : read.plain;
     const options = sendOptionsOf(body, sendDefaults);
     // The texts as written and as the send would send them (checked as the send checks them).
     let recipients: string[];
     let written: string[];
-    if ("messages" in body) {
-      const made = batchTexts(body, {
-        smartEncoding: options.smartEncoding,
-        maxSegments: deps.config.MAX_SEGMENTS,
-      });
-      if ("problems" in made) throw new ApiError("validation", made.problems);
-      recipients = body.messages.map((m) => m.to);
-      written = made.texts.map((t) => t.written);
+    if (read.batch) {
+      recipients = read.batch.body.messages.map((m) => m.to);
+      written = read.batch.texts.map((t) => t.written);
     } else {
       const tooLong = segmentLimitError(
-        textToSend(body.message, options.smartEncoding).body,
+        textToSend(read.plain.message, options.smartEncoding).body,
         deps.config.MAX_SEGMENTS,
       );
       if (tooLong) throw new ApiError("validation", [tooLong]);
-      recipients = typeof body.to === "string" ? [body.to] : body.to;
-      written = [body.message];
+      recipients = typeof read.plain.to === "string" ? [read.plain.to] : read.plain.to;
+      written = [read.plain.message];
     }
     const senders = await listSenderIds(deps.pool, accountId);
     const approved =

@@ -1,5 +1,6 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
+import type { SendDefaults } from "../../accounts/send-defaults.ts";
 import { fillTemplate, isWrittenExactly, parseTemplate, type Template } from "../../domain/templates.ts";
 import { accept } from "../accept-send.ts";
 import type { IntakeDeps } from "../deps.ts";
@@ -9,14 +10,20 @@ import { sendJson } from "../json-response.ts";
 import { kitEnvelope } from "../openapi/conventions.ts";
 import { endpoint } from "../openapi/endpoint.ts";
 import { segmentLimitError } from "../send-limits.ts";
-import { sendOptionsOf, sendOptionsShape, type TextToSend, textToSend } from "../send-options.ts";
+import {
+  type SendOptions,
+  sendOptionsOf,
+  sendOptionsShape,
+  type TextToSend,
+  textToSend,
+} from "../send-options.ts";
 import {
   eventTypesField,
   msisdnField,
-  parseBody,
   sendAtField,
   textField,
   textProblem,
+  toFieldErrors,
   webhookEventsNeedUrl,
   webhookUrlField,
 } from "../validation.ts";
@@ -66,33 +73,31 @@ const batchItem = z
   .strict()
   .meta({ id: "BatchItem" });
 
-/** Each item is of the batch's kind: a text of its own, or variables for the template. */
+/** Where an item is not of the batch's kind: a text of its own, or variables for the template. */
+function kindProblems(
+  templated: boolean,
+  item: { message?: unknown; variables?: unknown },
+): { key: "message" | "variables"; message: string }[] {
+  const problems: { key: "message" | "variables"; message: string }[] = [];
+  if (templated && item.message !== undefined)
+    problems.push({ key: "message", message: "is not allowed with a template" });
+  if (templated && item.variables === undefined)
+    problems.push({ key: "variables", message: "is required with a template" });
+  if (!templated && item.message === undefined) problems.push({ key: "message", message: "is required" });
+  if (!templated && item.variables !== undefined)
+    problems.push({ key: "variables", message: "is allowed only with a template" });
+  return problems;
+}
+
+/** Each item is of the batch's kind. */
 function itemsOfOneKind(
   body: { template?: string | undefined; messages: readonly { message?: string; variables?: unknown }[] },
   ctx: z.RefinementCtx,
 ): void {
   const templated = body.template !== undefined;
   body.messages.forEach((item, i) => {
-    if (templated && item.message !== undefined)
-      ctx.addIssue({
-        code: "custom",
-        path: ["messages", i, "message"],
-        message: "is not allowed with a template",
-      });
-    if (templated && item.variables === undefined)
-      ctx.addIssue({
-        code: "custom",
-        path: ["messages", i, "variables"],
-        message: "is required with a template",
-      });
-    if (!templated && item.message === undefined)
-      ctx.addIssue({ code: "custom", path: ["messages", i, "message"], message: "is required" });
-    if (!templated && item.variables !== undefined)
-      ctx.addIssue({
-        code: "custom",
-        path: ["messages", i, "variables"],
-        message: "is allowed only with a template",
-      });
+    for (const problem of kindProblems(templated, item))
+      ctx.addIssue({ code: "custom", path: ["messages", i, problem.key], message: problem.message });
   });
 }
 
@@ -132,46 +137,52 @@ export interface BatchText {
   sent: TextToSend;
 }
 
+/** What an item's text is made of: its own message, or its variables for the template. */
+type ItemText = { message?: string | undefined; variables?: Record<string, string | number> | undefined };
+
 /**
- * Every item's text, or every problem found, each naming its item: a variable the template needs
+ * Every item's text and every problem found, each naming its item: a variable the template needs
  * and the item lacks, a filled text that breaks a text's rules, a text (as sent) over the segment
- * limit.
+ * limit. An item given as null (refused already for what it holds) is passed over.
  */
-export function batchTexts(
-  body: BatchBody,
+function textsOf(
+  template: string | undefined,
+  items: readonly (ItemText | null)[],
   options: { smartEncoding: boolean; maxSegments: number },
-): { texts: BatchText[] } | { problems: FieldError[] } {
-  let template: Template | null = null;
-  if (body.template !== undefined) {
-    const parsed = parseTemplate(body.template);
-    if ("invalid" in parsed)
+): { texts: (BatchText | null)[]; problems: FieldError[] } {
+  let parsed: Template | null = null;
+  if (template !== undefined) {
+    const read = parseTemplate(template);
+    if ("invalid" in read)
       return {
+        texts: [],
         problems: [
           {
             field: "template",
-            description: `${parsed.invalid} is not a placeholder: a name is letters, digits and _, not starting with a digit`,
+            description: `${read.invalid} is not a placeholder: a name is letters, digits and _, not starting with a digit`,
           },
         ],
       };
-    template = parsed;
+    parsed = read;
   }
   const problems: FieldError[] = [];
-  const texts = body.messages.map((item, i): BatchText => {
+  const texts = items.map((item, i): BatchText | null => {
+    if (item === null) return null;
     let written = item.message ?? "";
-    if (template) {
-      const filled = fillTemplate(template, item.variables ?? {});
+    if (parsed) {
+      const filled = fillTemplate(parsed, item.variables ?? {});
       if ("missing" in filled) {
         for (const name of filled.missing)
           problems.push({
             field: `messages[${i}].variables.${name}`,
             description: "is required by the template",
           });
-        return { written, sent: { body: written, smartEncoded: false } };
+        return null;
       }
       const reason = textProblem(filled.text, MESSAGE_MAX_CHARACTERS);
       if (reason) {
         problems.push({ field: `messages[${i}].variables`, description: `make a text that ${reason}` });
-        return { written: filled.text, sent: { body: filled.text, smartEncoded: false } };
+        return null;
       }
       written = filled.text;
     }
@@ -179,25 +190,101 @@ export function batchTexts(
     const tooLong = segmentLimitError(sent.body, options.maxSegments);
     if (tooLong)
       problems.push({
-        field: template ? `messages[${i}].variables` : `messages[${i}].message`,
-        description: template ? `make a text that ${tooLong.description}` : tooLong.description,
+        field: parsed ? `messages[${i}].variables` : `messages[${i}].message`,
+        description: parsed ? `make a text that ${tooLong.description}` : tooLong.description,
       });
     return { written, sent };
   });
-  return problems.length > 0 ? { problems } : { texts };
+  return { texts, problems };
+}
+
+/** A batch as far as its texts go, read from a body the schema refused. */
+const looseBatch = z.object({
+  template: z.unknown().optional(),
+  smart_encoding: z.unknown().optional(),
+  messages: z.array(z.unknown()),
+});
+const looseItem = z.object({
+  message: textField(MESSAGE_MAX_CHARACTERS).optional(),
+  variables: variablesField.optional(),
+});
+
+/**
+ * The problems of the items' texts in a body the schema refused, so that one answer names every
+ * problem (a bad number in one item and a missing variable in another): each item whose own
+ * message and variables are valid and of the batch's kind is checked as an accepted batch's would
+ * be. Its kind is told here too: zod skips the check across fields when a field is missing.
+ */
+function textProblemsBeside(raw: unknown, defaults: SendDefaults, maxSegments: number): FieldError[] {
+  const body = looseBatch.safeParse(raw);
+  if (!body.success) return [];
+  const templated = body.data.template !== undefined;
+  const problems: FieldError[] = [];
+  const items = body.data.messages.map((given, i): ItemText | null => {
+    const item = looseItem.safeParse(given);
+    if (!item.success) return null;
+    const wrongKind = kindProblems(templated, item.data);
+    for (const problem of wrongKind)
+      problems.push({ field: `messages[${i}].${problem.key}`, description: problem.message });
+    return wrongKind.length === 0 ? item.data : null;
+  });
+  const template = textField(MESSAGE_MAX_CHARACTERS).optional().safeParse(body.data.template);
+  // A template that is no text is the schema's to tell; nothing can be filled from it.
+  if (!template.success) return problems;
+  const smartEncoding =
+    typeof body.data.smart_encoding === "boolean" ? body.data.smart_encoding : defaults.smartEncoding;
+  return [...problems, ...textsOf(template.data, items, { smartEncoding, maxSegments }).problems];
+}
+
+/** A batch read and checked whole: its body, its options and every item's text. */
+export interface ParsedBatch {
+  body: BatchBody;
+  options: SendOptions;
+  texts: BatchText[];
+}
+
+/**
+ * Parses a batch, send or preview alike, or throws one validation error naming every problem:
+ * the schema's (fields, numbers, kinds) and the texts' (variables, text rules, segments) together.
+ */
+export function parseBatch(
+  schema: ReturnType<typeof batchBody>,
+  raw: unknown,
+  context: { defaults: SendDefaults; maxSegments: number },
+): ParsedBatch {
+  const parsed = schema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    const errors = toFieldErrors(parsed.error);
+    // A list refused whole (too long, empty, not a list) is not read item by item.
+    if (errors.some((e) => e.field === "messages" || e.field === "body"))
+      throw new ApiError("validation", errors);
+    const told = new Set(errors.map((e) => `${e.field} ${e.description}`));
+    for (const problem of textProblemsBeside(raw ?? {}, context.defaults, context.maxSegments)) {
+      const key = `${problem.field} ${problem.description}`;
+      if (told.has(key)) continue;
+      told.add(key);
+      errors.push(problem);
+    }
+    throw new ApiError("validation", errors);
+  }
+  const body = parsed.data;
+  const options = sendOptionsOf(body, context.defaults);
+  const made = textsOf(body.template, body.messages, {
+    smartEncoding: options.smartEncoding,
+    maxSegments: context.maxSegments,
+  });
+  if (made.problems.length > 0) throw new ApiError("validation", made.problems);
+  return { body, options, texts: made.texts.filter((text): text is BatchText => text !== null) };
 }
 
 export function sendBatch(deps: IntakeDeps): RequestHandler {
   const schema = batchBody(deps.config.BULK_MAX_RECIPIENTS);
   return async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req);
-    const body = parseBody(schema, req.body);
-    const options = sendOptionsOf(body, res.locals.sendDefaults);
-    const made = batchTexts(body, {
-      smartEncoding: options.smartEncoding,
+    const { body, options, texts } = parseBatch(schema, req.body, {
+      defaults: res.locals.sendDefaults,
       maxSegments: deps.config.MAX_SEGMENTS,
     });
-    if ("problems" in made) throw new ApiError("validation", made.problems);
     const out = await accept(deps, {
       endpoint: "sms/batch",
       idempotencyKey,
@@ -207,7 +294,7 @@ export function sendBatch(deps: IntakeDeps): RequestHandler {
         recipients: body.messages.map((m) => m.to),
         from: body.from,
         message: "",
-        texts: made.texts.map((t) => t.sent),
+        texts: texts.map((t) => t.sent),
         webhookUrl: body.webhook_url ?? null,
         webhookEvents: body.webhook_events ?? null,
         bulk: true,
