@@ -93,15 +93,16 @@ const groupId = (g: GroupKey) =>
 /** The advisory lock class of inbound work; any constant, the same in every process. */
 const INBOUND_LOCK_CLASS = 7_426_026;
 
-/** A 32-bit lock key: two processes that could join or repeat the same parts take the same one. */
-function lockKey(of: string | Buffer): number {
-  return createHash("sha256").update(of).digest().readInt32BE(0);
+/** A 32-bit lock key: every process storing a message of this sender (as written) takes the same one. */
+function senderLock(sourceAddr: string): number {
+  return createHash("sha256").update(`sender\u0000${sourceAddr}`).digest().readInt32BE(0);
 }
 
 /**
- * Serialises the work of every process on these parts' messages: without it, two parts of one
+ * Serialises the work of every process on these senders' messages: without it, two parts of one
  * message stored at once by two processes would each not see the other and both wait until the
- * timeout, and a PDU repeated on another bind could be stored twice. Keys in one order, so two
+ * timeout, a PDU repeated on another bind could be stored twice, and a repeat could be judged
+ * without the sender's message stored meanwhile on another bind. Keys in one order, so two
  * batches never wait for each other crosswise.
  */
 async function lock(tx: Queryable, keys: Iterable<number>): Promise<void> {
@@ -142,9 +143,83 @@ export interface StoredBatch {
   replies: string[];
 }
 
+const groupOf = (p: InboundPart): GroupKey | null =>
+  p.concat && { link: p.link, sourceAddr: p.sourceAddr, destinationAddr: p.destinationAddr, ...p.concat };
+
+/** Two parts of one message: the same PDU, or two parts of one concatenated message. */
+function sameMessage(a: InboundPart, b: InboundPart): boolean {
+  if (a.fingerprint.equals(b.fingerprint)) return true;
+  const ga = groupOf(a);
+  const gb = groupOf(b);
+  return ga !== null && gb !== null && groupId(ga) === groupId(gb);
+}
+
 /**
- * Stores a batch of parts in `tx`. A part the same as one stored within `repeatWindowSeconds`
- * is the SMSC sending it again (its answer lost) and is not stored a second time.
+ * Which parts of a batch (in the order the link carried them) are the SMSC sending again a PDU
+ * already taken: the same PDU came before, earlier in the batch or stored (`storedStill`: the
+ * fingerprints whose last stored copy nothing has overtaken since, see storeParts), and nothing
+ * from its sender came between them but parts of that same message. A handset's STOP, START,
+ * STOP are three messages, however quickly they come.
+ */
+export function repeatsIn(parts: readonly InboundPart[], storedStill: ReadonlySet<string>): boolean[] {
+  const bySender = new Map<string, InboundPart[]>();
+  return parts.map((part) => {
+    const earlier = bySender.get(part.sourceAddr) ?? [];
+    let repeat: boolean | null = null;
+    for (let i = earlier.length - 1; i >= 0 && repeat === null; i--) {
+      const before = earlier[i] as InboundPart;
+      if (before.fingerprint.equals(part.fingerprint)) repeat = true;
+      else if (!sameMessage(before, part)) repeat = false;
+    }
+    earlier.push(part);
+    bySender.set(part.sourceAddr, earlier);
+    return repeat ?? storedStill.has(part.fingerprint.toString("hex"));
+  });
+}
+
+/**
+ * Of these fingerprints, those whose last copy stored within `windowSeconds` is still the last
+ * word of its sender: no other message from that sender (as written, on any link) was stored
+ * after it, and, when it was an opt-out or opt-in keyword, the account's list still says what
+ * it made it say (an opt-out or opt-in through the API since then means a STOP now is the
+ * customer's again, not the SMSC's repeat).
+ */
+async function storedStillLast(
+  tx: Queryable,
+  fingerprints: readonly Buffer[],
+  windowSeconds: number,
+): Promise<Set<string>> {
+  const { rows } = await tx.query<{ fingerprint: Buffer }>(
+    `SELECT prev.fingerprint
+       FROM unnest($1::bytea[]) AS f(fingerprint)
+       CROSS JOIN LATERAL (
+         SELECT mo.id, mo.link, mo.source_addr, mo.destination_addr, mo.concat_ref, mo.concat_total,
+                mo.fingerprint, mo.inbound_message_id
+           FROM mobile_originated mo
+          WHERE mo.fingerprint = f.fingerprint AND mo.received_at > now() - make_interval(secs => $2)
+          ORDER BY mo.received_at DESC, mo.id DESC LIMIT 1) prev
+      WHERE NOT EXISTS (
+              SELECT 1 FROM mobile_originated later
+               WHERE later.source_addr = prev.source_addr AND later.id > prev.id
+                 AND (prev.concat_total IS NULL OR later.link IS DISTINCT FROM prev.link
+                      OR later.destination_addr <> prev.destination_addr
+                      OR later.concat_ref IS DISTINCT FROM prev.concat_ref
+                      OR later.concat_total IS DISTINCT FROM prev.concat_total))
+        AND NOT EXISTS (
+              SELECT 1 FROM inbound_messages m
+               WHERE m.id = prev.inbound_message_id AND m.account_id IS NOT NULL
+                 AND m.keyword_kind IN ('opt_out', 'opt_in')
+                 AND (m.keyword_kind = 'opt_out') <> EXISTS (
+                       SELECT 1 FROM opt_outs o WHERE o.account_id = m.account_id AND o.number = m."from"))`,
+    [fingerprints, windowSeconds],
+  );
+  return new Set(rows.map((r) => r.fingerprint.toString("hex")));
+}
+
+/**
+ * Stores a batch of parts in `tx`. A part the same as one stored within `repeatWindowSeconds`,
+ * with nothing else from its sender in between and the opt-out list as it left it, is the SMSC
+ * sending it again (its answer lost) and is not stored a second time (repeatsIn).
  */
 export async function storeParts(
   tx: Queryable,
@@ -152,68 +227,57 @@ export async function storeParts(
   options: { repeatWindowSeconds: number },
 ): Promise<StoredBatch> {
   if (parts.some((p) => p.link !== parts[0]?.link)) throw new Error("storeParts takes the parts of one link");
-  const groupOf = (p: InboundPart): GroupKey | null =>
-    p.concat && { link: p.link, sourceAddr: p.sourceAddr, destinationAddr: p.destinationAddr, ...p.concat };
   await lock(
     tx,
-    parts.map((p) => {
-      const group = groupOf(p);
-      return lockKey(group ? groupId(group) : p.fingerprint);
-    }),
+    parts.map((p) => senderLock(p.sourceAddr)),
   );
+  const fingerprints = new Map(parts.map((p) => [p.fingerprint.toString("hex"), p.fingerprint]));
+  const storedStill = await storedStillLast(tx, [...fingerprints.values()], options.repeatWindowSeconds);
+  const repeats = repeatsIn(parts, storedStill);
+  const fresh = parts.filter((_, i) => !repeats[i]);
+  if (fresh.length === 0) return { ...(await finish(tx, [])), stored: 0, repeats: parts.length };
   // A single part's message id is known before it is stored: its row names it at once.
   const now = Date.now();
-  const singleIds = parts.map((p) => (p.concat ? null : newMessageId(now)));
-  const { rows: inserted } = await tx.query<{ id: string; fingerprint: Buffer; received_at: Date }>(
-    `WITH p AS (
-       SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], $8::int[],
-                            $9::text[], $10::bytea[], $11::bytea[], $12::int[], $13::int[], $14::int[],
-                            $15::bytea[], $16::uuid[]) WITH ORDINALITY
-         AS p(operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class,
-              data_coding, body, udh, user_data, concat_ref, concat_total, concat_seq, fingerprint,
-              inbound_message_id, ord)
-     ), fresh AS (
-       SELECT DISTINCT ON (p.fingerprint) p.* FROM p
-        WHERE NOT EXISTS (SELECT 1 FROM mobile_originated mo
-                           WHERE mo.fingerprint = p.fingerprint
-                             AND mo.received_at > now() - make_interval(secs => $17))
-        ORDER BY p.fingerprint, p.ord
-     )
-     INSERT INTO mobile_originated (link, operator, source_addr, source_addr_ton, source_addr_npi,
+  const singleIds = fresh.map((p) => (p.concat ? null : newMessageId(now)));
+  const { rows: inserted } = await tx.query<{ received_at: Date }>(
+    `INSERT INTO mobile_originated (link, operator, source_addr, source_addr_ton, source_addr_npi,
                                     destination_addr, esm_class, data_coding, body, udh, user_data,
                                     concat_ref, concat_total, concat_seq, fingerprint, inbound_message_id)
      SELECT $1, operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class,
             data_coding, body, udh, user_data, concat_ref, concat_total, concat_seq, fingerprint,
             inbound_message_id
-       FROM fresh ORDER BY ord
-     RETURNING id::text, fingerprint, received_at`,
+       FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], $8::int[],
+                   $9::text[], $10::bytea[], $11::bytea[], $12::int[], $13::int[], $14::int[],
+                   $15::bytea[], $16::uuid[]) WITH ORDINALITY
+         AS p(operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class,
+              data_coding, body, udh, user_data, concat_ref, concat_total, concat_seq, fingerprint,
+              inbound_message_id, ord)
+      ORDER BY ord
+     RETURNING received_at`,
     [
       parts[0]?.link ?? "",
-      parts.map((p) => p.operator),
-      parts.map((p) => p.sourceAddr),
-      parts.map((p) => p.sourceTon),
-      parts.map((p) => p.sourceNpi),
-      parts.map((p) => p.destinationAddr),
-      parts.map((p) => p.esmClass),
-      parts.map((p) => p.dataCoding),
-      parts.map((p) => p.body),
-      parts.map((p) => p.udh),
-      parts.map((p) => p.userData),
-      parts.map((p) => p.concat?.ref ?? null),
-      parts.map((p) => p.concat?.total ?? null),
-      parts.map((p) => p.concat?.seq ?? null),
-      parts.map((p) => p.fingerprint),
+      fresh.map((p) => p.operator),
+      fresh.map((p) => p.sourceAddr),
+      fresh.map((p) => p.sourceTon),
+      fresh.map((p) => p.sourceNpi),
+      fresh.map((p) => p.destinationAddr),
+      fresh.map((p) => p.esmClass),
+      fresh.map((p) => p.dataCoding),
+      fresh.map((p) => p.body),
+      fresh.map((p) => p.udh),
+      fresh.map((p) => p.userData),
+      fresh.map((p) => p.concat?.ref ?? null),
+      fresh.map((p) => p.concat?.total ?? null),
+      fresh.map((p) => p.concat?.seq ?? null),
+      fresh.map((p) => p.fingerprint),
       singleIds,
-      options.repeatWindowSeconds,
     ],
   );
-  const storedAt = new Map(inserted.map((r) => [r.fingerprint.toString("hex"), r.received_at]));
+  // Every row of one transaction has its start as received_at.
+  const receivedAt = (inserted[0] as { received_at: Date }).received_at;
   const wholes: Whole[] = [];
   const groups = new Map<string, GroupKey>();
-  parts.forEach((p, i) => {
-    const receivedAt = storedAt.get(p.fingerprint.toString("hex"));
-    if (!receivedAt) return;
-    storedAt.delete(p.fingerprint.toString("hex")); // the same PDU twice in one batch: once
+  fresh.forEach((p, i) => {
     const group = groupOf(p);
     if (group) groups.set(groupId(group), group);
     else
@@ -464,7 +528,7 @@ export async function assembleOverdue(
   if (groups.length === 0) return { messages: [], unknownCodings: 0, optOutChanges: [], replies: [] };
   await lock(
     tx,
-    groups.map((g) => lockKey(groupId(g))),
+    groups.map((g) => senderLock(g.sourceAddr)),
   );
   // Read again under the locks: a part stored meanwhile may have completed a group.
   return finish(tx, await joinWaiting(tx, groups, { evenIfIncomplete: true }));

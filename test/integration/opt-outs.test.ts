@@ -275,6 +275,55 @@ describe("START, then a send", () => {
   });
 });
 
+describe("STOP after the number was opted back in", () => {
+  /** The rows a number's messages left: each PDU kept, and each message made. */
+  async function stored(number: string): Promise<{ parts: number; messages: string[] }> {
+    const parts = await h.pool.query("SELECT 1 FROM mobile_originated WHERE source_addr = $1", [number]);
+    const messages = await h.pool.query<{ keyword: string | null }>(
+      `SELECT keyword FROM inbound_messages WHERE "from" = $1 ORDER BY received_at, id`,
+      [number],
+    );
+    return { parts: parts.rowCount ?? 0, messages: messages.rows.map((r) => r.keyword ?? "") };
+  }
+
+  it("by START opts it out again: a second STOP after another message is no repeat", async () => {
+    const number = "263771100071";
+    await handsetSends(number, "STOP");
+    await handsetSends(number, "START");
+    await handsetSends(number, "STOP");
+    await waitFor(async () => (await stored(number)).messages.length === 3, { what: "three messages" });
+    expect(await stored(number)).toEqual({ parts: 3, messages: ["STOP", "START", "STOP"] });
+    expect(await listed(h.acct, number)).toBe(true);
+    const sent = await call(h.t.base, "POST", "/api/v1/sms", {
+      headers: h.acct.headers,
+      body: { to: number, from: "SHIRI", message: "offer" },
+    });
+    expect(sent.body).toMatchObject({ status: "failed", operator_response: "OPTED_OUT", charge: "0" });
+  });
+
+  it("by the API opts it out again: the same STOP after the list changed is no repeat", async () => {
+    const number = "263771100072";
+    await handsetSends(number, "STOP");
+    await waitFor(() => listed(h.acct, number), { what: "the opt-out" });
+    const removed = await call(h.t.base, "DELETE", `/api/v1/opt-outs/${number}`, { headers: h.acct.headers });
+    expect(removed.status).toBe(200);
+    await handsetSends(number, "STOP");
+    await waitFor(async () => (await stored(number)).messages.length === 2, { what: "two messages" });
+    expect(await listed(h.acct, number)).toBe(true);
+  });
+
+  it("while the list is as the STOP left it, the same PDU again is still the SMSC's repeat", async () => {
+    const number = "263771100073";
+    await handsetSends(number, "STOP");
+    await waitFor(() => listed(h.acct, number), { what: "the opt-out" });
+    await handsetSends(number, "STOP");
+    // A message after it: the repeat, had it been stored, would be by then.
+    await handsetSends(number, "hello");
+    await waitFor(async () => (await stored(number)).messages.length === 2, { what: "two messages" });
+    expect(await stored(number)).toEqual({ parts: 2, messages: ["STOP", ""] });
+  });
+});
+
 describe("HELP", () => {
   it("is answered with the configured reply, billed as a normal send", async () => {
     const number = "263771100021";

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { internationalForm } from "../../src/domain/numbers.ts";
 import { encodeGsm7, encodeUcs2 } from "../../src/domain/segments.ts";
 import { DEFAULT_KEYWORDS, keywordOf } from "../../src/inbound/keywords.ts";
+import { partOf, repeatsIn } from "../../src/inbound/store-parts.ts";
 import { concatenationOf } from "../../src/inbound/user-data.ts";
 import { prepareSend, withOptOuts } from "../../src/sending/prepare-send.ts";
 import { decodeText, encodingOf } from "../../src/smpp/data-coding.ts";
@@ -127,5 +128,50 @@ describe("withOptOuts", () => {
     });
     expect(written.total).toBe(first?.charge);
     expect(withOptOuts(send, new Set())).toBe(send);
+  });
+});
+
+describe("repeatsIn", () => {
+  /** A handset's PDU as the SMSC sends it; with `seq`, part `seq` of 2 (8-bit reference 9). */
+  const pdu = (from: string, text: string, seq?: number) =>
+    partOf("econet", {
+      source_addr: from,
+      source_addr_ton: 1,
+      source_addr_npi: 1,
+      destination_addr: "33000",
+      dest_addr_ton: 0,
+      dest_addr_npi: 1,
+      service_type: "",
+      esm_class: seq ? 0x40 : 0,
+      data_coding: 0,
+      short_message: text,
+      udh: seq ? [Buffer.from([0x00, 0x03, 0x09, 0x02, seq])] : [],
+      user_data: encodeGsm7(text),
+      isReceipt: false,
+      isIntermediate: false,
+      tlvs: {},
+    });
+  const stop = pdu("263771000001", "STOP");
+  const start = pdu("263771000001", "START");
+  const none = new Set<string>();
+
+  it("takes the same PDU again, nothing from its sender between, as the SMSC's repeat", () => {
+    expect(repeatsIn([stop, stop, stop], none)).toEqual([false, true, true]);
+    // Another sender's message between changes nothing.
+    expect(repeatsIn([stop, pdu("263771000002", "hi"), stop], none)).toEqual([false, false, true]);
+    // Stored before, and still its sender's last word (what storeParts reads).
+    expect(repeatsIn([stop], new Set([stop.fingerprint.toString("hex")]))).toEqual([true]);
+  });
+
+  it("never takes a message that follows another one from its sender as a repeat", () => {
+    expect(repeatsIn([stop, start, stop], none)).toEqual([false, false, false]);
+    // Stored before, but another message of the sender comes first in this batch.
+    expect(repeatsIn([start, stop], new Set([stop.fingerprint.toString("hex")]))).toEqual([false, false]);
+  });
+
+  it("takes a part sent again after another part of its own message as a repeat", () => {
+    const [one, two] = [pdu("263771000003", "first half", 1), pdu("263771000003", "second half", 2)];
+    expect(repeatsIn([one, two, one, two], none)).toEqual([false, false, true, true]);
+    expect(repeatsIn([two, one], new Set([one.fingerprint.toString("hex")]))).toEqual([false, true]);
   });
 });
