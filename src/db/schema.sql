@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 33, the last 044_mobile_originated_by_sender.sql.
+-- Migrations applied: 34, the last 045_mobile_originated_destination_ton.sql.
 
 -- Sequences
 
@@ -288,6 +288,7 @@ CREATE TABLE public.mobile_originated (
   concat_seq smallint,
   fingerprint bytea,
   inbound_message_id uuid,
+  dest_addr_ton smallint,
   CONSTRAINT mobile_originated_pkey PRIMARY KEY (id)
 );
 

@@ -28,6 +28,8 @@ export interface InboundPart {
   sourceTon: number;
   sourceNpi: number;
   destinationAddr: string;
+  /** The destination's type of number: 2 (national) makes nine digits a Zimbabwean number. */
+  destinationTon: number;
   esmClass: number;
   dataCoding: number;
   /** This part's text alone (what mobile_originated.body shows). */
@@ -68,6 +70,7 @@ export function partOf(link: string, pdu: DeliverSm): InboundPart {
     sourceTon: pdu.source_addr_ton,
     sourceNpi: pdu.source_addr_npi,
     destinationAddr: pdu.destination_addr,
+    destinationTon: pdu.dest_addr_ton,
     esmClass: pdu.esm_class,
     dataCoding: pdu.data_coding,
     body: withoutNul(decodeText(userData, encodingOf(pdu.data_coding))),
@@ -122,6 +125,8 @@ interface Whole {
   sourceAddr: string;
   sourceTon: number;
   destinationAddr: string;
+  /** Null for parts stored before migration 043 kept it. */
+  destinationTon: number | null;
   dataCoding: number;
   octets: Buffer;
   parts: number;
@@ -242,16 +247,17 @@ export async function storeParts(
   const { rows: inserted } = await tx.query<{ received_at: Date }>(
     `INSERT INTO mobile_originated (link, operator, source_addr, source_addr_ton, source_addr_npi,
                                     destination_addr, esm_class, data_coding, body, udh, user_data,
-                                    concat_ref, concat_total, concat_seq, fingerprint, inbound_message_id)
+                                    concat_ref, concat_total, concat_seq, fingerprint, inbound_message_id,
+                                    dest_addr_ton)
      SELECT $1, operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class,
             data_coding, body, udh, user_data, concat_ref, concat_total, concat_seq, fingerprint,
-            inbound_message_id
+            inbound_message_id, dest_addr_ton
        FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], $8::int[],
                    $9::text[], $10::bytea[], $11::bytea[], $12::int[], $13::int[], $14::int[],
-                   $15::bytea[], $16::uuid[]) WITH ORDINALITY
+                   $15::bytea[], $16::uuid[], $17::int[]) WITH ORDINALITY
          AS p(operator, source_addr, source_addr_ton, source_addr_npi, destination_addr, esm_class,
               data_coding, body, udh, user_data, concat_ref, concat_total, concat_seq, fingerprint,
-              inbound_message_id, ord)
+              inbound_message_id, dest_addr_ton, ord)
       ORDER BY ord
      RETURNING received_at`,
     [
@@ -271,6 +277,7 @@ export async function storeParts(
       fresh.map((p) => p.concat?.seq ?? null),
       fresh.map((p) => p.fingerprint),
       singleIds,
+      fresh.map((p) => p.destinationTon),
     ],
   );
   // Every row of one transaction has its start as received_at.
@@ -304,6 +311,7 @@ interface WaitingRow {
   source_addr: string;
   source_addr_ton: number;
   destination_addr: string;
+  dest_addr_ton: number | null;
   concat_ref: number;
   concat_total: number;
   concat_seq: number;
@@ -325,7 +333,7 @@ async function joinWaiting(
   if (groups.length === 0) return [];
   const { rows } = await tx.query<WaitingRow>(
     `SELECT mo.id::text, mo.link, mo.operator, mo.source_addr, mo.source_addr_ton, mo.destination_addr,
-            mo.concat_ref, mo.concat_total, mo.concat_seq, mo.data_coding, mo.user_data, mo.received_at
+            mo.dest_addr_ton, mo.concat_ref, mo.concat_total, mo.concat_seq, mo.data_coding, mo.user_data, mo.received_at
        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[])
             AS g(link, source_addr, destination_addr, ref, total)
        JOIN mobile_originated mo
@@ -369,6 +377,7 @@ async function joinWaiting(
       sourceAddr: first.source_addr,
       sourceTon: first.source_addr_ton,
       destinationAddr: first.destination_addr,
+      destinationTon: first.dest_addr_ton,
       dataCoding: (ordered[0] as WaitingRow).data_coding,
       octets: Buffer.concat(ordered.map((row) => row.user_data ?? Buffer.alloc(0))),
       parts: ordered.length,
@@ -391,7 +400,9 @@ async function finish(
 ): Promise<Omit<StoredBatch, "stored" | "repeats">> {
   const empty = { messages: [], unknownCodings: 0, optOutChanges: [], replies: [] };
   if (wholes.length === 0) return empty;
-  const destinations = [...new Set(wholes.map((w) => internationalForm(w.destinationAddr)))];
+  // The address written to, in the form inbound_numbers keeps (nine digits marked national too).
+  const toOf = (w: Whole) => internationalForm(w.destinationAddr, w.destinationTon ?? undefined);
+  const destinations = [...new Set(wholes.map(toOf))];
   const { rows: owners } = await tx.query<KeywordRow & { number: string; account_id: string }>(
     `SELECT n.number, n.account_id, k.opt_out, k.opt_in, k.help, k.opt_out_reply, k.opt_in_reply, k.help_reply
        FROM inbound_numbers n LEFT JOIN inbound_keywords k ON k.account_id = n.account_id
@@ -403,7 +414,7 @@ async function finish(
   );
   let unknownCodings = 0;
   const messages = wholes.map((w): InboundMessage => {
-    const to = internationalForm(w.destinationAddr);
+    const to = toOf(w);
     const owner = ownerOf.get(to);
     const encoding = encodingOf(w.dataCoding);
     if (!isKnownDataCoding(w.dataCoding)) unknownCodings++;

@@ -324,6 +324,41 @@ describe("STOP after the number was opted back in", () => {
   });
 });
 
+describe("a destination the SMSC writes in national form (TON 2)", () => {
+  const national = LONG_NUMBER.slice(3); // 772000000
+  it("is the account's number: a STOP to it opts out, a long message to it is routed", async () => {
+    const number = "263771100081";
+    const stop = await sendMobileOriginated(h.sims.get("econet").boundSessionList(), {
+      from: number,
+      to: national,
+      dest_addr_ton: 2,
+      text: "STOP",
+    });
+    expect(stop.sent.map((s) => s.command_status)).toEqual([0]);
+    await waitFor(() => listed(h.acct, number), { what: "the opt-out" });
+    const long = await sendMobileOriginated(h.sims.get("econet").boundSessionList(), {
+      from: "263771100082",
+      to: national,
+      dest_addr_ton: 2,
+      text: "z".repeat(60),
+      partOctets: 30,
+    });
+    expect(long.sent.map((s) => s.command_status)).toEqual([0, 0]);
+    const routed = async () =>
+      (
+        await h.pool.query<{ account_id: string | null; to: string }>(
+          `SELECT account_id, "to" FROM inbound_messages WHERE "from" IN ($1, $2) ORDER BY "from"`,
+          [number, "263771100082"],
+        )
+      ).rows;
+    await waitFor(async () => (await routed()).length === 2, { what: "both messages" });
+    expect(await routed()).toEqual([
+      { account_id: h.acct.id, to: LONG_NUMBER },
+      { account_id: h.acct.id, to: LONG_NUMBER },
+    ]);
+  });
+});
+
 describe("HELP", () => {
   it("is answered with the configured reply, billed as a normal send", async () => {
     const number = "263771100021";
