@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 34, the last 045_mobile_originated_destination_ton.sql.
+-- Migrations applied: 35, the last 046_keyword_reply_opted_out.sql.
 
 -- Sequences
 
@@ -175,7 +175,7 @@ CREATE TABLE public.inbound_messages (
   CONSTRAINT inbound_messages_encoding_check CHECK ((encoding = ANY (ARRAY['gsm7'::text, 'ascii'::text, 'latin1'::text, 'ucs2'::text]))),
   CONSTRAINT inbound_messages_keyword_kind_check CHECK ((keyword_kind = ANY (ARRAY['opt_out'::text, 'opt_in'::text, 'help'::text]))),
   CONSTRAINT inbound_messages_parts_check CHECK ((parts > 0)),
-  CONSTRAINT inbound_messages_reply_check CHECK ((reply = ANY (ARRAY['pending'::text, 'sent'::text, 'not_sent'::text])))
+  CONSTRAINT inbound_messages_reply_check CHECK ((reply = ANY (ARRAY['pending'::text, 'sent'::text, 'opted_out'::text, 'not_sent'::text]))) NOT VALID
 );
 
 CREATE TABLE public.inbound_numbers (

@@ -11,9 +11,11 @@ import type { KeywordKind } from "./keywords.ts";
  * handset wrote to, to the handset, as a send of the account (priced, held, dispatched and
  * called back like any). The inbound message says a reply is pending from the transaction that
  * stored it; the reply's own transaction marks it sent, so a reply is sent once whichever
- * process gets to it, and one left pending by a process that died is sent by the sweep.
+ * process gets to it, and one left pending by a process that died is sent by the sweep. A reply
+ * to a number on the account's opt-out list (a HELP after a STOP) is written like any send to it,
+ * failed OPTED_OUT at no charge, and the inbound message says `opted_out`, not `sent`.
  */
-export type ReplyOutcome = "sent" | "not_sent" | "none";
+export type ReplyOutcome = "sent" | "opted_out" | "not_sent" | "none";
 
 class ReplyRefused extends Error {}
 
@@ -65,7 +67,7 @@ export async function sendKeywordReply(
         inboundId,
         send.messages[0]?.id,
       ]);
-      const { refused } = await recordSends(
+      const { refused, optedOut } = await recordSends(
         tx,
         deps.boss,
         pending.account_id,
@@ -81,7 +83,9 @@ export async function sendKeywordReply(
       );
       // The number written to is no longer the account's, so it cannot send from it.
       if (refused.size > 0) throw new UnapprovedSenderError();
-      return "sent";
+      if (optedOut.size === 0) return "sent";
+      await tx.query("UPDATE inbound_messages SET reply = 'opted_out' WHERE id = $1", [inboundId]);
+      return "opted_out";
     });
   } catch (err) {
     if (

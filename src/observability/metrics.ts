@@ -305,7 +305,7 @@ export function createMetrics() {
     }),
     keywordReplies: new Counter({
       name: "shiri_keyword_replies_total",
-      help: "Configured keyword replies, by outcome (sent: accepted as a send; not_sent: refused, e.g. balance or sender gone).",
+      help: "Configured keyword replies, by outcome (sent: accepted as a send; opted_out: the number is on the list, written failed OPTED_OUT and not sent; not_sent: refused, e.g. balance or sender gone).",
       labelNames: ["outcome"] as const,
       registers: r,
     }),
@@ -389,7 +389,7 @@ export function initialiseSeries(
   }
   for (const change of ["opted_out", "opted_in"])
     for (const reason of ["keyword", "api"]) metrics.optOutChanges.inc({ change, reason }, 0);
-  for (const outcome of ["sent", "not_sent"]) metrics.keywordReplies.inc({ outcome }, 0);
+  for (const outcome of ["sent", "opted_out", "not_sent"]) metrics.keywordReplies.inc({ outcome }, 0);
   for (const answeredBy of ["kept", "database"]) metrics.keyLookups.inc({ answered_by: answeredBy }, 0);
   metrics.messagesOptedOut.inc(0);
   for (const operator of operators) {

@@ -58,6 +58,15 @@ async function listed(account: TestAccount, number: string): Promise<boolean> {
   return (res.body as { data: { items: unknown[] } }).data.items.length === 1;
 }
 
+/** shiri_keyword_replies_total for one outcome (0 before the first). */
+async function keywordReplies(outcome: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${h.t.service.metricsPort}/metrics`)).text();
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith(`shiri_keyword_replies_total{outcome="${outcome}"}`));
+  return line ? Number(line.split(" ").at(-1)) : 0;
+}
+
 /** What the SMSC accepted for a destination. */
 const atSmsc = (to: string) => h.sims.get("econet").accepted.filter((a) => a.destination_addr === to);
 
@@ -374,6 +383,33 @@ describe("HELP", () => {
     expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before - (rows[0]?.charge ?? 0));
     expect(await listed(h.acct, number)).toBe(false);
     await expectLedgerBalanced(h.acct);
+  });
+});
+
+describe("HELP from an opted-out number", () => {
+  it("gets no reply, and the message and the counter say it was opted out, not sent", async () => {
+    const number = "263771100091";
+    const sentBefore = await keywordReplies("sent");
+    const optedOutBefore = await keywordReplies("opted_out");
+    await handsetSends(number, "STOP");
+    await waitFor(async () => (await keywordReplies("sent")) === sentBefore + 1, {
+      what: "the STOP's reply",
+    });
+    await handsetSends(number, "HELP");
+    await waitFor(async () => (await keywordReplies("opted_out")) === optedOutBefore + 1, {
+      what: "the HELP reply counted as opted out",
+    });
+    expect(await keywordReplies("sent")).toBe(sentBefore + 1);
+    const { rows } = await h.pool.query<{ reply: string; status: string; response: string; charge: number }>(
+      `SELECT i.reply, m.status, m.operator_response AS response, m.charge FROM inbound_messages i
+         JOIN messages m ON m.id = i.reply_message_id
+        WHERE i."from" = $1 AND i.keyword = 'HELP'`,
+      [number],
+    );
+    expect(rows).toEqual([{ reply: "opted_out", status: "failed", response: "OPTED_OUT", charge: 0 }]);
+    const next = await h.send("+263771100097", "after");
+    await h.waitUntilSettled([next]);
+    expect(atSmsc(number).map((a) => a.text)).toEqual([expect.stringContaining("START")]);
   });
 });
 
