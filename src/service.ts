@@ -171,6 +171,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         metrics,
         repeatWindowSeconds: config.INBOUND_REPEAT_WINDOW_SECONDS,
         dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
+        maxSegments: config.MAX_SEGMENTS,
         reassemblySeconds: config.INBOUND_REASSEMBLY_SECONDS,
         intervalMs: config.INBOUND_SWEEP_MS,
         idleMs: IDLE_DUTY_POLLS * config.IDLE_POLL_MS,

@@ -1,5 +1,6 @@
 import { OPERATORS } from "../../carriers/types.ts";
 import { findAccount } from "../accounts/accounts.ts";
+import { loadConfig } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { MO_CONCATENATIONS, MO_ENCODINGS } from "../domain/mobile-originated.ts";
 import {
@@ -16,6 +17,7 @@ import {
   keywordSettings,
   normaliseKeyword,
   OverlappingKeywordsError,
+  ReplyTooLongError,
   setKeywordSettings,
 } from "../inbound/keywords.ts";
 import { searchInbound } from "../inbound/search-inbound.ts";
@@ -174,7 +176,8 @@ export const INBOUND_COMMANDS: readonly DataCommand[] = [
     details: [
       "A list replaces that kind's words (comma-separated, any case: STOP,QUIT). A reply is sent, from",
       "the number written to and billed as a send, to each message of its kind; an empty reply removes",
-      "it (none is sent). A word in two lists fails (exit 1).",
+      "it (none is sent). A word in two lists, or a reply that needs more segments in its encoding than",
+      "MAX_SEGMENTS allows a send (10), fails (exit 1).",
     ].join("\n"),
     options: {
       ...ACCOUNT,
@@ -209,15 +212,17 @@ export const INBOUND_COMMANDS: readonly DataCommand[] = [
           replies[kind] = reply === "" ? null : reply;
         }
       }
+      const { MAX_SEGMENTS: maxSegments } = loadConfig();
       return async (pool) => {
         await existingAccount(pool, accountId);
         try {
           return {
             account_id: accountId,
-            ...(await setKeywordSettings(pool, accountId, { lists, replies })),
+            ...(await setKeywordSettings(pool, accountId, { lists, replies }, { maxSegments })),
           };
         } catch (err) {
-          if (err instanceof OverlappingKeywordsError) throw new CommandError(err.message);
+          if (err instanceof OverlappingKeywordsError || err instanceof ReplyTooLongError)
+            throw new CommandError(err.message);
           throw err;
         }
       };

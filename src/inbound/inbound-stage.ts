@@ -17,7 +17,12 @@ export interface InboundDeps {
   metrics: Metrics;
   repeatWindowSeconds: number;
   dispatchBatchSize: number;
+  /** MAX_SEGMENTS: a keyword reply that needs more is not sent. The default's where not given. */
+  maxSegments?: number;
 }
+
+/** MAX_SEGMENTS's default (src/config.ts), for a caller that does not pass the configured one. */
+const DEFAULT_MAX_SEGMENTS = 10;
 
 /** Most parts stored in one transaction. */
 const MAX_BATCH = 500;
@@ -109,7 +114,12 @@ function observeStored(
 async function reply(deps: InboundDeps, inboundId: string): Promise<void> {
   try {
     const outcome = await sendKeywordReply(
-      { pool: deps.pool, boss: deps.boss, dispatchBatchSize: deps.dispatchBatchSize },
+      {
+        pool: deps.pool,
+        boss: deps.boss,
+        dispatchBatchSize: deps.dispatchBatchSize,
+        maxSegments: deps.maxSegments ?? DEFAULT_MAX_SEGMENTS,
+      },
       inboundId,
     );
     if (outcome !== "none") deps.metrics.keywordReplies.inc({ outcome });

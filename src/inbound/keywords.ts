@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import { countSegments } from "../domain/segments.ts";
 
 /**
  * Keywords: an inbound message whose whole text, ignoring case and surrounding spaces, is one of
@@ -73,9 +74,28 @@ export async function keywordSettings(db: Queryable, accountId: string): Promise
 /** A word in two lists would make its meaning depend on the order they are read in. */
 export class OverlappingKeywordsError extends Error {}
 
+/** A reply no send could carry: more segments, in its encoding, than MAX_SEGMENTS allows. */
+export class ReplyTooLongError extends Error {}
+
+const KIND_NAME: Readonly<Record<KeywordKind, string>> = {
+  opt_out: "opt-out",
+  opt_in: "opt-in",
+  help: "help",
+};
+
+/** Why a reply cannot be sent as a send of at most `maxSegments` segments, or null when it can. */
+export function replyTooLong(kind: KeywordKind, reply: string, maxSegments: number): string | null {
+  const { segments, encoding } = countSegments(reply);
+  return segments > maxSegments
+    ? `the ${KIND_NAME[kind]} reply needs ${segments} segments (${encoding}); at most ${maxSegments} (MAX_SEGMENTS)`
+    : null;
+}
+
 /**
  * Replaces what `change` names of the account's settings, keeping the rest; returns the result.
- * Lists are normalised (upper case, no repeats); a reply given as null or "" removes it.
+ * Lists are normalised (upper case, no repeats); a reply given as null or "" removes it. A reply
+ * over `maxSegments` (the send path's MAX_SEGMENTS) is refused (ReplyTooLongError): it would go
+ * out as a send no client could make.
  */
 export async function setKeywordSettings(
   db: Queryable,
@@ -84,6 +104,7 @@ export async function setKeywordSettings(
     lists?: Partial<Record<KeywordKind, readonly string[]>>;
     replies?: Partial<Record<KeywordKind, string | null>>;
   },
+  options: { maxSegments: number },
 ): Promise<KeywordSettings> {
   const now = await keywordSettings(db, accountId);
   const lists = { ...now.lists };
@@ -95,6 +116,8 @@ export async function setKeywordSettings(
   for (const kind of KEYWORD_KINDS) {
     const given = change.replies?.[kind];
     if (given !== undefined) replies[kind] = given === null || given.trim() === "" ? null : given;
+    const tooLong = given ? replyTooLong(kind, given, options.maxSegments) : null;
+    if (tooLong) throw new ReplyTooLongError(tooLong);
   }
   const seen = new Map<string, KeywordKind>();
   for (const kind of KEYWORD_KINDS)

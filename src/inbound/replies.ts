@@ -4,7 +4,7 @@ import { InsufficientBalanceError } from "../ledger/ledger.ts";
 import type { Queue } from "../queue/boss.ts";
 import { prepareSend } from "../sending/prepare-send.ts";
 import { recordSends, UnapprovedSenderError } from "../sending/record-send.ts";
-import type { KeywordKind } from "./keywords.ts";
+import { type KeywordKind, replyTooLong } from "./keywords.ts";
 
 /**
  * Keyword replies: the text an account configured for a keyword's kind, sent from the number the
@@ -31,7 +31,7 @@ interface Pending {
 }
 
 export async function sendKeywordReply(
-  deps: { pool: Pool; boss: Queue; dispatchBatchSize: number },
+  deps: { pool: Pool; boss: Queue; dispatchBatchSize: number; maxSegments: number },
   inboundId: string,
 ): Promise<ReplyOutcome> {
   try {
@@ -53,6 +53,8 @@ export async function sendKeywordReply(
       if (!pending) return "none";
       // The reply was taken off the account's settings since the message came.
       if (!pending.reply_text) throw new ReplyRefused();
+      // Set before replies were checked when set: never sent as more segments than a send may have.
+      if (replyTooLong(pending.keyword_kind, pending.reply_text, deps.maxSegments)) throw new ReplyRefused();
       const send = prepareSend({
         accountId: pending.account_id,
         currency: pending.currency,

@@ -376,6 +376,30 @@ describe("the operator's commands", () => {
   );
 });
 
+describe("keywords set", () => {
+  it(
+    "refuses a reply that cannot fit MAX_SEGMENTS in its encoding, and keeps the one before",
+    async () => {
+      const url = h.t.database.url;
+      // 839 UCS-2 characters: 13 segments of 67, over the 10 a send may have.
+      const long = `✓${"a".repeat(838)}`;
+      const refused = await shiri(url, ["keywords", "set", "--account", other.id, "--help-reply", long]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("help reply needs 13 segments (ucs2); at most 10 (MAX_SEGMENTS)");
+      // A lower MAX_SEGMENTS is the limit: 2 GSM segments of 153 fit 306 characters, not 307.
+      const gsm = await inParallel(["b".repeat(306), "b".repeat(307)], 2, (reply) =>
+        shiri(url, ["keywords", "set", "--account", other.id, "--opt-in-reply", reply], {
+          env: { MAX_SEGMENTS: "2" },
+        }),
+      );
+      expect(gsm.map((r) => r?.code)).toEqual([0, 1]);
+      const shown = await shiri(url, ["keywords", "show", "--account", other.id]);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ replies: { help: null, opt_in: "b".repeat(306) } });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
 describe("every callback", () => {
   it("received so far was signed with the account's secret", () => {
     expect(rx.received.length).toBeGreaterThan(0);

@@ -28,9 +28,14 @@ beforeAll(async () => {
   other = await h.t.account();
   await addInboundNumber(h.pool, h.acct.id, SHORT_CODE);
   await addInboundNumber(h.pool, h.acct.id, LONG_NUMBER);
-  await setKeywordSettings(h.pool, h.acct.id, {
-    replies: { opt_out: "You will get no more messages. Reply START to undo.", help: "Call 0242 000 000" },
-  });
+  await setKeywordSettings(
+    h.pool,
+    h.acct.id,
+    {
+      replies: { opt_out: "You will get no more messages. Reply START to undo.", help: "Call 0242 000 000" },
+    },
+    { maxSegments: 10 },
+  );
   rx = await startReceiver();
   const put = await call(h.t.base, "PUT", "/api/v1/webhook", {
     headers: h.acct.headers,
@@ -383,6 +388,37 @@ describe("HELP", () => {
     expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before - (rows[0]?.charge ?? 0));
     expect(await listed(h.acct, number)).toBe(false);
     await expectLedgerBalanced(h.acct);
+  });
+});
+
+describe("a stored reply longer than MAX_SEGMENTS", () => {
+  it("is not sent (counted not_sent), never as more segments than a send may have", async () => {
+    const number = "263771100092";
+    const notSentBefore = await keywordReplies("not_sent");
+    // Set before replies were checked when set: 839 UCS-2 characters are 13 segments.
+    await h.pool.query("UPDATE inbound_keywords SET help_reply = $2 WHERE account_id = $1", [
+      h.acct.id,
+      `✓${"a".repeat(838)}`,
+    ]);
+    try {
+      await handsetSends(number, "HELP");
+      await waitFor(async () => (await keywordReplies("not_sent")) === notSentBefore + 1, {
+        what: "the reply counted not sent",
+      });
+      const { rows } = await h.pool.query<{ reply: string; reply_message_id: string | null }>(
+        `SELECT reply, reply_message_id FROM inbound_messages WHERE "from" = $1`,
+        [number],
+      );
+      expect(rows).toEqual([{ reply: "not_sent", reply_message_id: null }]);
+      const next = await h.send("+263771100096", "after");
+      await h.waitUntilSettled([next]);
+      expect(atSmsc(number)).toEqual([]);
+    } finally {
+      await h.pool.query("UPDATE inbound_keywords SET help_reply = $2 WHERE account_id = $1", [
+        h.acct.id,
+        "Call 0242 000 000",
+      ]);
+    }
   });
 });
 
