@@ -281,7 +281,7 @@ export function createMetrics() {
     // Inbound (src/inbound): what handsets send, and the opt-out lists
     inboundParts: new Counter({
       name: "shiri_inbound_parts_total",
-      help: "Mobile-originated deliver_sm taken, by link and outcome (stored; repeat: the same PDU sent again by the SMSC within the repeat window, acknowledged and not stored twice).",
+      help: "Mobile-originated deliver_sm taken, by link and outcome (stored; repeat: the same PDU sent again by the SMSC within the repeat window, nothing else from its sender between, acknowledged and not stored twice).",
       labelNames: ["link", "outcome"] as const,
       registers: r,
     }),
