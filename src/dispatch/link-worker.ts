@@ -155,6 +155,7 @@ export class LinkWorker {
       metrics,
       repeatWindowSeconds: config.INBOUND_REPEAT_WINDOW_SECONDS,
       dispatchBatchSize: config.DISPATCH_BATCH_SIZE,
+      maxSegments: config.MAX_SEGMENTS,
     });
     const link = new CarrierLink(name, settings, {
       logger,

@@ -17,12 +17,9 @@ export interface InboundDeps {
   metrics: Metrics;
   repeatWindowSeconds: number;
   dispatchBatchSize: number;
-  /** MAX_SEGMENTS: a keyword reply that needs more is not sent. The default's where not given. */
-  maxSegments?: number;
+  /** MAX_SEGMENTS: a keyword reply that needs more is not sent. */
+  maxSegments: number;
 }
-
-/** MAX_SEGMENTS's default (src/config.ts), for a caller that does not pass the configured one. */
-const DEFAULT_MAX_SEGMENTS = 10;
 
 /** Most parts stored in one transaction. */
 const MAX_BATCH = 500;
@@ -118,7 +115,7 @@ async function reply(deps: InboundDeps, inboundId: string): Promise<void> {
         pool: deps.pool,
         boss: deps.boss,
         dispatchBatchSize: deps.dispatchBatchSize,
-        maxSegments: deps.maxSegments ?? DEFAULT_MAX_SEGMENTS,
+        maxSegments: deps.maxSegments,
       },
       inboundId,
     );

@@ -125,7 +125,7 @@ interface Whole {
   sourceAddr: string;
   sourceTon: number;
   destinationAddr: string;
-  /** Null for parts stored before migration 043 kept it. */
+  /** Null for parts stored before migration 045 kept it. */
   destinationTon: number | null;
   dataCoding: number;
   octets: Buffer;
