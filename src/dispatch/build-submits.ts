@@ -20,8 +20,8 @@ export interface OutboundMessage {
   to: string;
   body: string;
   sender_id: string;
-  /** Seconds the carrier may keep trying; sent as the validity period. */
-  validitySeconds: number;
+  /** When it expires: the carrier is given what is left of it at each submit, as the validity period. */
+  expiresAt: Date;
 }
 
 export interface OutboundPart {
@@ -63,7 +63,7 @@ export function buildSubmits(
       registered_delivery: 1,
       // What is left of it, as docs/api.md promises: a carrier given more could deliver the
       // message after it expired here (and its hold was released).
-      validity: Math.max(1, Math.floor(message.validitySeconds)),
+      validUntil: message.expiresAt,
       ...(numericSender
         ? {
             source_addr_ton: dialect.numeric_source_addr_ton,

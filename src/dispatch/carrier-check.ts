@@ -105,7 +105,7 @@ async function sendOne(
       to,
       body: `Shiri carrier check ${new Date().toISOString().slice(0, 19)}Z`,
       sender_id: options.from,
-      validitySeconds: 3_600,
+      expiresAt: new Date(Date.now() + 3_600_000),
     },
     options.settings,
   );

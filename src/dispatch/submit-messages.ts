@@ -67,11 +67,11 @@ async function submitMessage(
   outcome: DispatchOutcome,
   lateAcceptances: LateAcceptance[],
 ): Promise<void> {
-  // What is left of its validity: its own expiry, else due time + the configured validity.
-  const expiresAt =
-    message.expires_at?.getTime() ?? message.due_at.getTime() + context.validityHours * 3_600_000;
-  const validitySeconds = (expiresAt - Date.now()) / 1000;
-  const parts = buildSubmits({ ...message, validitySeconds }, context.link.session.settings);
+  // Its own expiry, else due time + the configured validity.
+  const expiresAt = new Date(
+    message.expires_at?.getTime() ?? message.due_at.getTime() + context.validityHours * 3_600_000,
+  );
+  const parts = buildSubmits({ ...message, expiresAt }, context.link.session.settings);
   const todo = parts.filter((p) => !message.accepted_parts.includes(p.partNo));
   if (todo.length > 0 && message.opted_out) {
     context.logger.info(
@@ -103,8 +103,12 @@ async function submitMessage(
     });
     return;
   }
+  // Past its expiry nothing more of it goes (a throttling carrier can hold a submit for many
+  // seconds): its next claim fails it expired, its hold released.
   const { maySend } = context;
-  const options: SubmitOptions = maySend ? { stillWanted: () => maySend(message.id) } : {};
+  const options: SubmitOptions = {
+    stillWanted: () => Date.now() < expiresAt.getTime() && (maySend?.(message.id) ?? true),
+  };
   const verdicts = await Promise.all(
     todo.map(async (p) => {
       const result = await submitPart(context, p.params, {

@@ -31,8 +31,11 @@ export interface SubmitParams {
   udh?: Buffer;
   /** Default 1: a receipt on any final state. */
   registered_delivery?: number;
-  /** An absolute expiry, or seconds from submission (sent in SMPP relative form). */
-  validity?: Date | number;
+  /**
+   * When the message expires: the carrier is given what is left of it when the PDU is written (in
+   * SMPP relative form, at least a second), however long the submit waited for a slot or a pause.
+   */
+  validUntil?: Date;
   /** Override the settings' TON/NPI, e.g. for a numeric sender. */
   source_addr_ton?: number;
   source_addr_npi?: number;

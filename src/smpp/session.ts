@@ -21,7 +21,7 @@ import type {
   SubmitOutcome,
   SubmitParams,
 } from "./session-types.ts";
-import { type SubmitSmFields, submitSm, validityPeriod } from "./submit-sm.ts";
+import { type SubmitSmFields, secondsLeft, submitSm, validityPeriod } from "./submit-sm.ts";
 import { SmppWire } from "./wire.ts";
 
 export type { DeliverSm, DeliverSmTlvs } from "./deliver-sm.ts";
@@ -584,7 +584,7 @@ export class SmppSession {
       fields.sar_total_segments = p.sar.total;
       fields.sar_segment_seqnum = p.sar.seq;
     }
-    if (p.validity !== undefined) fields.validity_period = validityPeriod(p.validity);
+    if (p.validUntil !== undefined) fields.validity_period = validityPeriod(secondsLeft(p.validUntil));
     return fields;
   }
 

@@ -58,6 +58,11 @@ export function submitSm(fields: SubmitSmFields): Pdu {
 
 const two = (n: number) => String(n).padStart(2, "0");
 
+/** Whole seconds from `now` until `until`, at least one: a validity of 0 means the SMSC's default. */
+export function secondsLeft(until: Date, now = Date.now()): number {
+  return Math.max(1, Math.floor((until.getTime() - now) / 1000));
+}
+
 /**
  * A validity_period in SMPP's time form: seconds from submission as a relative time
  * ("YYMMDDhhmmss000R", capped at 99 days), a Date as node-smpp writes one (the absolute

@@ -9,6 +9,7 @@ import { newMessageId } from "../../src/domain/message-id.ts";
 import { decodeUcs2 } from "../../src/domain/segments.ts";
 import { readReceipt } from "../../src/receipts/read-receipt.ts";
 import type { DeliverSm } from "../../src/smpp/session.ts";
+import { secondsLeft } from "../../src/smpp/submit-sm.ts";
 import { RECEIPT_ADDRESSES } from "../support/pdus.ts";
 
 const message = (body: string, sender = "SHIRI") => ({
@@ -16,7 +17,7 @@ const message = (body: string, sender = "SHIRI") => ({
   to: "+263771234567",
   body,
   sender_id: sender,
-  validitySeconds: 3600,
+  expiresAt: new Date(Date.now() + 3_600_000),
 });
 
 describe("buildSubmits", () => {
@@ -83,11 +84,15 @@ describe("buildSubmits", () => {
     expect(ucs2?.params.sar).toBeUndefined();
   });
 
-  it("gives the carrier what is left of the validity, however little", () => {
-    expect(buildSubmits({ ...message("x"), validitySeconds: 3600.9 })[0]?.params.validity).toBe(3600);
-    // 30 s left at dispatch: 30 s, not a floor of 60 that outlived the message's expiry.
-    expect(buildSubmits({ ...message("x"), validitySeconds: 30.5 })[0]?.params.validity).toBe(30);
-    expect(buildSubmits({ ...message("x"), validitySeconds: 0.2 })[0]?.params.validity).toBe(1);
+  it("gives the carrier what is left of the validity when the PDU is written, however little", () => {
+    const expiresAt = new Date(Date.UTC(2026, 10, 29, 12, 0, 0));
+    expect(buildSubmits({ ...message("x"), expiresAt })[0]?.params.validUntil).toEqual(expiresAt);
+    const at = (msBefore: number) => secondsLeft(expiresAt, expiresAt.getTime() - msBefore);
+    expect(at(3_600_900)).toBe(3600);
+    // 30 s left: 30 s, not a floor of 60 that outlived the message's expiry.
+    expect(at(30_500)).toBe(30);
+    // Less than a second, or none: one (0 would be the SMSC's default validity).
+    expect([at(200), at(0), at(-5_000)]).toEqual([1, 1, 1]);
   });
 
   it("refuses a message with no routable destination", () => {
