@@ -119,6 +119,24 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
   }
 }
 
+/** Tries of a transaction that Postgres ended to break a deadlock (40P01), the first included. */
+const DEADLOCK_TRIES = 3;
+
+/**
+ * withTransaction, tried again when Postgres ended it to break a deadlock: for a transaction that
+ * locks many rows others lock in another order (a bulk cancel and a worker's claim), so that the
+ * race ends in its answer, not a 503. Whatever it did was rolled back, so it is safe to repeat.
+ */
+export async function withTransactionPastDeadlocks<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await withTransaction(pool, fn);
+    } catch (err) {
+      if (sqlState(err) !== "40P01" || attempt >= DEADLOCK_TRIES) throw err;
+    }
+  }
+}
+
 /**
  * Queues COMMIT behind the transaction's last statement: pg sends it the moment the statement is
  * answered, so whatever row locks the statement takes are held for its round trip and the

@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { withTransaction } from "../../db/pool.ts";
+import { withTransaction, withTransactionPastDeadlocks } from "../../db/pool.ts";
 import { CANCELLED, type CancelledMessage, cancelMessages } from "../../lifecycle/index.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import { MESSAGE_COLUMNS, type MessageRow } from "../../search/message-row.ts";
@@ -57,7 +57,9 @@ export function cancelBulk(deps: IntakeDeps): RequestHandler {
     const bulkId = String(req.params.bulk_id);
     if (!UUID_PATTERN.test(bulkId)) throw new ApiError("invalidBulkId");
     const accountId = res.locals.accountId;
-    const result = await withTransaction(deps.pool, async (tx) => {
+    // A worker's claim locks the bulk's rows in the order its plan reads them: a deadlock with
+    // it is tried again, and the second try finds those messages claimed (not cancelled).
+    const result = await withTransactionPastDeadlocks(deps.pool, async (tx) => {
       const { rowCount } = await tx.query("SELECT 1 FROM bulk_sends WHERE id = $1 AND account_id = $2", [
         bulkId,
         accountId,
