@@ -40,6 +40,8 @@ function recipientForms(to: string): string[] {
 
 export interface FoundMessage extends MessageRow {
   bulk_id: string | null;
+  /** Where its charge stands: held, captured (taken), or released (given back). */
+  billing: "held" | "captured" | "released";
   /** created_at to the microsecond, UTC, as a cursor holds it. */
   position_at: string;
 }
@@ -99,7 +101,7 @@ export async function searchMessages(
   // the window's last row, which comes back whatever it holds (it is where the next page starts).
   const { rows } = await db.query<FoundMessage & { matches: boolean; n: number }>(
     `SELECT w.*, ${POSITION_AT} AS position_at, ${matches} AS matches
-       FROM (SELECT ${MESSAGE_COLUMNS}, bulk_id, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n
+       FROM (SELECT ${MESSAGE_COLUMNS}, bulk_id, billing, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n
                FROM messages
               WHERE ${where.join(" AND ")}
               ORDER BY created_at DESC, id DESC

@@ -91,6 +91,37 @@ describe("GET /api/v1/sms/export.csv: happy path", () => {
   });
 });
 
+describe("GET /api/v1/sms/export.csv: reconciliation", () => {
+  it("says where each charge stands: held, captured, or released", async () => {
+    const who = await t.account();
+    const send = async (to: string) =>
+      (
+        (
+          await call(t.base, "POST", "/api/v1/sms", {
+            headers: who.headers,
+            body: { to, from: "SHIRI", message: "billing" },
+          })
+        ).body as { id: string }
+      ).id;
+    const waiting = await send("+263771234567");
+    const unroutable = await send("12345");
+    const cancelled = await send("+263771234568");
+    expect((await call(t.base, "DELETE", `/api/v1/sms/${cancelled}`, { headers: who.headers })).status).toBe(
+      200,
+    );
+    const [header, ...rows] = parseCsv((await exportCsv("", who)).text);
+    const billing = header?.indexOf("billing") ?? -1;
+    const byId = new Map(rows.map((r) => [r[0], r]));
+    // The charge column is the price, whatever became of it; billing says whether it was taken.
+    expect([waiting, unroutable, cancelled].map((id) => byId.get(id)?.[billing])).toEqual([
+      "held",
+      "captured",
+      "released",
+    ]);
+    expect(byId.get(cancelled)?.[header?.indexOf("charge") ?? -1]).not.toBe("0");
+  });
+});
+
 describe("GET /api/v1/sms/export.csv: errors", () => {
   it("a query covering more than SEARCH_EXPORT_MAX_ROWS is refused before anything is written", async () => {
     const who = await t.account({ balance: 100_000_000 });

@@ -18,7 +18,12 @@ import { messageFiltersShape, queryOf, sinceBeforeUntil, toFilters } from "./sea
  */
 export const exportSmsQuery = z.object(messageFiltersShape).strict().superRefine(sinceBeforeUntil);
 
-/** The CSV columns: the Message's fields, then the bulk send it belongs to (empty for a single send). */
+/**
+ * The CSV columns: the Message's fields, then the bulk send it belongs to (empty for a single
+ * send), then where its charge stands: `held`, `captured` (taken) or `released` (given back, as
+ * for a message cancelled or failed before a carrier took it). What was billed is the sum of the
+ * captured charges.
+ */
 export const EXPORT_COLUMNS = [
   "id",
   "to",
@@ -33,6 +38,7 @@ export const EXPORT_COLUMNS = [
   "created_at",
   "delivered_at",
   "bulk_id",
+  "billing",
 ] as const;
 
 const CHUNK_ROWS = 1_000;
@@ -53,6 +59,7 @@ function toCsv(row: FoundMessage): string {
     m.created_at,
     m.delivered_at ?? "",
     row.bulk_id ?? "",
+    row.billing,
   ]);
 }
 
@@ -122,7 +129,7 @@ export const exportSmsEndpoint = endpoint({
     200: {
       description: "The CSV file.",
       body: z.string().meta({
-        description: `A header row, then one row per message; columns ${EXPORT_COLUMNS.join(", ")} (bulk_id empty for a single send).`,
+        description: `A header row, then one row per message; columns ${EXPORT_COLUMNS.join(", ")} (bulk_id empty for a single send; billing: held, captured or released).`,
       }),
       contentType: "text/csv",
       headers: z.object({
