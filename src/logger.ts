@@ -60,17 +60,18 @@ type LogMethod = NonNullable<NonNullable<pino.LoggerOptions["hooks"]>["logMethod
  * While the database is out of reach, every loop of a worker fails at every try, and says so:
  * some 250 lines in 40 s, most with a stack. The first warning or error whose `err` is such a
  * failure is logged, with a line saying that the next ones are counted; those are held back
- * until none has come for OUTAGE_OVER_AFTER_MS, when one line gives how long it lasted and how
- * many of each were held back. Every other line goes out as ever.
+ * until none has come for OUTAGE_OVER_AFTER_MS, when one line gives how long it lasted (from its
+ * first failure to its last: the quiet wait after the last is not the outage's) and how many of
+ * each were held back. Every other line goes out as ever.
  */
 function outageLines(isOutage: (err: unknown) => boolean, root: () => pino.Logger): LogMethod {
-  let outage: { since: number; held: Map<string, number>; timer: NodeJS.Timeout } | null = null;
+  let outage: { since: number; last: number; held: Map<string, number>; timer: NodeJS.Timeout } | null = null;
   const over = () => {
     if (!outage) return;
-    const { since, held } = outage;
+    const { since, last, held } = outage;
     outage = null;
     root().warn(
-      { outage_ms: Date.now() - since, held_back: Object.fromEntries(held) },
+      { outage_ms: last - since, held_back: Object.fromEntries(held) },
       "database failures stopped: the lines held back meanwhile, by message",
     );
   };
@@ -81,11 +82,13 @@ function outageLines(isOutage: (err: unknown) => boolean, root: () => pino.Logge
     if (outage) {
       const key = typeof message === "string" ? message : "(no message)";
       outage.held.set(key, (outage.held.get(key) ?? 0) + 1);
+      outage.last = Date.now();
       outage.timer.refresh();
       return;
     }
     method.apply(this, args);
-    outage = { since: Date.now(), held: new Map(), timer: setTimeout(over, OUTAGE_OVER_AFTER_MS) };
+    const now = Date.now();
+    outage = { since: now, last: now, held: new Map(), timer: setTimeout(over, OUTAGE_OVER_AFTER_MS) };
     outage.timer.unref();
     root().warn("the database is out of reach: further failures are counted, not logged, until it answers");
   };

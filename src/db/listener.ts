@@ -61,16 +61,26 @@ export async function listenOn(
       ...(timeouts ? connectionOptions(timeouts) : {}),
     });
     client = next;
+    // While connecting, the connect's own failure says why; pg emits 'end' before that failure
+    // reaches us, so a drop there would report the end in words no one knows for an outage
+    // (src/db/pool.ts, isDatabaseOutOfReach) and the outage log would show every reconnect.
+    let connected = false;
     next.on("error", (err) => drop(next, err));
-    next.on("end", () => drop(next, new Error("listening connection ended")));
+    next.on("end", () => {
+      if (connected) drop(next, new Error("listening connection terminated"));
+    });
     next.on("notification", (msg) => {
       if (msg.channel === channel) handlers.onNotify(msg.payload ?? "");
     });
     try {
       await next.connect();
+      connected = true;
       await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     } catch (err) {
-      drop(next, err);
+      drop(
+        next,
+        connectTimedOut(err) ? new Error("listening connection: connection timeout", { cause: err }) : err,
+      );
       return;
     }
     if (client !== next || stopped) return;
@@ -96,4 +106,12 @@ export async function listenOn(
       await last?.end().catch(() => {});
     },
   };
+}
+
+/**
+ * pg's Client says its own connect timeout (connectionTimeoutMillis) in two words only; a pool
+ * says it in words of its own (pg-pool), which isDatabaseOutOfReach knows.
+ */
+function connectTimedOut(err: unknown): boolean {
+  return err instanceof Error && err.message === "timeout expired";
 }

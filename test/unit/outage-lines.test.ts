@@ -46,11 +46,23 @@ describe("a database outage in the log", () => {
       msg: "database failures stopped: the lines held back meanwhile, by message",
       held_back: { "early receipt sweep failed": 40, "fetching dispatch jobs failed": 40 },
     });
-    expect(lines.at(-1)?.outage_ms).toBeGreaterThanOrEqual(20_000);
+    // From the first failure to the last (19.5 s later), not to the line 10 s after it.
+    expect(lines.at(-1)?.outage_ms).toBe(19_500);
     // The next outage is told again.
     logger.error({ err: unreachable() }, "webhook relay failed; retrying");
     expect(lines.at(-2)?.msg).toBe("webhook relay failed; retrying");
     expect(lines).toHaveLength(7);
+  });
+
+  it("of one failure alone lasted nothing: the quiet period after it is not counted", async () => {
+    const { lines, logger } = logged();
+    logger.warn({ err: unreachable() }, "fetching dispatch jobs failed");
+    await vi.advanceTimersByTimeAsync(OUTAGE_OVER_AFTER_MS);
+    expect(lines.at(-1)).toMatchObject({
+      msg: "database failures stopped: the lines held back meanwhile, by message",
+      outage_ms: 0,
+      held_back: {},
+    });
   });
 
   it("without the option, every line goes out", () => {

@@ -1,0 +1,181 @@
+/**
+ * The outage log (src/logger.ts, outageLines) as the real components meet it: a database out of
+ * reach is told by its first failure and one line when it is over, whichever component fails,
+ * however often. Each test gives a component the service's logger, takes the database out of its
+ * reach, and counts that component's lines.
+ */
+import net from "node:net";
+import { Writable } from "node:stream";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { CARRIERS } from "../../carriers/index.ts";
+import { CarrierSimulator, simulatorOptionsFor } from "../../carriers/simulator/index.ts";
+import { createPool, isDatabaseOutOfReach } from "../../src/db/pool.ts";
+import { encodeGsm7 } from "../../src/domain/segments.ts";
+import { createLogger } from "../../src/logger.ts";
+import { listenForWork } from "../../src/queue/wakeups.ts";
+import { STATUS } from "../../src/smpp/command-status.ts";
+import { SmppSession } from "../../src/smpp/session.ts";
+import { createTestDatabase } from "../support/database.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const OUTAGE_TOLD =
+  "the database is out of reach: further failures are counted, not logged, until it answers";
+
+/** The service's logger (src/cli/commands.ts), its lines read back. */
+function serviceLogger() {
+  const lines: { level: number; msg: string; [field: string]: unknown }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString("utf8").split("\n")) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const logger = createLogger("info", { destination: sink, outage: isDatabaseOutOfReach });
+  return { lines, logger, said: (msg: string) => lines.filter((l) => l.msg === msg).length };
+}
+
+/** A port nothing listens on: a database that is not there. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * A TCP relay to Postgres that can be cut the ways an outage cuts: "closing" accepts and closes
+ * at once (a container's published port while its Postgres is down), "silent" accepts and never
+ * answers (a network cut). Cutting ends the connections it relays.
+ */
+async function relayTo(url: string) {
+  const target = new URL(url);
+  let mode: "relay" | "closing" | "silent" = "relay";
+  const open = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    client.on("error", () => {});
+    open.add(client);
+    client.on("close", () => open.delete(client));
+    if (mode === "closing") return client.destroy();
+    if (mode === "silent") return;
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  const relayed = new URL(url);
+  relayed.hostname = "127.0.0.1";
+  relayed.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: relayed.toString(),
+    cut(how: "closing" | "silent") {
+      mode = how;
+      for (const socket of open) socket.destroy();
+    },
+    mend() {
+      mode = "relay";
+    },
+  };
+}
+
+describe("a database out of reach, in the log of", () => {
+  it("the receipts' deliver_sm handler: its first failure, then nothing however many receipts", async () => {
+    const sim = new CarrierSimulator(
+      simulatorOptionsFor("econet", {
+        port: 0,
+        seed: 7,
+        behaviour: { receiptDelayMs: 0, receiptRetryDelayMs: 20, maxReceiptAttempts: 5 },
+      }),
+    );
+    const { port } = await sim.start();
+    cleanups.push(() => sim.stop());
+    // What the receipt stage meets: a pool whose database does not answer.
+    const pool = createPool(`postgres://postgres@127.0.0.1:${await closedPort()}/shiri`, 2);
+    cleanups.push(() => pool.end());
+    let calls = 0;
+    const { logger, said } = serviceLogger();
+    const session = new SmppSession({
+      settings: { ...CARRIERS.econet.smpp, port, enquire_link_interval_ms: 60_000 },
+      logger: logger.child({ link: "econet-1" }),
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      onDeliverSm: async () => {
+        calls++;
+        await pool.query("SELECT 1");
+      },
+    });
+    cleanups.push(() => session.close());
+    session.start();
+    expect(await session.waitUntilBound(5_000)).toBe(true);
+    for (let i = 0; i < 4; i++)
+      await session.submit({
+        source_addr: "Shiri",
+        destination_addr: "263771234567",
+        data_coding: 0,
+        short_message: encodeGsm7(`receipt ${i}`),
+      });
+    await waitFor(() => calls >= 12, { what: "receipts delivered again and again" });
+    // Each one still told the SMSC to deliver it again later.
+    expect(sim.receiptsSent[0]?.command_status).toBe(STATUS.ESME_RX_T_APPN);
+    expect(said("deliver_sm handler failed")).toBe(1);
+    expect(said(OUTAGE_TOLD)).toBe(1);
+  });
+
+  it.each([
+    { cut: "closing" as const, what: "a port that closes each connection" },
+    { cut: "silent" as const, what: "a port that never answers" },
+  ])("the listening connection: lost once, then not at every reconnect ($what)", async ({ cut }) => {
+    const db = await createTestDatabase();
+    cleanups.push(() => db.drop());
+    const relay = await relayTo(db.url);
+    const { logger, lines, said } = serviceLogger();
+    const timeouts = { statementMs: 5_000, lockMs: 2_000, idleInTransactionMs: 5_000, connectMs: 200 };
+    const listening = await listenForWork(relay.url, timeouts, logger);
+    cleanups.push(() => listening.stop());
+    relay.cut(cut);
+    // Reconnects after 250, 500 and 1000 ms: the fourth failure comes within 2.5 s.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    relay.mend();
+    await waitFor(() => said("listening for work again: every loop looks once") === 1, {
+      what: "the listener back",
+      timeoutMs: 8_000,
+    });
+    expect(said("listening connection lost: reconnecting"), JSON.stringify(lines)).toBe(1);
+    expect(said(OUTAGE_TOLD)).toBe(1);
+  });
+
+  it("the listening connection: a connection ended by the database is an outage too", async () => {
+    const db = await createTestDatabase();
+    cleanups.push(() => db.drop());
+    const { logger, said } = serviceLogger();
+    const listening = await listenForWork(db.url, undefined, logger);
+    cleanups.push(() => listening.stop());
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    for (let i = 1; i <= 3; i++) {
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        ["shiri-listener"],
+      );
+      await waitFor(() => said("listening for work again: every loop looks once") === i, {
+        what: "the listener back",
+      });
+    }
+    expect(said("listening connection lost: reconnecting")).toBe(1);
+  });
+});
