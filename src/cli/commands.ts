@@ -98,7 +98,10 @@ export const COMMANDS: readonly Command[] = [
     kind: "data",
     name: "migrate",
     summary: "apply the database migrations not yet applied",
-    details: "Prints the migrations it applied and the current one. Safe to run twice at once.",
+    details:
+      "Prints the migrations it applied (applied), the database's latest (current) and those it has that " +
+      "this version does not know (unknown: a newer version migrated it; a warning on stderr says so). " +
+      "Safe to run twice at once.",
     migrates: true,
     run: () => {
       const config = loadConfig();

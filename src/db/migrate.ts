@@ -19,8 +19,12 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
 const MIGRATION_LOCK = 7_426_001;
 
 export interface MigrationResult {
+  /** The files this run applied. */
   applied: string[];
+  /** The database's latest migration, whichever version of Shiri applied it. */
   current: string | null;
+  /** Migrations the database has that this code has no file for: a newer version applied them. */
+  unknown: string[];
 }
 
 export interface MigrateOptions {
@@ -128,7 +132,15 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
       else await run.statementByStatement(migration);
       applied.push(file);
     }
-    return { applied, current: files.at(-1) ?? null };
+    const known = new Set(all);
+    const unknown = [...done].filter((version) => !known.has(version)).sort();
+    if (unknown.length > 0)
+      options.logger?.warn(
+        { unknown },
+        "the database was migrated by a newer version of Shiri: this code does not know its latest " +
+          "migrations and may not write what that version expects",
+      );
+    return { applied, current: [...done, ...applied].sort().at(-1) ?? null, unknown };
   } finally {
     if (locked) await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
     client.removeListener("error", onError);

@@ -272,20 +272,49 @@ describe("shiri migrate", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const [a, b] = await Promise.all([shiri(url, ["migrate"]), shiri(url, ["migrate"])]);
     for (const res of [a, b] as CliResult[]) {
       const out = oneJsonObject(res);
-      expect(Object.keys(out).sort()).toEqual(["applied", "current"]);
+      expect(Object.keys(out).sort()).toEqual(["applied", "current", "unknown"]);
       expect(out.current).toBe(LATEST);
     }
     expect(await appliedVersions(url)).toEqual(MIGRATIONS);
 
     const again = oneJsonObject(await shiri(url, ["migrate"]));
-    expect(again).toEqual({ applied: [], current: LATEST });
+    expect(again).toEqual({ applied: [], current: LATEST, unknown: [] });
     expect(await appliedVersions(url)).toEqual(MIGRATIONS);
   });
 
   it("`shiri migrate` on an empty database reports the migrations it applied", async () => {
     const url = await emptyDatabase();
     const out = oneJsonObject(await shiri(url, ["migrate"]));
-    expect(out).toEqual({ applied: MIGRATIONS, current: LATEST });
+    expect(out).toEqual({ applied: MIGRATIONS, current: LATEST, unknown: [] });
+  });
+
+  it("`shiri migrate` on a database a newer version migrated reports its latest migration, and says so", async () => {
+    const url = await emptyDatabase();
+    oneJsonObject(await shiri(url, ["migrate"]));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query("INSERT INTO schema_migrations (version) VALUES ('999_future.sql')");
+    await client.end();
+    const res = await shiri(url, ["migrate"], { env: { LOG_LEVEL: "warn" } });
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({
+      applied: [],
+      current: "999_future.sql",
+      unknown: ["999_future.sql"],
+    });
+    // And the one warning on stderr, where the CLI logs.
+    expect(
+      res.stderr
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
+      expect.objectContaining({
+        level: 40,
+        unknown: ["999_future.sql"],
+        msg: expect.stringMatching(/^the database was migrated by a newer version of Shiri/),
+      }),
+    ]);
   });
 
   it("an admin command on an empty database migrates it first", async () => {

@@ -223,6 +223,40 @@ describe("a migration held up by a lock", () => {
   });
 });
 
+describe("a database migrated by a newer version", () => {
+  const OLDER = { "001_table.sql": "CREATE TABLE t (v int);\n" };
+  const NEWER = { ...OLDER, "002_column.sql": "ALTER TABLE t ADD COLUMN w int;\n" };
+
+  it("is reported as it is: its latest migration, and the ones this code does not know, with one warning", async () => {
+    const db = await scratch();
+    await migrate(db.pool, { directory: await migrationsFolder(NEWER) });
+    // Rolling back the code, or an old process beside a new one in a rolling upgrade.
+    const { logger, lines } = capturedLogger();
+    const result = await migrate(db.pool, { directory: await migrationsFolder(OLDER), logger });
+    expect(result).toEqual({ applied: [], current: "002_column.sql", unknown: ["002_column.sql"] });
+    const warnings = lines.filter((l) => l.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({
+      unknown: ["002_column.sql"],
+      msg: "the database was migrated by a newer version of Shiri: this code does not know its latest migrations and may not write what that version expects",
+    });
+  });
+
+  it("beside the shipped migrations: a later row is the current one", async () => {
+    const db = await scratch();
+    const shipped = await migrate(db.pool);
+    expect(shipped.unknown).toEqual([]);
+    await db.pool.query("INSERT INTO schema_migrations (version) VALUES ('999_future.sql')");
+    const { logger, lines } = capturedLogger();
+    expect(await migrate(db.pool, { logger })).toEqual({
+      applied: [],
+      current: "999_future.sql",
+      unknown: ["999_future.sql"],
+    });
+    expect(lines.filter((l) => l.level === 40).map((l) => l.unknown)).toEqual([["999_future.sql"]]);
+  });
+});
+
 describe("two processes migrating at once", () => {
   it("both finish while one builds an index concurrently (the other waits without a snapshot)", async () => {
     const db = await scratch();
