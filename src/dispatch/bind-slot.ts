@@ -70,19 +70,28 @@ export class BindSlot {
 interface Kept {
   bound: () => boolean;
   lost: () => void;
+  /** Until when the lease is surely ours (this process's clock): the last renewal sent + a lease. */
+  heldUntil: number;
 }
+
+/** After a renewal that failed, the next try comes this soon (the lease still runs meanwhile). */
+const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /**
  * Every bind slot a process holds, renewed together: one statement a third of a lease (jittered)
  * for all of the process's links, instead of one statement and one timer per link
  * (docs/decisions/0011-idle-worker.md). A slot whose lease was lost (it expired and another worker
- * took it), or every slot when the renewal failed, is told so through its `lost`, as BindSlot.renew
- * would have said.
+ * took it) is told so through its `lost`. A renewal that failed (the database dropped the
+ * connection, say) loses nothing yet: the lease runs until the time it was given, and the renewal
+ * is tried again every second meanwhile. Only a slot whose lease would run out before another try
+ * (a third of a lease before its end, for the clocks' sake) is given up, unbinding its link.
  */
 export class BindLeases {
   readonly #kept = new Map<BindSlot, Kept>();
   #timer: NodeJS.Timeout | null = null;
   #renewing: Promise<void> | null = null;
+  /** The last renewal failed: the next comes after RETRY_AFTER_FAILURE_MS, not a third of a lease. */
+  #failed = false;
 
   constructor(
     private readonly db: Queryable,
@@ -95,7 +104,8 @@ export class BindLeases {
    * returned function is called or its lease is lost (`lost` is called then, once).
    */
   keep(slot: BindSlot, bound: () => boolean, lost: () => void): () => void {
-    this.#kept.set(slot, { bound, lost });
+    // Taken just now: its lease runs a full lease from about now.
+    this.#kept.set(slot, { bound, lost, heldUntil: Date.now() + this.leaseSeconds * 1000 });
     this.#schedule();
     return () => {
       this.#kept.delete(slot);
@@ -120,6 +130,7 @@ export class BindLeases {
     const kept = [...this.#kept].filter(([slot]) => slot.held !== null);
     if (kept.length === 0) return;
     let renewed: Set<string>;
+    const sentAt = Date.now();
     try {
       const { rows } = await this.db.query<{ link: string; slot: number }>({
         name: "shiri_bind_slots_renew",
@@ -137,15 +148,26 @@ export class BindLeases {
       });
       renewed = new Set(rows.map((r) => `${r.link}\u0000${r.slot}`));
     } catch {
-      // Not renewed is not known to be held: every link unbinds, as a failed renewal always did.
-      renewed = new Set();
+      // Not renewed, but not lost either: each lease runs until the time its last renewal gave it.
+      this.#failed = true;
+      const margin = (this.leaseSeconds * 1000) / 3;
+      for (const [slot, k] of kept) {
+        if (k.heldUntil - margin > Date.now() + RETRY_AFTER_FAILURE_MS) continue;
+        this.#lose(slot, k);
+      }
+      return;
     }
+    this.#failed = false;
     for (const [slot, k] of kept) {
-      if (renewed.has(`${slot.link}\u0000${slot.held}`)) continue;
-      this.#kept.delete(slot);
-      slot.forget();
-      k.lost();
+      if (renewed.has(`${slot.link}\u0000${slot.held}`)) k.heldUntil = sentAt + this.leaseSeconds * 1000;
+      else this.#lose(slot, k);
     }
+  }
+
+  #lose(slot: BindSlot, k: Kept): void {
+    this.#kept.delete(slot);
+    slot.forget();
+    k.lost();
   }
 
   #schedule(): void {
@@ -157,7 +179,7 @@ export class BindLeases {
           if (this.#kept.size > 0) this.#schedule();
         });
       },
-      jittered((this.leaseSeconds * 1000) / 3),
+      this.#failed ? RETRY_AFTER_FAILURE_MS : jittered((this.leaseSeconds * 1000) / 3),
     );
     this.#timer.unref();
   }

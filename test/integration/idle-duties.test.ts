@@ -89,6 +89,74 @@ describe("a process's bind slots", () => {
   });
 });
 
+describe("a failed renewal of a process's bind slots", () => {
+  /** The slots' table locked by another connection: every renewal fails (lock_timeout), for real. */
+  async function tableLocked(): Promise<{ unlock(): Promise<void> }> {
+    const holder = createPool(db.url, 1);
+    const client = await holder.connect();
+    await client.query("BEGIN");
+    await client.query("LOCK TABLE smpp_bind_slots IN ACCESS EXCLUSIVE MODE");
+    return {
+      async unlock() {
+        await client.query("ROLLBACK");
+        client.release();
+        await holder.end();
+      },
+    };
+  }
+  const timeouts = { statementMs: 5_000, lockMs: 100, idleInTransactionMs: 60_000, connectMs: 5_000 };
+
+  it("loses nothing while the lease still runs, and the next renewal keeps it", async () => {
+    const impatient = createPool(db.url, 2, timeouts);
+    const slot = new BindSlot(pool, "blip-a", 1, "worker-1", 6);
+    await slot.acquire();
+    const leases = new BindLeases(impatient, "worker-1", 6);
+    const lost: string[] = [];
+    leases.keep(
+      slot,
+      () => true,
+      () => void lost.push("a"),
+    );
+    const lock = await tableLocked();
+    await leases.renewAll();
+    // Before, one failed renewal unbound every link of the process at once.
+    expect(lost).toEqual([]);
+    expect(slot.held).toBe(0);
+    await lock.unlock();
+    await leases.renewAll();
+    expect(lost).toEqual([]);
+    await leases.stop();
+    await impatient.end();
+  });
+
+  it("gives a slot up once its lease would run out before another try", async () => {
+    const impatient = createPool(db.url, 2, timeouts);
+    const slot = new BindSlot(pool, "blip-b", 1, "worker-1", 6);
+    await slot.acquire();
+    const leases = new BindLeases(impatient, "worker-1", 6);
+    const lost: string[] = [];
+    leases.keep(
+      slot,
+      () => true,
+      () => void lost.push("b"),
+    );
+    const lock = await tableLocked();
+    try {
+      await leases.renewAll();
+      expect(lost).toEqual([]);
+      // A lease of 6 s: given up a third of a lease before its end, less a try's wait.
+      await new Promise((resolve) => setTimeout(resolve, 3_200));
+      await leases.renewAll();
+      expect(lost).toEqual(["b"]);
+      expect(slot.held).toBeNull();
+    } finally {
+      await lock.unlock();
+      await leases.stop();
+      await impatient.end();
+    }
+  });
+});
+
 describe("the due watch's look at the queues", () => {
   it("tells jobs due or running from jobs only due later", async () => {
     const queue = dispatchQueue("telecel");
