@@ -17,16 +17,61 @@ import { presentEnv } from "./environment.ts";
  * The one configuration object, read from the environment once. Every default runs:
  * with nothing set, Shiri starts an embedded Postgres and the carrier simulators.
  */
-const intFromEnv = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
-/** A TCP port. */
-const portFromEnv = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
+/**
+ * Whole numbers are read in plain decimal digits: Number() alone would also take 0x50, 1e3, 0b1
+ * and " 12", which no operator means as a count or a port. A leading "-" is let through to be
+ * refused by the bound with the bound's own message.
+ */
+const WHOLE = /^-?[0-9]+$/;
+const NOT_WHOLE = "expected a whole number in plain decimal digits (no 0x, no exponent, no spaces)";
+/** A whole number from `min` to `max`. */
+const whole = (min: number, max: number = Number.MAX_SAFE_INTEGER) =>
+  z.string().regex(WHOLE, NOT_WHOLE).transform(Number).pipe(z.number().int().min(min).max(max));
+const wholeFromEnv = (fallback: number, min: number, max?: number) => whole(min, max).default(fallback);
+/** A count or a size that 0 would break (a dispatch job of no messages, a body limit of no bytes). */
+const countFromEnv = (fallback: number, max?: number) => wholeFromEnv(fallback, 1, max);
+/** The most a Postgres integer holds: the rate limits go to the database as integers. */
+const MAX_PG_INTEGER = 2_147_483_647;
+/** A limit a unit of time where 0 is documented as no limit, and the database holds it. */
+const limitFromEnv = (fallback: number) => wholeFromEnv(fallback, 0, MAX_PG_INTEGER);
+/** A TCP port; 0 (any free port) only where `min` is 0: the servers Shiri listens on. */
+const portFromEnv = (fallback: number, min = 0) => wholeFromEnv(fallback, min, 65_535);
 /** Node's timers hold at most 2^31 − 1 ms (some 24.8 days): a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
 /** A duration in milliseconds that a timer (or Postgres's timeouts, of the same bound) can hold. */
-const msFromEnv = (fallback: number, min = 1) =>
-  z.coerce.number().int().min(min).max(MAX_TIMER_MS).default(fallback);
+const msFromEnv = (fallback: number, min = 1) => wholeFromEnv(fallback, min, MAX_TIMER_MS);
+/** A duration in seconds that a timer holds once in milliseconds: 2147483 s, some 24.8 days. */
+const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
+const secondsFromEnv = (fallback: number, min = 1) => wholeFromEnv(fallback, min, MAX_TIMER_SECONDS);
+/** pg-boss refuses a job expiry or a supervise interval over 24 hours. */
+const MAX_QUEUE_SECONDS = 86_400;
+/**
+ * Durations in hours and days are held to a hundred years: far past any use ("never" in practice,
+ * as a test's 100000 hours), and well within what a Date (and Postgres's timestamps) hold once
+ * added to now; 1e10 hours was not.
+ */
+const MAX_HOURS = 876_000;
+const MAX_DAYS = 36_500;
+/** Decimal digits with an optional fraction (0.001), again no exponent nor hex. */
+const DECIMAL = /^-?([0-9]+(\.[0-9]+)?|\.[0-9]+)$/;
+const NOT_DECIMAL = "expected a number in plain decimal digits, e.g. 24 or 0.5 (no exponent)";
+/** Hours, fractions allowed: above 0 unless `zero` is a documented meaning ("none"). */
+const hoursFromEnv = (fallback: number, zero = false) =>
+  z
+    .string()
+    .regex(DECIMAL, NOT_DECIMAL)
+    .transform(Number)
+    .pipe(zero ? z.number().min(0).max(MAX_HOURS) : z.number().positive().max(MAX_HOURS))
+    .default(fallback);
+const daysFromEnv = (fallback: number) => wholeFromEnv(fallback, 1, MAX_DAYS);
 /** An SMPP 3.4 field of one octet (a TON or an NPI). */
-const octetFromEnv = (fallback: number) => z.coerce.number().int().min(0).max(255).default(fallback);
+const octetFromEnv = (fallback: number) => wholeFromEnv(fallback, 0, 255);
+/** An SMPP 3.4 bind field of at most `max` characters, in ASCII (one octet each on the wire). */
+const smppString = (max: number) =>
+  z
+    .string()
+    .regex(/^[\x20-\x7e]*$/, "expected printable ASCII (one octet a character on the wire)")
+    .max(max, `SMPP 3.4 allows at most ${max} characters here`);
 /** A comma-separated list, each entry trimmed and held to `check`; empty when unset. */
 const commaList = (check: (entry: string) => boolean, message: string) =>
   z
@@ -56,14 +101,18 @@ const envSchema = z.object({
   PORT: portFromEnv(3000),
   METRICS_PORT: portFromEnv(9464),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: z
+    .string()
+    .url()
+    .refine((url) => /^postgres(ql)?:\/\//i.test(url), "expected a postgres:// or postgresql:// URL")
+    .optional(),
   DATA_DIR: z.string().min(1).default(".data"),
-  EMBEDDED_PG_PORT: portFromEnv(54329),
+  EMBEDDED_PG_PORT: portFromEnv(54329, 1),
   /**
    * Connections per process. Small on purpose: past about twice the database server's cores,
    * more backends only contend (on the 2-core bench machine 5 gave 2,100 sends/s, 20 gave 1,150–1,400).
    */
-  PG_POOL_MAX: z.coerce.number().int().positive().default(5),
+  PG_POOL_MAX: countFromEnv(5),
   /** A pooled connection beyond the first is closed after this long unused (docs/decisions/0011). */
   PG_POOL_IDLE_MS: msFromEnv(2_000),
   /** Per connection: longest statement, lock wait, idle open transaction, wait for a connection. */
@@ -73,18 +122,18 @@ const envSchema = z.object({
   PG_CONNECT_TIMEOUT_MS: msFromEnv(5_000),
   /** Idle keep-alive connections stay open this long: above common load balancers' 60 s idle timeout. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: msFromEnv(65_000),
-  BODY_LIMIT_BYTES: intFromEnv(1_048_576),
+  BODY_LIMIT_BYTES: countFromEnv(1_048_576),
   /** A batch send's (and a batch preview's) body limit: up to BULK_MAX_RECIPIENTS texts of their own. */
-  BATCH_BODY_LIMIT_BYTES: intFromEnv(8_388_608),
-  BULK_MAX_RECIPIENTS: intFromEnv(10_000),
+  BATCH_BODY_LIMIT_BYTES: countFromEnv(8_388_608),
+  BULK_MAX_RECIPIENTS: countFromEnv(10_000),
   /** How often one number may appear in a bulk send (0: no cap; the contract bills repeats). */
-  BULK_MAX_REPEATS: intFromEnv(0),
-  MAX_SEGMENTS: intFromEnv(10),
-  IDEMPOTENCY_TTL_HOURS: intFromEnv(24),
+  BULK_MAX_REPEATS: wholeFromEnv(0, 0),
+  MAX_SEGMENTS: countFromEnv(10, 255),
+  IDEMPOTENCY_TTL_HOURS: wholeFromEnv(24, 1, MAX_HOURS),
   /** The most messages one CSV export may cover (before its status and operator filters). */
-  SEARCH_EXPORT_MAX_ROWS: z.coerce.number().int().positive().default(100_000),
+  SEARCH_EXPORT_MAX_ROWS: countFromEnv(100_000),
   /** Final messages (with their parts) and mobile-originated messages are kept this many days, then deleted. */
-  MESSAGE_RETENTION_DAYS: z.coerce.number().int().positive().default(90),
+  MESSAGE_RETENTION_DAYS: daysFromEnv(90),
   /** How often a worker looks for rows past their retention (one worker at a time deletes them). */
   RETENTION_INTERVAL_MS: msFromEnv(60_000),
   /** How often a worker runs the periodic audit (src/audit/audit-pass.ts; one worker at a time). */
@@ -94,33 +143,33 @@ const envSchema = z.object({
    * its own (`shiri rate-limit set`). 0 is no limit; RATE_LIMITS=off skips them altogether.
    */
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
-  RATE_LIMIT_KEY_PER_SECOND: intFromEnv(500),
+  RATE_LIMIT_KEY_PER_SECOND: limitFromEnv(500),
   /** Failed authentications one client address may make a minute, over every API process (0: no limit). */
-  AUTH_FAILURES_PER_MINUTE: intFromEnv(60),
+  AUTH_FAILURES_PER_MINUTE: limitFromEnv(60),
   /**
    * The load balancers in front of the API, addresses or CIDRs, comma-separated: a request from
    * one is judged by the client address it puts in X-Forwarded-For (src/intake/client-address.ts).
    * Empty, the default: the socket's peer is the client, and the header is never read.
    */
   TRUSTED_PROXIES: commaList(isCidr, "expected addresses or CIDRs, comma-separated"),
-  RATE_LIMIT_ACCOUNT_PER_SECOND: intFromEnv(1_000),
-  RATE_LIMIT_RECIPIENTS_PER_MINUTE: intFromEnv(600_000),
+  RATE_LIMIT_ACCOUNT_PER_SECOND: limitFromEnv(1_000),
+  RATE_LIMIT_RECIPIENTS_PER_MINUTE: limitFromEnv(600_000),
   /** How stale LastUsedAt may get before a request refreshes it; bounds writes on the hot path. */
-  KEY_LAST_USED_PRECISION_SECONDS: intFromEnv(60),
+  KEY_LAST_USED_PRECISION_SECONDS: secondsFromEnv(60, 0),
   /** Group commit: one account's sends written together, at most this many sends and messages. */
-  SEND_COMMIT_MAX_SENDS: z.coerce.number().int().positive().default(200),
-  SEND_COMMIT_MAX_MESSAGES: z.coerce.number().int().positive().default(2_000),
+  SEND_COMMIT_MAX_SENDS: countFromEnv(200),
+  SEND_COMMIT_MAX_MESSAGES: countFromEnv(2_000),
   /** Jobs carry this many message ids each, so a 10,000-recipient send is a few hundred jobs. */
-  DISPATCH_BATCH_SIZE: intFromEnv(50),
+  DISPATCH_BATCH_SIZE: countFromEnv(50),
   /** Hours a message may wait for its carrier; fractions allowed (0.001 is 3.6 s, for tests). */
-  MESSAGE_VALIDITY_HOURS: z.coerce.number().positive().default(24),
+  MESSAGE_VALIDITY_HOURS: hoursFromEnv(24),
   /**
    * The nice value a `--role worker` process gives itself at start (0: none). Where it shares a
    * machine with an API, the API then has the CPU first: its requests wait less, and the worker,
    * which runs less often, finds bigger batches that cost less a message
    * (docs/decisions/0022-workers-give-way-to-the-api.md).
    */
-  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(5),
+  WORKER_NICE: wholeFromEnv(5, 0, 19),
   /**
    * Dispatch's poll while awake: for a short while after work (what a send commits without an
    * announcement is found this way), and while waiting for room or for its link. Idle, a
@@ -137,29 +186,29 @@ const envSchema = z.object({
    */
   IDLE_POLL_MS: msFromEnv(5_000),
   /** Messages one worker submits at once per operator, over all its batches (a TPS limit lowers it). */
-  DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(2_000),
+  DISPATCH_MAX_IN_FLIGHT: countFromEnv(2_000),
   /**
    * Tries of a message that may put a segment on the wire and hear no answer; then it fails
    * NO_ANSWER (docs/dispatch.md, the in-flight window). 2: the handset may get it twice.
    */
-  DISPATCH_MAX_UNANSWERED_SENDS: z.coerce.number().int().min(1).max(100).default(2),
+  DISPATCH_MAX_UNANSWERED_SENDS: countFromEnv(2, 100),
   /** Dispatch batches in flight per operator: while one settles, the next is submitted. */
-  DISPATCH_BATCHES_IN_FLIGHT: z.coerce.number().int().positive().default(3),
+  DISPATCH_BATCHES_IN_FLIGHT: countFromEnv(3),
   /** Jobs one fetch takes at most; a batch is the work of every job fetched together. */
-  DISPATCH_FETCH_JOBS: z.coerce.number().int().positive().default(500),
+  DISPATCH_FETCH_JOBS: countFromEnv(500),
   /**
    * How long a batch holds the messages it is submitting without renewing the hold; it renews it
    * every third of this while it runs, so only a dead or cut-off worker lets it run out, and another
    * run may then take them.
    */
-  DISPATCH_LOCK_SECONDS: z.coerce.number().int().positive().default(15),
+  DISPATCH_LOCK_SECONDS: secondsFromEnv(15),
   /**
    * A dispatch job whose batch has not touched it for this long lost its worker and is run again
    * (pg-boss's job heartbeat; at least 10). Batches touch their jobs as they renew their holds.
    */
-  DISPATCH_JOB_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).default(10),
+  DISPATCH_JOB_HEARTBEAT_SECONDS: wholeFromEnv(10, 10, MAX_QUEUE_SECONDS),
   /** The longest a dispatch job may stay active however it is touched: a backstop, not the detector. */
-  DISPATCH_JOB_EXPIRE_SECONDS: z.coerce.number().int().positive().default(3_600),
+  DISPATCH_JOB_EXPIRE_SECONDS: wholeFromEnv(3_600, 1, MAX_QUEUE_SECONDS),
   /**
    * Shiri vacuums its churned tables itself when the server's autovacuum is off ("auto"), always
    * ("on") or never ("off"); looked at every SELF_VACUUM_INTERVAL_MS by one worker at a time.
@@ -167,14 +216,14 @@ const envSchema = z.object({
   SELF_VACUUM: z.enum(["auto", "on", "off"]).default("auto"),
   SELF_VACUUM_INTERVAL_MS: msFromEnv(10_000),
   /** How often pg-boss looks for jobs whose heartbeat or expiry ran out (and its other upkeep). */
-  QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().positive().default(5),
-  BIND_LEASE_SECONDS: z.coerce.number().int().positive().default(15),
-  BREAKER_ERROR_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
-  BREAKER_VOLUME_THRESHOLD: z.coerce.number().int().positive().default(10),
+  QUEUE_SUPERVISE_SECONDS: wholeFromEnv(5, 1, MAX_QUEUE_SECONDS),
+  BIND_LEASE_SECONDS: secondsFromEnv(15),
+  BREAKER_ERROR_PERCENT: countFromEnv(50, 100),
+  BREAKER_VOLUME_THRESHOLD: countFromEnv(10),
   BREAKER_RESET_MS: msFromEnv(5_000),
   BREAKER_WINDOW_MS: msFromEnv(10_000),
   /** A receipt matching no recorded segment waits this long before it counts as unknown. */
-  RECEIPT_GRACE_SECONDS: z.coerce.number().int().positive().default(600),
+  RECEIPT_GRACE_SECONDS: secondsFromEnv(600),
   RECEIPT_SWEEP_MS: msFromEnv(500),
   /**
    * Inbound messages (src/inbound): a deliver_sm the same as one stored this recently is the SMSC
@@ -182,8 +231,8 @@ const envSchema = z.object({
    * not all there this long after its first becomes an incomplete message; the worker looks for
    * those (and for keyword replies left pending) every INBOUND_SWEEP_MS.
    */
-  INBOUND_REPEAT_WINDOW_SECONDS: z.coerce.number().int().positive().default(600),
-  INBOUND_REASSEMBLY_SECONDS: z.coerce.number().int().positive().default(300),
+  INBOUND_REPEAT_WINDOW_SECONDS: secondsFromEnv(600),
+  INBOUND_REASSEMBLY_SECONDS: secondsFromEnv(300),
   INBOUND_SWEEP_MS: msFromEnv(5_000),
   /** Start the carrier simulators in the worker (default: yes, except in production). */
   START_SIMULATORS: flagFromEnv(),
@@ -191,32 +240,32 @@ const envSchema = z.object({
   /** Each callback request, from connecting to the status line. */
   WEBHOOK_TIMEOUT_MS: msFromEnv(5_000),
   /** Callback requests in flight per destination host, across all workers. */
-  WEBHOOK_CONCURRENCY_PER_HOST: z.coerce.number().int().positive().default(64),
+  WEBHOOK_CONCURRENCY_PER_HOST: countFromEnv(64),
   /** Callback requests in flight per worker process, all hosts together. */
-  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(256),
+  WEBHOOK_MAX_IN_FLIGHT: countFromEnv(256),
   /** Events per callback job, all for one host, sent one after another. */
-  WEBHOOK_BATCH_SIZE: z.coerce.number().int().positive().default(100),
+  WEBHOOK_BATCH_SIZE: countFromEnv(100),
   /**
    * Requests of a callback job written on its connection before their answers (HTTP/1.1
    * pipelining, in order; 1: none). A receiver that closes with requests unanswered is sent one
    * at a time for a while (docs/decisions/0030).
    */
-  WEBHOOK_PIPELINE_DEPTH: z.coerce.number().int().min(1).max(64).default(1),
+  WEBHOOK_PIPELINE_DEPTH: countFromEnv(1, 64),
   /** Retries: exponential from the base delay with jitter, capped, for this many hours after the event. */
-  WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
+  WEBHOOK_RETRY_HOURS: hoursFromEnv(24),
   WEBHOOK_RETRY_BASE_MS: msFromEnv(10_000),
   WEBHOOK_RETRY_MAX_DELAY_MS: msFromEnv(3_600_000),
   /** The webhook loops' poll while awake (see DISPATCH_POLL_MS; idle, they sleep until woken). */
   WEBHOOK_POLL_MS: msFromEnv(200),
   /** Delivered and failed webhook events are kept this many days, then deleted. */
-  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  WEBHOOK_RETENTION_DAYS: daysFromEnv(30),
   /** After a rotation, callbacks carry the old secret's signature too for this many hours (0: none). */
-  WEBHOOK_SECRET_GRACE_HOURS: z.coerce.number().nonnegative().default(24),
+  WEBHOOK_SECRET_GRACE_HOURS: hoursFromEnv(24, true),
   /** How often a worker looks for pending events whose callback job was lost or used up its retries. */
   WEBHOOK_STRANDED_SWEEP_MS: msFromEnv(60_000),
   // --- Callbacks that cannot be turned on a stranger; upgrades that do not stop sending (issue 28).
   /** Events one account may redeliver per hour, all processes together (0: no limit). */
-  WEBHOOK_REDELIVERIES_PER_HOUR: intFromEnv(10_000),
+  WEBHOOK_REDELIVERIES_PER_HOUR: limitFromEnv(10_000),
   /** DNS servers for callbacks' names (IP addresses, each with an optional :port); the system's resolver when empty. */
   WEBHOOK_DNS_SERVERS: commaList(
     isDnsServer,
@@ -225,7 +274,7 @@ const envSchema = z.object({
   /** Longest a migration waits for a lock that holds off traffic while it waits, per try. */
   MIGRATION_LOCK_TIMEOUT_MS: msFromEnv(2_000),
   /** Tries per migration (or per statement of one run outside a transaction) before start-up fails. */
-  MIGRATION_LOCK_ATTEMPTS: z.coerce.number().int().positive().default(10),
+  MIGRATION_LOCK_ATTEMPTS: countFromEnv(10),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -279,14 +328,17 @@ function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
     const prefix = `SMPP_${link.toUpperCase()}_`;
     const shape = z.object({
       host: z.string().min(1).default(base.host),
-      port: portFromEnv(base.port),
-      system_id: z.string().default(base.system_id),
-      password: z.string().default(base.password),
-      system_type: z.string().default(base.system_type),
+      port: portFromEnv(base.port, 1),
+      // SMPP 3.4 C-Octet Strings (5.2.1-5.2.3): 16, 9 and 13 octets with the closing NUL. A
+      // longer one would go onto the wire as it is and an SMSC may refuse or misread the bind.
+      system_id: smppString(15).default(base.system_id),
+      password: smppString(8).default(base.password),
+      system_type: smppString(12).default(base.system_type),
       bind_mode: z.literal("transceiver").default(base.bind_mode),
-      window_size: z.coerce.number().int().positive().default(base.window_size),
-      tps_limit: intFromEnv(base.tps_limit),
-      max_binds: z.coerce.number().int().positive().default(base.max_binds),
+      window_size: countFromEnv(base.window_size),
+      // 0: no TPS limit of Shiri's own (the carrier may still throttle).
+      tps_limit: wholeFromEnv(base.tps_limit, 0),
+      max_binds: countFromEnv(base.max_binds),
       enquire_link_interval_ms: msFromEnv(base.enquire_link_interval_ms),
       response_timeout_ms: msFromEnv(base.response_timeout_ms),
       source_addr_ton: octetFromEnv(base.source_addr_ton),
@@ -298,9 +350,9 @@ function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
       numeric_source_addr_npi: octetFromEnv(base.numeric_source_addr_npi),
       id_format_submit: z.enum(SMSC_ID_FORMATS).default(base.id_format_submit),
       id_format_receipt: z.enum(SMSC_ID_FORMATS).default(base.id_format_receipt),
-      gsm_data_coding: z.coerce
-        .number()
-        .pipe(z.union([z.literal(0), z.literal(1)]))
+      gsm_data_coding: z
+        .enum(["0", "1"])
+        .transform((v) => (v === "1" ? 1 : 0))
         .default(base.gsm_data_coding),
       concatenation: z.enum(CONCATENATIONS).default(base.concatenation),
       receipt_scope: z.enum(RECEIPT_SCOPES).default(base.receipt_scope),

@@ -127,6 +127,10 @@ export async function enqueueDispatch(
   batchSize: number,
   startAfter: number | Date = 0,
 ): Promise<void> {
+  // A size below 1 (or NaN) would never advance the loop below: it grew the heap until the process
+  // died, the event loop blocked for every client. The configuration refuses it; this is the backstop.
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new RangeError(`dispatch batch size must be a whole number of at least 1, got ${batchSize}`);
   const byOperator = new Map<Operator, string[]>();
   for (const m of messages) {
     const ids = byOperator.get(m.operator) ?? [];

@@ -163,3 +163,111 @@ describe("production is the default, and safe", () => {
     for (const line of [productionRefusal(loadConfig({})) ?? ""]) expect(line).not.toContain("\n");
   });
 });
+
+describe("numbers their use cannot hold are refused at start, naming the setting", () => {
+  const refused = (env: Record<string, string>, pattern: RegExp) => {
+    expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env), JSON.stringify(env)).toThrow(pattern);
+  };
+
+  it("refuses 0 for a count or a size that 0 breaks (DISPATCH_BATCH_SIZE=0 looped enqueueing forever)", () => {
+    for (const name of [
+      "DISPATCH_BATCH_SIZE",
+      "MAX_SEGMENTS",
+      "BULK_MAX_RECIPIENTS",
+      "BODY_LIMIT_BYTES",
+      "BATCH_BODY_LIMIT_BYTES",
+      "IDEMPOTENCY_TTL_HOURS",
+      "SMPP_ECONET_PORT",
+      "EMBEDDED_PG_PORT",
+    ])
+      refused({ [name]: "0" }, new RegExp(`\\n  ${name}: .*>=1`));
+  });
+
+  it("keeps 0 where the docs give it a meaning", () => {
+    const zero = loadConfig({
+      BULK_MAX_REPEATS: "0",
+      RATE_LIMIT_KEY_PER_SECOND: "0",
+      RATE_LIMIT_ACCOUNT_PER_SECOND: "0",
+      AUTH_FAILURES_PER_MINUTE: "0",
+      WEBHOOK_REDELIVERIES_PER_HOUR: "0",
+      WEBHOOK_SECRET_GRACE_HOURS: "0",
+      SMPP_ECONET_TPS_LIMIT: "0",
+      PORT: "0",
+      METRICS_PORT: "0",
+      DISPATCH_POLL_MS: "0",
+    });
+    expect([zero.BULK_MAX_REPEATS, zero.RATE_LIMIT_KEY_PER_SECOND, zero.links.econet?.tps_limit]).toEqual([
+      0, 0, 0,
+    ]);
+  });
+
+  it("refuses seconds past what a timer holds, and pg-boss's 24 hours for its own", () => {
+    // BIND_LEASE_SECONDS=100000000 overflowed the lease timer: a standby busy-looped on the database.
+    for (const name of [
+      "BIND_LEASE_SECONDS",
+      "DISPATCH_LOCK_SECONDS",
+      "RECEIPT_GRACE_SECONDS",
+      "INBOUND_REPEAT_WINDOW_SECONDS",
+      "INBOUND_REASSEMBLY_SECONDS",
+      "KEY_LAST_USED_PRECISION_SECONDS",
+    ]) {
+      refused({ [name]: "100000000" }, new RegExp(`\\n  ${name}: .*<=2147483`));
+      expect(loadConfig({ [name]: "2147483" })[name as "BIND_LEASE_SECONDS"]).toBe(2_147_483);
+    }
+    for (const name of [
+      "QUEUE_SUPERVISE_SECONDS",
+      "DISPATCH_JOB_EXPIRE_SECONDS",
+      "DISPATCH_JOB_HEARTBEAT_SECONDS",
+    ])
+      refused({ [name]: "86401" }, new RegExp(`\\n  ${name}: .*<=86400`));
+  });
+
+  it("refuses hours and days past a hundred years (a Date holds them added to now)", () => {
+    // MESSAGE_VALIDITY_HOURS=1e10 made a send with deliver_between answer 500 (Invalid time value).
+    for (const name of [
+      "MESSAGE_VALIDITY_HOURS",
+      "WEBHOOK_RETRY_HOURS",
+      "WEBHOOK_SECRET_GRACE_HOURS",
+      "IDEMPOTENCY_TTL_HOURS",
+    ]) {
+      refused({ [name]: "876001" }, new RegExp(`\\n  ${name}: .*<=876000`));
+      expect(loadConfig({ [name]: "876000" })[name as "MESSAGE_VALIDITY_HOURS"]).toBe(876_000);
+    }
+    for (const name of ["MESSAGE_RETENTION_DAYS", "WEBHOOK_RETENTION_DAYS"])
+      refused({ [name]: "36501" }, new RegExp(`\\n  ${name}: .*<=36500`));
+    refused({ MAX_SEGMENTS: "256" }, /MAX_SEGMENTS: .*<=255/);
+    refused({ RATE_LIMIT_KEY_PER_SECOND: "2147483648" }, /RATE_LIMIT_KEY_PER_SECOND: .*<=2147483647/);
+  });
+
+  it("reads numbers in plain decimal digits only: no hex, no exponent, no spaces", () => {
+    for (const value of ["0x50", "1e3", "0b11", " 80", "80 ", "+80", "Infinity"])
+      refused({ PORT: value }, /\n {2}PORT: expected a whole number in plain decimal digits/);
+    refused({ MESSAGE_VALIDITY_HOURS: "1e10" }, /MESSAGE_VALIDITY_HOURS: expected a number in plain decimal/);
+    refused({ MESSAGE_VALIDITY_HOURS: "0x10" }, /MESSAGE_VALIDITY_HOURS: expected a number in plain decimal/);
+    refused({ SMPP_ECONET_WINDOW_SIZE: "1e2" }, /SMPP_ECONET_WINDOW_SIZE: expected a whole number/);
+    expect(loadConfig({ PORT: "080" }).PORT).toBe(80);
+    expect(loadConfig({ MESSAGE_VALIDITY_HOURS: ".5" }).MESSAGE_VALIDITY_HOURS).toBe(0.5);
+  });
+
+  it("refuses a DATABASE_URL that is not Postgres's", () => {
+    refused(
+      { DATABASE_URL: "mysql://shiri@db:3306/shiri" },
+      /DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\//,
+    );
+    for (const url of ["postgres://shiri@db:5432/shiri", "postgresql://shiri@db/shiri"])
+      expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+  });
+
+  it("refuses an SMPP system_id over 15 characters, a password over 8, a system_type over 12", () => {
+    refused({ SMPP_ECONET_SYSTEM_ID: "a".repeat(16) }, /SMPP_ECONET_SYSTEM_ID: SMPP 3.4 allows at most 15/);
+    refused({ SMPP_NETONE_PASSWORD: "123456789" }, /SMPP_NETONE_PASSWORD: SMPP 3.4 allows at most 8/);
+    refused(
+      { SMPP_TELECEL_SYSTEM_TYPE: "a".repeat(13) },
+      /SMPP_TELECEL_SYSTEM_TYPE: SMPP 3.4 allows at most 12/,
+    );
+    refused({ SMPP_ECONET_PASSWORD: "pässwörd" }, /SMPP_ECONET_PASSWORD: expected printable ASCII/);
+    const edge = loadConfig({ SMPP_ECONET_SYSTEM_ID: "a".repeat(15), SMPP_ECONET_PASSWORD: "12345678" });
+    expect([edge.links.econet?.system_id.length, edge.links.econet?.password]).toEqual([15, "12345678"]);
+  });
+});
