@@ -279,6 +279,36 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/**
+ * Names a setting had before it was renamed, still read when the new name is unset (the new one
+ * wins when both are set; docs/configuration.md, aliases). Each is held to its new name's bounds.
+ */
+const aliasSchema = z.object({
+  /** Now RATE_LIMIT_KEY_PER_SECOND: the same requests a second per key. */
+  RATE_LIMIT_KEY_REQUESTS_PER_SECOND: whole(0, MAX_PG_INTEGER).optional(),
+  /** Now RATE_LIMIT_ACCOUNT_PER_SECOND: the same requests a second per account. */
+  RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND: whole(0, MAX_PG_INTEGER).optional(),
+  /**
+   * Now DISPATCH_MAX_IN_FLIGHT: dispatch jobs of up to DISPATCH_BATCH_SIZE messages each in flight
+   * per operator, so it counts DISPATCH_JOBS_IN_FLIGHT × DISPATCH_BATCH_SIZE messages.
+   */
+  DISPATCH_JOBS_IN_FLIGHT: whole(1, 1_000_000).optional(),
+});
+
+function withAliases(env: NodeJS.ProcessEnv, settings: Env, old: z.infer<typeof aliasSchema>): Env {
+  const out = { ...settings };
+  if (env.RATE_LIMIT_KEY_PER_SECOND === undefined && old.RATE_LIMIT_KEY_REQUESTS_PER_SECOND !== undefined)
+    out.RATE_LIMIT_KEY_PER_SECOND = old.RATE_LIMIT_KEY_REQUESTS_PER_SECOND;
+  if (
+    env.RATE_LIMIT_ACCOUNT_PER_SECOND === undefined &&
+    old.RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND !== undefined
+  )
+    out.RATE_LIMIT_ACCOUNT_PER_SECOND = old.RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND;
+  if (env.DISPATCH_MAX_IN_FLIGHT === undefined && old.DISPATCH_JOBS_IN_FLIGHT !== undefined)
+    out.DISPATCH_MAX_IN_FLIGHT = old.DISPATCH_JOBS_IN_FLIGHT * out.DISPATCH_BATCH_SIZE;
+  return out;
+}
+
 export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE" | "START_SIMULATORS"> {
   START_SIMULATORS: boolean;
   /** Callbacks to loopback and private ranges: allowed in development, refused in production. */
@@ -287,6 +317,8 @@ export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE" | "START_SIMUL
   links: Record<string, SmppSettings>;
   /** Each operator's links, in the order they are tried (ROUTE_<OPERATOR>). */
   routes: Record<Operator, string[]>;
+  /** SMPP_* variables no link reads, a line each, for the start to warn of (unreadSmppSettings). */
+  unreadSettings: readonly string[];
 }
 
 /** A DNS server as Node's resolver takes it: an IP address, "a.b.c.d:port" or "[v6]:port". */
@@ -373,6 +405,40 @@ function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
   return out;
 }
 
+/**
+ * SMPP_* variables no link reads, a line each: the settings of a link not in SMPP_LINKS, or a name
+ * misspelt. Warned of at start, not refused: env and compose files often carry every operator's
+ * settings while SMPP_LINKS names fewer links, and taking a link out of SMPP_LINKS must not need
+ * its settings deleted too. A misspelt password is still refused in production (the simulator's
+ * would be used).
+ */
+function unreadSmppSettings(env: NodeJS.ProcessEnv, links: Record<string, SmppSettings>): string[] {
+  const linkList = Object.keys(links).join(",");
+  // Longest first: NUMERIC_SOURCE_ADDR_TON before SOURCE_ADDR_TON.
+  const fields = Object.keys(Object.values(links)[0] ?? {})
+    .map((field) => field.toUpperCase())
+    .sort((a, b) => b.length - a.length);
+  const read = new Set(["SMPP_LINKS"]);
+  for (const link of Object.keys(links))
+    for (const field of fields) read.add(`SMPP_${link.toUpperCase()}_${field}`);
+  const lines: string[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith("SMPP_") || read.has(name)) continue;
+    const known = Object.keys(links).find((link) => name.startsWith(`SMPP_${link.toUpperCase()}_`));
+    const field = fields.find((f) => name.endsWith(`_${f}`) && name.length > `SMPP__${f}`.length);
+    if (known !== undefined)
+      lines.push(
+        `${name} is not read: link ${known} has no setting ${name.slice(`SMPP_${known}_`.length)} (see docs/configuration.md)`,
+      );
+    else if (field !== undefined)
+      lines.push(
+        `${name} is not read: no link named ${name.slice(5, -field.length - 1).toLowerCase()} in SMPP_LINKS (${linkList})`,
+      );
+    else lines.push(`${name} is not read: no setting has that name (a link's are SMPP_<LINK>_<FIELD>)`);
+  }
+  return lines;
+}
+
 /** ROUTE_<OPERATOR>: the operator's links in order; by default the link named after it. */
 function routeSettings(
   env: NodeJS.ProcessEnv,
@@ -452,15 +518,22 @@ export function productionWarnings(config: Config): string[] {
   return warnings;
 }
 
+/** What a start warns of, a line each: SMPP settings no link reads, then production's warnings. */
+export function startWarnings(config: Config): string[] {
+  return [...config.unreadSettings, ...productionWarnings(config)];
+}
+
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const env = presentEnv(given);
-  refuseBlank(env, Object.keys(envSchema.shape));
+  refuseBlank(env, [...Object.keys(envSchema.shape), ...Object.keys(aliasSchema.shape)]);
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+  const old = aliasSchema.safeParse(env);
+  if (!parsed.success || !old.success) {
+    const issues = [...(parsed.error?.issues ?? []), ...(old.error?.issues ?? [])];
+    const lines = issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
-  const { WEBHOOK_ALLOW_PRIVATE, START_SIMULATORS, ...rest } = parsed.data;
+  const { WEBHOOK_ALLOW_PRIVATE, START_SIMULATORS, ...rest } = withAliases(env, parsed.data, old.data);
   const production = rest.SHIRI_ENV === "production";
   const links = linkSettings(env);
   return {
@@ -469,5 +542,6 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     START_SIMULATORS: START_SIMULATORS ?? !production,
     links,
     routes: routeSettings(env, links),
+    unreadSettings: unreadSmppSettings(env, links),
   };
 }

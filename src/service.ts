@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { CARRIERS, OPERATORS } from "../carriers/index.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/audit-pass.ts";
-import { type Config, ConfigError, productionRefusal, productionWarnings } from "./config.ts";
+import { type Config, ConfigError, productionRefusal, startWarnings } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrate, migrationOptions } from "./db/migrate.ts";
 import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
@@ -64,7 +64,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     // A worker in production never binds with the simulators' credentials nor starts them.
     const refusal = role === "api" ? null : productionRefusal(config);
     if (refusal) throw new ConfigError(refusal);
-    for (const warning of productionWarnings(config)) logger.warn(warning);
+    for (const warning of startWarnings(config)) logger.warn(warning);
     // 1. Postgres: the only stateful dependency (embedded when no DATABASE_URL is given).
     const database = await openDatabase(config, (line) =>
       logger.debug({ postgres: line.trim() }, "postgres"),

@@ -1,14 +1,33 @@
 import { describe, expect, it } from "vitest";
 import { OPERATORS } from "../../carriers/index.ts";
-import { ConfigError, loadConfig, productionRefusal, productionWarnings } from "../../src/config.ts";
+import {
+  ConfigError,
+  loadConfig,
+  productionRefusal,
+  productionWarnings,
+  startWarnings,
+} from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
+
+/** The renamed settings still read, each with its new name (docs/configuration.md, aliases). */
+const ALIASES = [
+  ["RATE_LIMIT_KEY_REQUESTS_PER_SECOND", "RATE_LIMIT_KEY_PER_SECOND"],
+  ["RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND", "RATE_LIMIT_ACCOUNT_PER_SECOND"],
+  ["DISPATCH_JOBS_IN_FLIGHT", "DISPATCH_MAX_IN_FLIGHT"],
+] as const;
 
 /** Every variable loadConfig reads: the top-level settings, each link's SMPP_<LINK>_<FIELD> and the routes. */
 function everyVariable(): string[] {
   const defaults = loadConfig({});
   // Optional settings left unset are absent from the parsed object: name them here.
-  const optional = ["DATABASE_URL", "SMPP_LINKS", ...OPERATORS.map((op) => `ROUTE_${op.toUpperCase()}`)];
-  const names = [...Object.keys(defaults).filter((key) => key !== "links" && key !== "routes"), ...optional];
+  const optional = [
+    "DATABASE_URL",
+    "SMPP_LINKS",
+    ...OPERATORS.map((op) => `ROUTE_${op.toUpperCase()}`),
+    ...ALIASES.map(([old]) => old),
+  ];
+  const bookkeeping = ["links", "routes", "unreadSettings"];
+  const names = [...Object.keys(defaults).filter((key) => !bookkeeping.includes(key)), ...optional];
   for (const [link, settings] of Object.entries(defaults.links)) {
     for (const field of Object.keys(settings)) {
       names.push(`SMPP_${link.toUpperCase()}_${field.toUpperCase()}`);
@@ -269,5 +288,51 @@ describe("numbers their use cannot hold are refused at start, naming the setting
     refused({ SMPP_ECONET_PASSWORD: "pässwörd" }, /SMPP_ECONET_PASSWORD: expected printable ASCII/);
     const edge = loadConfig({ SMPP_ECONET_SYSTEM_ID: "a".repeat(15), SMPP_ECONET_PASSWORD: "12345678" });
     expect([edge.links.econet?.system_id.length, edge.links.econet?.password]).toEqual([15, "12345678"]);
+  });
+});
+
+describe("renamed settings and SMPP settings no link reads", () => {
+  it("reads each old name as an alias of its new one; the new one wins when both are set", () => {
+    const old = loadConfig({
+      RATE_LIMIT_KEY_REQUESTS_PER_SECOND: "7",
+      RATE_LIMIT_ACCOUNT_REQUESTS_PER_SECOND: "9",
+      DISPATCH_JOBS_IN_FLIGHT: "8",
+    });
+    expect([old.RATE_LIMIT_KEY_PER_SECOND, old.RATE_LIMIT_ACCOUNT_PER_SECOND]).toEqual([7, 9]);
+    // Jobs of DISPATCH_BATCH_SIZE messages each (50 by default): 8 jobs were 400 messages in flight.
+    expect(old.DISPATCH_MAX_IN_FLIGHT).toBe(400);
+    expect(
+      loadConfig({ DISPATCH_JOBS_IN_FLIGHT: "8", DISPATCH_BATCH_SIZE: "10" }).DISPATCH_MAX_IN_FLIGHT,
+    ).toBe(80);
+    for (const [oldName, newName] of ALIASES) {
+      const both = loadConfig({ [oldName]: "3", [newName]: "5" });
+      expect(both[newName], oldName).toBe(5);
+      expect(() => loadConfig({ [oldName]: "x" }), oldName).toThrow(new RegExp(`\\n  ${oldName}: `));
+    }
+  });
+
+  it("names every SMPP_* variable no link reads, with why, for the start to warn of", () => {
+    const config = loadConfig({
+      SMPP_LINKS: "econet,agg",
+      ROUTE_NETONE: "agg",
+      ROUTE_TELECEL: "agg",
+      SMPP_AGG_HOST: "smsc.example",
+      SMPP_NETONE_PORT: "2776",
+      SMPP_ECONET_PASWORD: "typo",
+      SMPP_GATEWAY: "x",
+      SMPP_OLD_NUMERIC_SOURCE_ADDR_TON: "1",
+    });
+    expect(config.unreadSettings).toEqual([
+      "SMPP_ECONET_PASWORD is not read: link econet has no setting PASWORD (see docs/configuration.md)",
+      "SMPP_GATEWAY is not read: no setting has that name (a link's are SMPP_<LINK>_<FIELD>)",
+      "SMPP_NETONE_PORT is not read: no link named netone in SMPP_LINKS (econet,agg)",
+      "SMPP_OLD_NUMERIC_SOURCE_ADDR_TON is not read: no link named old in SMPP_LINKS (econet,agg)",
+    ]);
+    expect(startWarnings(config)).toEqual(expect.arrayContaining(config.unreadSettings as string[]));
+    // The operators' own SMPP_<OP>_HOST and the rest stay read by the default links: no warning.
+    expect(
+      loadConfig({ SMPP_ECONET_HOST: "smsc.econet", SMPP_TELECEL_PASSWORD: "t" }).unreadSettings,
+    ).toEqual([]);
+    expect(loadConfig({ SMPP_ECONET_HOST: "smsc.econet" }).links.econet?.host).toBe("smsc.econet");
   });
 });
