@@ -109,6 +109,31 @@ export function asksForHelp(argv: readonly string[]): boolean {
   return false;
 }
 
+/** A word that is a negative number (-5, -1.5), not an option. */
+const NEGATIVE_NUMBER = /^-[0-9.]/;
+
+/**
+ * `--amount -5` as `--amount=-5`: parseArgs takes "-5" for an option and answers in its own words
+ * ("argument is ambiguous"); joined, the option's own check accepts or refuses the number.
+ */
+function joinNegatives(argv: readonly string[], specs: Record<string, OptionSpec>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] ?? "";
+    const next = argv[i + 1];
+    if (word === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const spec = word.startsWith("--") ? specs[word.slice(2)] : undefined;
+    if (spec?.type === "string" && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      out.push(`${word}=${next}`);
+      i++;
+    } else out.push(word);
+  }
+  return out;
+}
+
 /** Parses the words after the command's name against its table entry. */
 export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
   const specs = optionsOf(command);
@@ -117,7 +142,7 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
   );
   let parsed: ParsedArgs;
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinNegatives(argv, specs), options, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

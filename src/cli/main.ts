@@ -95,7 +95,9 @@ async function runData(command: DataCommand, args: ParsedArgs): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [first] = argv;
-  if (first === undefined || HELP_WORDS.has(first)) {
+  // No command is bad usage, as `shiri account` is: a script that forgot its command fails.
+  if (first === undefined) throw new UsageError("a command is needed", overallHelp(COMMANDS));
+  if (HELP_WORDS.has(first)) {
     const words = first === "help" ? argv.slice(1) : [];
     process.stdout.write(`${helpFor(words)}\n`);
     return;

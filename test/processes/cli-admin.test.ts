@@ -53,8 +53,8 @@ afterAll(async () => {
 });
 
 describe("shiri --help and --version", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
-  it("--help, -h, help and no command print every command of the table on stdout, exit 0, no database", async () => {
-    const results = await inParallel([[], ["--help"], ["-h"], ["help"]], PARALLEL_RUNS, (args) =>
+  it("--help, -h and help print every command of the table on stdout, exit 0, no database", async () => {
+    const results = await inParallel([["--help"], ["-h"], ["help"]], PARALLEL_RUNS, (args) =>
       shiri(NO_DATABASE, args),
     );
     for (const res of results) {
@@ -63,6 +63,12 @@ describe("shiri --help and --version", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       expect(res.stdout).toMatch(/^usage: shiri <command> \[options\]\n/);
       for (const command of COMMANDS) expect(res.stdout).toMatch(new RegExp(`\n  ${command.name} +\\S`));
     }
+  });
+
+  it("no command is a usage error as `shiri account` is: exit 2, every command on stderr", async () => {
+    const res = await shiri(NO_DATABASE, []);
+    usageError(res, /^shiri: a command is needed\n/, "<command>", "shiri");
+    for (const command of COMMANDS) expect(res.stderr).toMatch(new RegExp(`\n  ${command.name} +\\S`));
   });
 
   it("--version prints the package's version, exit 0, no database", async () => {

@@ -393,11 +393,16 @@ describe("shiri: bad arguments", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
         stderr: /--account must be an account id/,
         usage: "balance show",
       },
-      // "-5" on its own looks like an option to the parser; either way --amount is named.
+      // "-5" on its own is the option's value, judged in the CLI's words (not parseArgs's "ambiguous").
       {
         args: ["balance", "top-up", "--account", id, "--amount", "-5"],
-        stderr: /--amount/,
+        stderr: /shiri: --amount must be a positive decimal amount like 25 or 12\.50, at most .*, got "-5"\n/,
         usage: "balance top-up",
+      },
+      {
+        args: ["account", "create", "--name", "X", "--balance", "-5"],
+        stderr: /shiri: --balance must be a decimal amount like 25 or 12\.50, at most .*, got "-5"\n/,
+        usage: "account create",
       },
       ...["-5", "abc", "1.23456", "0", "1e3"].map((amount) => ({
         args: ["balance", "top-up", "--account", id, `--amount=${amount}`],
