@@ -317,6 +317,8 @@ export interface Config extends Omit<Env, "WEBHOOK_ALLOW_PRIVATE" | "START_SIMUL
   links: Record<string, SmppSettings>;
   /** Each operator's links, in the order they are tried (ROUTE_<OPERATOR>). */
   routes: Record<Operator, string[]>;
+  /** Links' SMPP_<LINK>_PASSWORD given as the empty string (read as unset): a refusal says so. */
+  emptyPasswords: readonly string[];
   /** SMPP_* variables no link reads, a line each, for the start to warn of (unreadSmppSettings). */
   unreadSettings: readonly string[];
 }
@@ -495,8 +497,11 @@ export function productionRefusal(config: Config): string | null {
   for (const [link, settings] of Object.entries(config.links)) {
     const setting = `SMPP_${link.toUpperCase()}_PASSWORD`;
     if (settings.password === "") return `${setting} is empty: production needs the link's real password`;
+    // Set to the empty string, it reads as unset, and unset is the simulator's password.
     if (SIMULATOR_PASSWORDS.has(settings.password))
-      return `${setting} is the carrier simulator's password: production needs the link's real password`;
+      return config.emptyPasswords.includes(setting)
+        ? `${setting} is set but empty, which leaves the carrier simulator's password: production needs the link's real password`
+        : `${setting} is the carrier simulator's password: production needs the link's real password`;
   }
   return null;
 }
@@ -542,6 +547,9 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     START_SIMULATORS: START_SIMULATORS ?? !production,
     links,
     routes: routeSettings(env, links),
+    emptyPasswords: Object.keys(links)
+      .map((link) => `SMPP_${link.toUpperCase()}_PASSWORD`)
+      .filter((name) => given[name] === ""),
     unreadSettings: unreadSmppSettings(env, links),
   };
 }

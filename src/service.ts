@@ -95,7 +95,11 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     });
     const metrics = createMetrics();
     initialiseSeries(metrics, OPERATORS, Object.keys(config.links));
-    const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT, readiness);
+    const metricsServer = await serveMetrics(metrics, config.HOST, config.METRICS_PORT, readiness).catch(
+      (err: unknown) => {
+        throw listenFailure(err, "METRICS_PORT", config.HOST, config.METRICS_PORT);
+      },
+    );
     stops.push(() => closeServer(metricsServer));
     const samplers = startSamplers(metrics, pool, config);
     stops.push(async () => samplers.stop());
@@ -309,8 +313,37 @@ function listen(
     server.keepAliveTimeout = keepAliveTimeoutMs;
     server.headersTimeout = keepAliveTimeoutMs + 1_000;
     server.once("listening", () => resolve(server));
-    server.once("error", reject);
+    server.once("error", (err) => reject(listenFailure(err, "PORT", config.HOST, config.PORT)));
   });
+}
+
+/**
+ * A port that cannot be listened on, in words that name the setting that chose it: Node's own
+ * ("listen EADDRINUSE 0.0.0.0:3000") leaves the operator to guess between PORT and METRICS_PORT.
+ */
+function listenFailure(err: unknown, setting: "PORT" | "METRICS_PORT", host: string, port: number): unknown {
+  const code = err instanceof Error ? (err as NodeJS.ErrnoException).code : undefined;
+  const where = `${host}:${port}`;
+  if (code === "EADDRINUSE")
+    return new Error(
+      `${setting}=${port}: ${where} is already in use by another process (EADDRINUSE): stop it or set ${setting} to a free port`,
+      { cause: err },
+    );
+  if (code === "EACCES")
+    return new Error(
+      `${setting}=${port}: not allowed to listen on ${where} (EACCES): choose a port above 1023`,
+      {
+        cause: err,
+      },
+    );
+  if (code === "EADDRNOTAVAIL")
+    return new Error(
+      `HOST=${host}: no such address on this machine to listen on for ${setting} (EADDRNOTAVAIL)`,
+      {
+        cause: err,
+      },
+    );
+  return err;
 }
 
 function addressPort(server: Server): number {

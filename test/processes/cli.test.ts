@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { readdirSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.ts";
@@ -484,5 +485,33 @@ describe("shiri: bad arguments", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       failedWith(results[i] as CliResult, new RegExp(`^shiri: no account ${unknown}\n$`), args.join(" "));
     });
     expect(await counts()).toEqual(before);
+  });
+});
+
+describe("shiri start: a port another process holds", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it("names the setting that chose the port (PORT or METRICS_PORT), exit 1, one line", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const held = (holder.address() as AddressInfo).port;
+    try {
+      const cases = [
+        { env: { PORT: String(held), METRICS_PORT: "0" }, setting: "PORT" },
+        { env: { PORT: "0", METRICS_PORT: String(held) }, setting: "METRICS_PORT" },
+      ];
+      const results = await inParallel(cases, PARALLEL_RUNS, (c) =>
+        shiri(db.url, ["start", "--role", "api"], {
+          env: { HOST: "127.0.0.1", SHIRI_ENV: "test", ...c.env },
+        }),
+      );
+      cases.forEach((c, i) => {
+        const res = results[i] as CliResult;
+        expect(res.code, res.stderr).toBe(1);
+        expect(res.stderr).toBe(
+          `shiri: ${c.setting}=${held}: 127.0.0.1:${held} is already in use by another process (EADDRINUSE): stop it or set ${c.setting} to a free port\n`,
+        );
+      });
+    } finally {
+      holder.close();
+    }
   });
 });

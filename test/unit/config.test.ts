@@ -26,7 +26,7 @@ function everyVariable(): string[] {
     ...OPERATORS.map((op) => `ROUTE_${op.toUpperCase()}`),
     ...ALIASES.map(([old]) => old),
   ];
-  const bookkeeping = ["links", "routes", "unreadSettings"];
+  const bookkeeping = ["links", "routes", "emptyPasswords", "unreadSettings"];
   const names = [...Object.keys(defaults).filter((key) => !bookkeeping.includes(key)), ...optional];
   for (const [link, settings] of Object.entries(defaults.links)) {
     for (const field of Object.keys(settings)) {
@@ -42,7 +42,11 @@ describe("configuration from the environment", () => {
     expect(names).toContain("DATABASE_URL");
     expect(names).toContain("SMPP_ECONET_PORT");
     const empty = Object.fromEntries(names.map((name) => [name, ""]));
-    expect(loadConfig(empty)).toEqual(loadConfig({}));
+    // Only the record of the passwords given empty (for a refusal's wording) tells them apart.
+    expect({ ...loadConfig(empty), emptyPasswords: [] }).toEqual(loadConfig({}));
+    expect(loadConfig(empty).emptyPasswords).toEqual(
+      OPERATORS.map((op) => `SMPP_${op.toUpperCase()}_PASSWORD`),
+    );
     expect(loadConfig({ DATABASE_URL: "" }).DATABASE_URL).toBeUndefined();
   });
 
@@ -166,8 +170,12 @@ describe("production is the default, and safe", () => {
     expect(productionRefusal(loadConfig({}))).toMatch(
       /^SMPP_ECONET_PASSWORD is the carrier simulator's password/,
     );
-    // An empty setting counts as unset: it falls back to the simulator's password, refused too.
+    // An empty setting counts as unset: it falls back to the simulator's password, refused too,
+    // in words that say what the operator did (set it empty), not that they typed the simulator's.
     expect(productionRefusal(loadConfig({ ...real, SMPP_NETONE_PASSWORD: "" }))).toMatch(
+      /^SMPP_NETONE_PASSWORD is set but empty, which leaves the carrier simulator's password: production needs/,
+    );
+    expect(productionRefusal(loadConfig({ ...real, SMPP_NETONE_PASSWORD: "netone1" }))).toMatch(
       /^SMPP_NETONE_PASSWORD is the carrier simulator's password/,
     );
     expect(
