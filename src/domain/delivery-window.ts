@@ -83,14 +83,23 @@ function offsetAt(at: Date, timeZone: string): number {
   return asUtc - Math.floor(at.getTime() / 1000) * 1000;
 }
 
-/** The instant a local date and time names in the zone (moved forward by the gap when skipped). */
+const wallOf = (t: LocalTime) => Date.UTC(t.year, t.month - 1, t.day) + t.seconds * 1000;
+
+/**
+ * The instant a local date and time names in the zone: the first of the two when the clocks go
+ * back over it, moved forward by the gap when the clocks skip it.
+ */
 function instantOf(year: number, month: number, day: number, minutes: number, timeZone: string): Date {
   const wall = Date.UTC(year, month - 1, day) + minutes * 60_000;
+  // A clock change near the wall time lies between the offsets a day either side of it.
+  const named = [-86_400_000, 0, 86_400_000]
+    .map((shift) => wall - offsetAt(new Date(wall + shift), timeZone))
+    .filter((t) => wallOf(localTime(new Date(t), timeZone)) === wall);
+  if (named.length > 0) return new Date(Math.min(...named));
   let guess = wall - offsetAt(new Date(wall), timeZone);
   // Twice: the offset at the first guess may differ from the offset at the answer (a clock change).
   guess = wall - offsetAt(new Date(guess), timeZone);
-  const check = localTime(new Date(guess), timeZone);
-  const checkWall = Date.UTC(check.year, check.month - 1, check.day) + check.seconds * 1000;
+  const checkWall = wallOf(localTime(new Date(guess), timeZone));
   // A skipped local time (spring forward) lands before the wall time asked for: move past the gap.
   if (checkWall < wall) guess += wall - checkWall;
   return new Date(guess);

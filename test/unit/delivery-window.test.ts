@@ -53,6 +53,13 @@ describe("delivery windows", () => {
     expect(isInside(ny, opening)).toBe(true);
   });
 
+  it("a start the clocks go back over opens at its first occurrence", () => {
+    const london: DeliveryWindow = { start: "01:30", end: "03:00", time_zone: "Europe/London" };
+    // 2027-10-31: 01:30 comes twice in London, first at 00:30 UTC (BST), then at 01:30 UTC (GMT).
+    expect(nextOpening(london, at("2027-10-30T23:00:00Z"))).toEqual(at("2027-10-31T00:30:00Z"));
+    expect(isInside(london, at("2027-10-31T00:30:00Z"))).toBe(true);
+  });
+
   it("knows time zones by their IANA name, in any letter case", () => {
     expect(canonicalTimeZone("africa/harare")).toBe("Africa/Harare");
     expect(canonicalTimeZone("UTC")).toBe("UTC");
