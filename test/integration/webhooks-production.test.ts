@@ -20,7 +20,7 @@ beforeAll(async () => {
       [`SMPP_${op}_HOST`, "127.0.0.1"],
       [`SMPP_${op}_PORT`, port],
       // Production refuses the simulators' passwords.
-      [`SMPP_${op}_PASSWORD`, `${op.toLowerCase()}-real`],
+      [`SMPP_${op}_PASSWORD`, `${op.slice(0, 3).toLowerCase()}-real`],
     ]),
   );
   t = await startTestService({ ...smpp, SHIRI_ENV: "production", WEBHOOK_POLL_MS: "20" }, "all");

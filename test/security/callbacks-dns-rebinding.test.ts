@@ -47,7 +47,7 @@ async function service(env: Record<string, string>): Promise<{ t: TestService; a
       [`SMPP_${op}_HOST`, "127.0.0.1"],
       [`SMPP_${op}_PORT`, port],
       // Production refuses the simulators' passwords.
-      [`SMPP_${op}_PASSWORD`, `${op.toLowerCase()}-real`],
+      [`SMPP_${op}_PASSWORD`, `${op.slice(0, 3).toLowerCase()}-real`],
     ]),
   );
   const t = await startTestService(
