@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 35, the last 046_keyword_reply_opted_out.sql.
+-- Migrations applied: 34, the last 045_keyword_reply_opted_out.sql.
 
 -- Sequences
 
@@ -427,7 +427,6 @@ CREATE INDEX messages_due_idx ON public.messages USING btree (COALESCE(send_at, 
 CREATE INDEX messages_expires_idx ON public.messages USING btree (expires_at) WHERE (expires_at IS NOT NULL);
 CREATE INDEX mobile_originated_fingerprint_idx ON public.mobile_originated USING btree (fingerprint, received_at) WHERE (fingerprint IS NOT NULL);
 CREATE INDEX mobile_originated_received_idx ON public.mobile_originated USING btree (received_at);
-CREATE INDEX mobile_originated_sender_idx ON public.mobile_originated USING btree (source_addr, id);
 CREATE INDEX mobile_originated_waiting_idx ON public.mobile_originated USING btree (link, source_addr, destination_addr, concat_ref, concat_total) WHERE ((inbound_message_id IS NULL) AND (concat_total IS NOT NULL));
 CREATE INDEX mobile_originated_waiting_since_idx ON public.mobile_originated USING btree (received_at) WHERE ((inbound_message_id IS NULL) AND (concat_total IS NOT NULL));
 CREATE INDEX opt_outs_account_page_idx ON public.opt_outs USING btree (account_id, created_at, number);

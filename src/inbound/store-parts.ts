@@ -96,16 +96,15 @@ const groupId = (g: GroupKey) =>
 /** The advisory lock class of inbound work; any constant, the same in every process. */
 const INBOUND_LOCK_CLASS = 7_426_026;
 
-/** A 32-bit lock key: every process storing a message of this sender (as written) takes the same one. */
-function senderLock(sourceAddr: string): number {
-  return createHash("sha256").update(`sender\u0000${sourceAddr}`).digest().readInt32BE(0);
+/** A 32-bit lock key: two processes that could join or repeat the same parts take the same one. */
+function lockKey(of: string | Buffer): number {
+  return createHash("sha256").update(of).digest().readInt32BE(0);
 }
 
 /**
- * Serialises the work of every process on these senders' messages: without it, two parts of one
+ * Serialises the work of every process on these parts' messages: without it, two parts of one
  * message stored at once by two processes would each not see the other and both wait until the
- * timeout, a PDU repeated on another bind could be stored twice, and a repeat could be judged
- * without the sender's message stored meanwhile on another bind. Keys in one order, so two
+ * timeout, and a PDU repeated on another bind could be stored twice. Keys in one order, so two
  * batches never wait for each other crosswise.
  */
 async function lock(tx: Queryable, keys: Iterable<number>): Promise<void> {
@@ -125,7 +124,7 @@ interface Whole {
   sourceAddr: string;
   sourceTon: number;
   destinationAddr: string;
-  /** Null for parts stored before migration 045 kept it. */
+  /** Null for parts stored before migration 044 kept it. */
   destinationTon: number | null;
   dataCoding: number;
   octets: Buffer;
@@ -161,12 +160,11 @@ function sameMessage(a: InboundPart, b: InboundPart): boolean {
 
 /**
  * Which parts of a batch (in the order the link carried them) are the SMSC sending again a PDU
- * already taken: the same PDU came before, earlier in the batch or stored (`storedStill`: the
- * fingerprints whose last stored copy nothing has overtaken since, see storeParts), and nothing
- * from its sender came between them but parts of that same message. A handset's STOP, START,
- * STOP are three messages, however quickly they come.
+ * already taken: the same PDU stored within the window (`repeatable`, see storedRepeatable), or
+ * earlier in the batch with nothing from its sender between them but parts of that same message.
+ * A handset's STOP, START, STOP in one batch are three messages, however quickly they come.
  */
-export function repeatsIn(parts: readonly InboundPart[], storedStill: ReadonlySet<string>): boolean[] {
+export function repeatsIn(parts: readonly InboundPart[], repeatable: ReadonlySet<string>): boolean[] {
   const bySender = new Map<string, InboundPart[]>();
   return parts.map((part) => {
     const earlier = bySender.get(part.sourceAddr) ?? [];
@@ -178,18 +176,18 @@ export function repeatsIn(parts: readonly InboundPart[], storedStill: ReadonlySe
     }
     earlier.push(part);
     bySender.set(part.sourceAddr, earlier);
-    return repeat ?? storedStill.has(part.fingerprint.toString("hex"));
+    return repeat ?? repeatable.has(part.fingerprint.toString("hex"));
   });
 }
 
 /**
- * Of these fingerprints, those whose last copy stored within `windowSeconds` is still the last
- * word of its sender: no other message from that sender (as written, on any link) was stored
- * after it, and, when it was an opt-out or opt-in keyword, the account's list still says what
- * it made it say (an opt-out or opt-in through the API since then means a STOP now is the
- * customer's again, not the SMSC's repeat).
+ * Of these fingerprints, those with a copy stored within `windowSeconds` that the PDU may repeat:
+ * any, but an opt-out or opt-in keyword whose effect the account's list no longer shows (a START,
+ * or an opt-in through the API, since a STOP: a STOP now is the customer's again, not the SMSC's
+ * repeat). Whatever else came from the sender since does not matter: an SMSC with several PDUs
+ * unanswered resends them all, in their order, after the ones that followed them.
  */
-async function storedStillLast(
+async function storedRepeatable(
   tx: Queryable,
   fingerprints: readonly Buffer[],
   windowSeconds: number,
@@ -204,13 +202,6 @@ async function storedStillLast(
           WHERE mo.fingerprint = f.fingerprint AND mo.received_at > now() - make_interval(secs => $2)
           ORDER BY mo.received_at DESC, mo.id DESC LIMIT 1) prev
       WHERE NOT EXISTS (
-              SELECT 1 FROM mobile_originated later
-               WHERE later.source_addr = prev.source_addr AND later.id > prev.id
-                 AND (prev.concat_total IS NULL OR later.link IS DISTINCT FROM prev.link
-                      OR later.destination_addr <> prev.destination_addr
-                      OR later.concat_ref IS DISTINCT FROM prev.concat_ref
-                      OR later.concat_total IS DISTINCT FROM prev.concat_total))
-        AND NOT EXISTS (
               SELECT 1 FROM inbound_messages m
                WHERE m.id = prev.inbound_message_id AND m.account_id IS NOT NULL
                  AND m.keyword_kind IN ('opt_out', 'opt_in')
@@ -234,11 +225,14 @@ export async function storeParts(
   if (parts.some((p) => p.link !== parts[0]?.link)) throw new Error("storeParts takes the parts of one link");
   await lock(
     tx,
-    parts.map((p) => senderLock(p.sourceAddr)),
+    parts.map((p) => {
+      const group = groupOf(p);
+      return lockKey(group ? groupId(group) : p.fingerprint);
+    }),
   );
   const fingerprints = new Map(parts.map((p) => [p.fingerprint.toString("hex"), p.fingerprint]));
-  const storedStill = await storedStillLast(tx, [...fingerprints.values()], options.repeatWindowSeconds);
-  const repeats = repeatsIn(parts, storedStill);
+  const repeatable = await storedRepeatable(tx, [...fingerprints.values()], options.repeatWindowSeconds);
+  const repeats = repeatsIn(parts, repeatable);
   const fresh = parts.filter((_, i) => !repeats[i]);
   if (fresh.length === 0) return { ...(await finish(tx, [])), stored: 0, repeats: parts.length };
   // A single part's message id is known before it is stored: its row names it at once.
@@ -539,7 +533,7 @@ export async function assembleOverdue(
   if (groups.length === 0) return { messages: [], unknownCodings: 0, optOutChanges: [], replies: [] };
   await lock(
     tx,
-    groups.map((g) => senderLock(g.sourceAddr)),
+    groups.map((g) => lockKey(groupId(g))),
   );
   // Read again under the locks: a part stored meanwhile may have completed a group.
   return finish(tx, await joinWaiting(tx, groups, { evenIfIncomplete: true }));

@@ -336,6 +336,20 @@ describe("STOP after the number was opted back in", () => {
     await waitFor(async () => (await stored(number)).messages.length === 2, { what: "two messages" });
     expect(await stored(number)).toEqual({ parts: 2, messages: ["STOP", ""] });
   });
+
+  it("an SMSC that resends two unanswered PDUs, in their order, has each stored once", async () => {
+    // A text then STOP were taken; their answers were lost (a dropped connection, a window of PDUs
+    // unanswered), so the SMSC sends both again: the text's copy has STOP stored after it.
+    const number = "263771100074";
+    await handsetSends(number, "thanks");
+    await handsetSends(number, "STOP");
+    await waitFor(() => listed(h.acct, number), { what: "the opt-out" });
+    await handsetSends(number, "thanks");
+    await handsetSends(number, "STOP");
+    await handsetSends(number, "hello");
+    await waitFor(async () => (await stored(number)).messages.length >= 3, { what: "the message after" });
+    expect(await stored(number)).toEqual({ parts: 3, messages: ["", "STOP", ""] });
+  });
 });
 
 describe("a destination the SMSC writes in national form (TON 2)", () => {
