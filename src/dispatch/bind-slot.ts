@@ -82,9 +82,10 @@ const RETRY_AFTER_FAILURE_MS = 1_000;
  * for all of the process's links, instead of one statement and one timer per link
  * (docs/decisions/0011-idle-worker.md). A slot whose lease was lost (it expired and another worker
  * took it) is told so through its `lost`. A renewal that failed (the database dropped the
- * connection, say) loses nothing yet: the lease runs until the time it was given, and the renewal
- * is tried again every second meanwhile. Only a slot whose lease would run out before another try
- * (a third of a lease before its end, for the clocks' sake) is given up, unbinding its link.
+ * connection, say) loses nothing yet: it is tried again every second. A slot is given up, by a
+ * timer of its own whatever a renewal is doing, once a third of its lease is left: time for its
+ * link to stop submitting and unbind before another worker may take the slot, while a renewal on
+ * time (every third of a lease, jittered by a fifth) never comes near it.
  */
 export class BindLeases {
   readonly #kept = new Map<BindSlot, Kept>();
@@ -92,6 +93,8 @@ export class BindLeases {
   #renewing: Promise<void> | null = null;
   /** The last renewal failed: the next comes after RETRY_AFTER_FAILURE_MS, not a third of a lease. */
   #failed = false;
+  /** Gives up the slots whose lease has only a third left, unrenewed. */
+  #deadline: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: Queryable,
@@ -107,6 +110,7 @@ export class BindLeases {
     // Taken just now: its lease runs a full lease from about now.
     this.#kept.set(slot, { bound, lost, heldUntil: Date.now() + this.leaseSeconds * 1000 });
     this.#schedule();
+    this.#armDeadline();
     return () => {
       this.#kept.delete(slot);
       if (this.#kept.size === 0) this.#cancel();
@@ -148,26 +152,45 @@ export class BindLeases {
       });
       renewed = new Set(rows.map((r) => `${r.link}\u0000${r.slot}`));
     } catch {
-      // Not renewed, but not lost either: each lease runs until the time its last renewal gave it.
+      // Not renewed, but not lost either: each lease runs until the time its last renewal gave it,
+      // and the deadline gives it up in time.
       this.#failed = true;
-      const margin = (this.leaseSeconds * 1000) / 3;
-      for (const [slot, k] of kept) {
-        if (k.heldUntil - margin > Date.now() + RETRY_AFTER_FAILURE_MS) continue;
-        this.#lose(slot, k);
-      }
       return;
     }
     this.#failed = false;
     for (const [slot, k] of kept) {
+      if (this.#kept.get(slot) !== k) continue; // given up while the renewal ran
       if (renewed.has(`${slot.link}\u0000${slot.held}`)) k.heldUntil = sentAt + this.leaseSeconds * 1000;
       else this.#lose(slot, k);
     }
+    this.#armDeadline();
   }
 
   #lose(slot: BindSlot, k: Kept): void {
     this.#kept.delete(slot);
     slot.forget();
     k.lost();
+  }
+
+  /** When a third of a lease is left: from then on the slot is given up, renewed or not. */
+  #giveUpAt(k: Kept): number {
+    return k.heldUntil - (this.leaseSeconds * 1000) / 3;
+  }
+
+  #armDeadline(): void {
+    if (this.#deadline) clearTimeout(this.#deadline);
+    this.#deadline = null;
+    if (this.#kept.size === 0) return;
+    const first = Math.min(...[...this.#kept.values()].map((k) => this.#giveUpAt(k)));
+    this.#deadline = setTimeout(
+      () => {
+        this.#deadline = null;
+        for (const [slot, k] of [...this.#kept]) if (this.#giveUpAt(k) <= Date.now()) this.#lose(slot, k);
+        this.#armDeadline();
+      },
+      Math.max(0, first - Date.now()),
+    );
+    this.#deadline.unref();
   }
 
   #schedule(): void {
@@ -187,5 +210,7 @@ export class BindLeases {
   #cancel(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
+    if (this.#deadline) clearTimeout(this.#deadline);
+    this.#deadline = null;
   }
 }

@@ -4,6 +4,7 @@ import { BindLeases, BindSlot } from "../../src/dispatch/bind-slot.ts";
 import { createLogger } from "../../src/logger.ts";
 import { dispatchQueue, fetchDispatchJobs, type Queue, queuesDue, startQueue } from "../../src/queue/boss.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 /**
  * What an idle worker's duties rest on (docs/decisions/0011-idle-worker.md): a process's bind
@@ -129,30 +130,36 @@ describe("a failed renewal of a process's bind slots", () => {
     await impatient.end();
   });
 
-  it("gives a slot up once its lease would run out before another try", async () => {
-    const impatient = createPool(db.url, 2, timeouts);
+  it("gives a slot up once a third of its lease is left, even while a renewal hangs", async () => {
+    // Renewals wait up to 10 s for the lock: one hangs far past the point to give up.
+    const patient = createPool(db.url, 2, { ...timeouts, lockMs: 10_000, statementMs: 10_000 });
     const slot = new BindSlot(pool, "blip-b", 1, "worker-1", 6);
     await slot.acquire();
-    const leases = new BindLeases(impatient, "worker-1", 6);
-    const lost: string[] = [];
+    const leases = new BindLeases(patient, "worker-1", 6);
+    const lost: number[] = [];
+    const kept = Date.now();
     leases.keep(
       slot,
       () => true,
-      () => void lost.push("b"),
+      () => void lost.push(Date.now() - kept),
     );
     const lock = await tableLocked();
     try {
-      await leases.renewAll();
-      expect(lost).toEqual([]);
-      // A lease of 6 s: given up a third of a lease before its end, less a try's wait.
-      await new Promise((resolve) => setTimeout(resolve, 3_200));
-      await leases.renewAll();
-      expect(lost).toEqual(["b"]);
+      const hanging = leases.renewAll();
+      await waitFor(() => lost.length > 0, { timeoutMs: 6_000, what: "the slot given up" });
+      // A lease of 6 s, given up with 2 s left: before another worker may take the slot.
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toBeGreaterThanOrEqual(3_900);
+      expect(lost[0]).toBeLessThan(6_000);
       expect(slot.held).toBeNull();
-    } finally {
       await lock.unlock();
+      await hanging;
+      // The renewal that hung ends after it: the slot is not told twice.
+      expect(lost).toHaveLength(1);
+    } finally {
+      await lock.unlock().catch(() => {});
       await leases.stop();
-      await impatient.end();
+      await patient.end();
     }
   });
 });
