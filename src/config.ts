@@ -18,15 +18,16 @@ import { presentEnv } from "./environment.ts";
  * with nothing set, Shiri starts an embedded Postgres and the carrier simulators.
  */
 /**
- * Whole numbers are read in plain decimal digits: Number() alone would also take 0x50, 1e3, 0b1
- * and " 12", which no operator means as a count or a port. A leading "-" is let through to be
+ * Whole numbers are read in plain decimal digits: Number() alone would also take 0x50, 1e3 and
+ * 0b1, which no operator means as a count or a port. Spaces around them are dropped, as Number()
+ * dropped them (a CR left by an env file written on Windows). A leading "-" is let through to be
  * refused by the bound with the bound's own message.
  */
 const WHOLE = /^-?[0-9]+$/;
-const NOT_WHOLE = "expected a whole number in plain decimal digits (no 0x, no exponent, no spaces)";
+const NOT_WHOLE = "expected a whole number in plain decimal digits (no 0x, no exponent)";
 /** A whole number from `min` to `max`. */
 const whole = (min: number, max: number = Number.MAX_SAFE_INTEGER) =>
-  z.string().regex(WHOLE, NOT_WHOLE).transform(Number).pipe(z.number().int().min(min).max(max));
+  z.string().trim().regex(WHOLE, NOT_WHOLE).transform(Number).pipe(z.number().int().min(min).max(max));
 const wholeFromEnv = (fallback: number, min: number, max?: number) => whole(min, max).default(fallback);
 /** A count or a size that 0 would break (a dispatch job of no messages, a body limit of no bytes). */
 const countFromEnv = (fallback: number, max?: number) => wholeFromEnv(fallback, 1, max);
@@ -59,6 +60,7 @@ const NOT_DECIMAL = "expected a number in plain decimal digits, e.g. 24 or 0.5 (
 const hoursFromEnv = (fallback: number, zero = false) =>
   z
     .string()
+    .trim()
     .regex(DECIMAL, NOT_DECIMAL)
     .transform(Number)
     .pipe(zero ? z.number().min(0).max(MAX_HOURS) : z.number().positive().max(MAX_HOURS))
@@ -66,12 +68,30 @@ const hoursFromEnv = (fallback: number, zero = false) =>
 const daysFromEnv = (fallback: number) => wholeFromEnv(fallback, 1, MAX_DAYS);
 /** An SMPP 3.4 field of one octet (a TON or an NPI). */
 const octetFromEnv = (fallback: number) => wholeFromEnv(fallback, 0, 255);
-/** An SMPP 3.4 bind field of at most `max` characters, in ASCII (one octet each on the wire). */
-const smppString = (max: number) =>
-  z
-    .string()
-    .regex(/^[\x20-\x7e]*$/, "expected printable ASCII (one octet a character on the wire)")
-    .max(max, `SMPP 3.4 allows at most ${max} characters here`);
+/**
+ * SMPP 3.4's bind fields as C-Octet Strings (5.2.1-5.2.3): 16, 9 and 13 octets with the closing
+ * NUL. A longer one, or one outside printable ASCII, goes onto the wire as it is: an SMSC may
+ * refuse or misread the bind. Warned of, not refused: a carrier that issued such credentials may
+ * take them, and a deployment that binds with them today must keep starting.
+ */
+const SMPP_FIELD_LIMITS = { system_id: 15, password: 8, system_type: 12 } as const;
+
+/** A line for each link's bind field SMPP 3.4 does not allow as it is written. */
+function smppFieldWarnings(links: Record<string, SmppSettings>): string[] {
+  const warnings: string[] = [];
+  for (const [link, settings] of Object.entries(links))
+    for (const [field, max] of Object.entries(SMPP_FIELD_LIMITS)) {
+      const value = settings[field as keyof typeof SMPP_FIELD_LIMITS];
+      const setting = `SMPP_${link.toUpperCase()}_${field.toUpperCase()}`;
+      if (value.length > max)
+        warnings.push(
+          `${setting} has ${value.length} characters; SMPP 3.4 allows ${max}: it goes to the SMSC as it is, which may refuse the bind`,
+        );
+      else if (!/^[\x20-\x7e]*$/.test(value))
+        warnings.push(`${setting} is not printable ASCII: the SMSC may read it otherwise than it is written`);
+    }
+  return warnings;
+}
 /** A comma-separated list, each entry trimmed and held to `check`; empty when unset. */
 const commaList = (check: (entry: string) => boolean, message: string) =>
   z
@@ -363,11 +383,10 @@ function linkSettings(env: NodeJS.ProcessEnv): Record<string, SmppSettings> {
     const shape = z.object({
       host: z.string().min(1).default(base.host),
       port: portFromEnv(base.port, 1),
-      // SMPP 3.4 C-Octet Strings (5.2.1-5.2.3): 16, 9 and 13 octets with the closing NUL. A
-      // longer one would go onto the wire as it is and an SMSC may refuse or misread the bind.
-      system_id: smppString(15).default(base.system_id),
-      password: smppString(8).default(base.password),
-      system_type: smppString(12).default(base.system_type),
+      // Longer than SMPP 3.4 allows is warned of at start (SMPP_FIELD_LIMITS).
+      system_id: z.string().default(base.system_id),
+      password: z.string().default(base.password),
+      system_type: z.string().default(base.system_type),
       bind_mode: z.literal("transceiver").default(base.bind_mode),
       window_size: countFromEnv(base.window_size),
       // 0: no TPS limit of Shiri's own (the carrier may still throttle).
@@ -523,9 +542,12 @@ export function productionWarnings(config: Config): string[] {
   return warnings;
 }
 
-/** What a start warns of, a line each: SMPP settings no link reads, then production's warnings. */
+/**
+ * What a start warns of, a line each: SMPP settings no link reads, bind fields SMPP 3.4 does not
+ * allow as written, then production's warnings.
+ */
 export function startWarnings(config: Config): string[] {
-  return [...config.unreadSettings, ...productionWarnings(config)];
+  return [...config.unreadSettings, ...smppFieldWarnings(config.links), ...productionWarnings(config)];
 }
 
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
