@@ -112,6 +112,14 @@ export async function failOptedOutMessages(
 }
 
 /**
+ * Whether message `m` honours opt-out `o` of its number: unless it ignores the list (a STOP's
+ * confirmation). A message a version before migration 042 wrote (null) is judged as that version
+ * judged it: by whether the number opted out after the message was made.
+ */
+export const HONOURS_OPT_OUT = (m: string, o: string) =>
+  `(${m}.ignores_opt_outs = false OR (${m}.ignores_opt_outs IS NULL AND ${o}.created_at > ${m}.created_at))`;
+
+/**
  * Of messages a run is about to give back for another try, those whose number is on their
  * account's list and that honour it: opted out while a worker was handing the message to the
  * carrier (the opt-out's own sweep could not take it). They must not be tried again. The
@@ -125,7 +133,7 @@ export async function optedOutAmong(
   const { rows } = await tx.query<{ id: string }>(
     `SELECT u.id FROM unnest($1::uuid[], $2::text[]) AS u(id, number)
       WHERE EXISTS (SELECT 1 FROM messages m JOIN opt_outs o ON o.account_id = m.account_id
-                     WHERE m.id = u.id AND o.number = u.number AND m.ignores_opt_outs IS NOT TRUE)`,
+                     WHERE m.id = u.id AND o.number = u.number AND ${HONOURS_OPT_OUT("m", "o")})`,
     [items.map((i) => i.id), items.map((i) => i.number)],
   );
   return rows.map((r) => r.id);

@@ -1,4 +1,5 @@
 import type { Queryable, Tx } from "../db/pool.ts";
+import { HONOURS_OPT_OUT } from "./cancel.ts";
 import { expireMessages } from "./expire.ts";
 
 export { VALIDITY_EXPIRED } from "./expire.ts";
@@ -56,10 +57,9 @@ export async function claimMessages(
              RETURNING id, "to", body, sender_id, COALESCE(send_at, received_at) AS due_at, expires_at,
                        unanswered,
                        -- A message that routes is written +263… or 263…: its number is "to" without the +.
-                       (ignores_opt_outs IS NOT TRUE AND EXISTS (
-                          SELECT 1 FROM opt_outs o
-                           WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')))
-                         AS opted_out
+                       EXISTS (SELECT 1 FROM opt_outs o
+                                WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')
+                                  AND ${HONOURS_OPT_OUT("messages", "o")}) AS opted_out
            )
            SELECT c.*, false AS busy, NULL::timestamptz AS not_before,
                   COALESCE((SELECT array_agg(p.part_no::int) FROM message_parts p WHERE p.message_id = c.id),

@@ -76,7 +76,7 @@ const INSERT_SENDS = `
            CASE WHEN a.webhook_events IS NULL THEN NULL
                 ELSE ARRAY(SELECT json_array_elements_text(a.webhook_events::json)) END,
            a.received_at, a.received_at, a.send_at, a.validity_period, a.expires_at, a.deliver_between::jsonb,
-           NULLIF(COALESCE(m.smart_encoded, a.smart_encoded), false), NULLIF(NOT a.honours_opt_outs, false)
+           NULLIF(COALESCE(m.smart_encoded, a.smart_encoded), false), NOT a.honours_opt_outs
       FROM m JOIN approved a ON a.send_no = m.send_no
     RETURNING 1
   )

@@ -76,4 +76,25 @@ describe("a send that raced its number's opt-out", () => {
     expect((await row(id))?.status).toBe("success");
     expect(submitted(to)).toBe(1);
   });
+
+  it("written by the version before (no word on the list), is judged as that version judged it", async () => {
+    // Made after its number opted out (as that version made a STOP's confirmation): it goes.
+    const after = "+263774600003";
+    const confirmation = await scheduled(after);
+    await h.pool.query(
+      `INSERT INTO opt_outs (account_id, number, source, created_at)
+       VALUES ($1, $2, 'keyword', now() - interval '1 minute')`,
+      [h.acct.id, after.slice(1)],
+    );
+    // Made before the opt-out: it does not.
+    const before = "+263774600004";
+    const offer = await scheduled(before);
+    await listedUnseen(before);
+    await h.pool.query("UPDATE messages SET ignores_opt_outs = NULL WHERE id = ANY($1)", [
+      [confirmation, offer],
+    ]);
+    await h.waitUntilSettled([confirmation, offer], { timeoutMs: 15_000 });
+    expect([(await row(confirmation))?.status, (await row(offer))?.status]).toEqual(["success", "failed"]);
+    expect([submitted(after), submitted(before)]).toEqual([1, 0]);
+  });
 });
