@@ -124,7 +124,7 @@ export async function rotateSigningSecret(
         [accountId, RETIRED_SECRETS_KEPT],
       );
     }
-    // previous_* are written for processes of the version before (migration 043), no longer read.
+    // previous_* are kept for processes of the version before (migration 043).
     const { rows } = await tx.query<{ signing_secret: string; secret_created_at: Date }>(
       `INSERT INTO account_webhooks (account_id, signing_secret, secret_shown_at) VALUES ($1, $2, now())
        ON CONFLICT (account_id) DO UPDATE
@@ -165,6 +165,8 @@ export async function callbackSettings(
     account_id: string;
     signing_secret: string;
     previous: string[];
+    /** A rotation by a process of the version before writes here alone (migration 043). */
+    previous_column: string | null;
     url: string | null;
     batch_size: number;
   };
@@ -175,13 +177,17 @@ export async function callbackSettings(
                 ARRAY(SELECT r.secret FROM webhook_retired_secrets r
                        WHERE r.account_id = w.account_id
                          AND r.replaced_at > now() - make_interval(secs => $2 / 1000.0)
-                       ORDER BY r.replaced_at DESC) AS previous
+                       ORDER BY r.replaced_at DESC) AS previous,
+                CASE WHEN previous_secret_replaced_at > now() - make_interval(secs => $2 / 1000.0)
+                     THEN previous_signing_secret END AS previous_column
            FROM account_webhooks w WHERE account_id = ANY ($1::uuid[])`,
         [ids, graceMs],
       )
     ).rows;
   const settingsOf = (r: SettingsRow): CallbackSettings => ({
-    secrets: [r.signing_secret, ...r.previous],
+    secrets: [
+      ...new Set([r.signing_secret, ...r.previous, ...(r.previous_column ? [r.previous_column] : [])]),
+    ],
     webhookUrl: r.url,
     batchSize: r.batch_size,
   });

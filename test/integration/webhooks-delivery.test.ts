@@ -181,11 +181,27 @@ describe("callbacks for a bulk send", () => {
       "UPDATE webhook_retired_secrets SET replaced_at = replaced_at - interval '25 hours' WHERE account_id = $1",
       [a.id],
     );
+    await h.pool.query(
+      "UPDATE account_webhooks SET previous_secret_replaced_at = now() - interval '25 hours' WHERE account_id = $1",
+      [a.id],
+    );
     const after = await sendOne(phone("781", 2));
     const single = String(after.headers["shiri-signature"]);
     expect(single).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(verify(after.body, single, newSecret)).toBe(true);
     expect(verify(after.body, single, oldSecret)).toBe(false);
+
+    // A rotation by a process of the version before writes the replaced secret to
+    // account_webhooks alone: it signs too, for its grace period.
+    const olderVersion = "whsec_rotated_by_the_version_before";
+    await h.pool.query(
+      "UPDATE account_webhooks SET previous_signing_secret = $2, previous_secret_replaced_at = now() WHERE account_id = $1",
+      [a.id, olderVersion],
+    );
+    const mixed = await sendOne(phone("781", 3));
+    const both = String(mixed.headers["shiri-signature"]);
+    expect(verify(mixed.body, both, newSecret)).toBe(true);
+    expect(verify(mixed.body, both, olderVersion)).toBe(true);
 
     // However often it is rotated, the last RETIRED_SECRETS_KEPT replaced secrets are what is kept.
     for (let i = 0; i < RETIRED_SECRETS_KEPT + 2; i++) await rotate();
