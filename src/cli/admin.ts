@@ -330,7 +330,7 @@ export const ADMIN_COMMANDS: readonly DataCommand[] = [
           throw new CommandError(`account ${accountId} has no API key ${keyId}`);
         if (narrowing.kind === "nothingLeft")
           throw new CommandError(
-            `API key ${keyId} holds none of ${scopes.join(", ")} (it holds ${narrowing.held?.join(", ")}): ` +
+            `API key ${keyId} holds none of ${scopes.join(", ")} (it holds ${narrowing.held?.join(", ") ?? "every scope"}): ` +
               "narrowing would leave it no scope, so it is left as it was; revoke it instead (api-key revoke)",
           );
         const after = (await apiKeySummaries(pool, accountId)).find((k) => k.api_key_id === keyId);
