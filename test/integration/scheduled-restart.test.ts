@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPERATORS } from "../../carriers/index.ts";
-import { type RunningSimulators, startSimulators } from "../../carriers/simulator/index.ts";
-import { smppEnv } from "../support/dispatch.ts";
-import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
+import type { RunningSimulators } from "../../carriers/simulator/index.ts";
+import { startApiBesideSimulators } from "../support/dispatch.ts";
+import { call, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -16,12 +15,8 @@ let t: TestService;
 let acct: TestAccount;
 
 beforeAll(async () => {
-  sims = await startSimulators({
-    host: "127.0.0.1",
-    perOperator: Object.fromEntries(OPERATORS.map((op) => [op, { port: 0 }])),
-  });
   // This process only holds the database and the accounts: it runs no worker.
-  t = await startTestService(smppEnv(sims.ports), "api");
+  ({ sims, t } = await startApiBesideSimulators());
   acct = await t.account({ balance: 1_000_000 });
 });
 afterAll(async () => {

@@ -53,6 +53,18 @@ export interface DispatchHarness {
   stop(): Promise<void>;
 }
 
+/**
+ * Simulators on ephemeral loopback ports and an API process pointed at them that runs no worker:
+ * the test starts (and stops) the workers itself (`t.startAnother("worker")`).
+ */
+export async function startApiBesideSimulators(): Promise<{ sims: RunningSimulators; t: TestService }> {
+  const sims = await startSimulators({
+    host: "127.0.0.1",
+    perOperator: Object.fromEntries(OPERATORS.map((op) => [op, { port: 0 }])),
+  });
+  return { sims, t: await startTestService(smppEnv(sims.ports), "api") };
+}
+
 /** Simulators on ephemeral loopback ports and the whole service (api + worker) pointed at them. */
 export async function startDispatchHarness(
   opts: {
