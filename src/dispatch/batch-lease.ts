@@ -22,6 +22,9 @@ import type { Metrics } from "../observability/metrics.ts";
 export class BatchLease {
   readonly owner = randomUUID();
   private readonly lost = new Set<string>();
+  /** Messages whose number opted out while the batch held them: still ours, but sent no further. */
+  private readonly optedOut = new Set<string>();
+  private messageIds: readonly string[] = [];
   private readonly lockMs: number;
   /** By this process's clock, the lease surely holds until then (renewals count from their start). */
   private heldUntil: number;
@@ -53,8 +56,17 @@ export class BatchLease {
   /** Starts renewing the lease on the messages the claim took (and touching the batch's jobs). */
   keep(messageIds: readonly string[]): void {
     if (this.timer) return;
+    this.messageIds = messageIds;
     const heartbeatMs = (this.options.jobs?.heartbeatSeconds ?? Number.POSITIVE_INFINITY) * 1_000;
-    this.timer = setInterval(() => void this.renew(messageIds), Math.min(this.lockMs, heartbeatMs) / 3);
+    this.timer = setInterval(() => void this.renew(), Math.min(this.lockMs, heartbeatMs) / 3);
+  }
+
+  /**
+   * Renews at once, rather than at the next beat: an opt-out was announced, and the renewal tells
+   * which of the batch's messages its number has opted out of since the claim.
+   */
+  renewNow(): void {
+    if (this.timer) void this.renew();
   }
 
   /** Whether the batch may still put the message's segments on the wire. */
@@ -67,7 +79,7 @@ export class BatchLease {
       );
     }
     if (this.lapsed && !this.lost.has(messageId)) this.noteLost([messageId], "lapsed");
-    return !this.lapsed && !this.lost.has(messageId);
+    return !this.lapsed && !this.lost.has(messageId) && !this.optedOut.has(messageId);
   }
 
   /** The settle begins: renewals go on (a settle waiting out an outage keeps its lease) but judge nothing. */
@@ -91,7 +103,8 @@ export class BatchLease {
     this.timer = null;
   }
 
-  private async renew(messageIds: readonly string[]): Promise<void> {
+  private async renew(): Promise<void> {
+    const { messageIds } = this;
     if (this.renewing) return;
     this.renewing = true;
     const { pool, operator, logger, metrics } = this.options;
@@ -101,8 +114,13 @@ export class BatchLease {
       .catch((err: unknown) => logger.warn({ err, operator }, "dispatch jobs not touched"));
     try {
       if (messageIds.length === 0) return;
-      const kept = await extendLease(pool, messageIds, { owner: this.owner, lockSeconds: this.lockSeconds });
+      const { kept, optedOut } = await extendLease(pool, messageIds, {
+        owner: this.owner,
+        lockSeconds: this.lockSeconds,
+      });
       this.heldUntil = startedAt + this.lockMs;
+      // Their unsent submits are withdrawn; the settle fails them OPTED_OUT (optedOutAmong).
+      for (const id of optedOut) this.optedOut.add(id);
       // Once the settle runs, its own moves end the lease: nothing is judged from them.
       if (!this.judging) return;
       const taken = messageIds.filter((id) => !kept.has(id) && !this.lost.has(id));

@@ -14,7 +14,12 @@ import {
   type Queue,
   touchDispatchJobs,
 } from "../queue/boss.ts";
-import { AWAKE_AFTER_WORK_MS, IDLE_BACKSTOP_POLLS, type WorkSignals } from "../queue/wakeups.ts";
+import {
+  AWAKE_AFTER_WORK_MS,
+  IDLE_BACKSTOP_POLLS,
+  OPT_OUTS_TOPIC,
+  type WorkSignals,
+} from "../queue/wakeups.ts";
 import { HeldReceipts } from "../receipts/held-receipts.ts";
 import type { ReceiptStage } from "../receipts/receipt-stage.ts";
 import { BatchLease } from "./batch-lease.ts";
@@ -105,6 +110,8 @@ export class Dispatcher {
    */
   private readonly pace: LoopPace;
   private stopListening: () => void = () => {};
+  /** The leases of the batches in flight: an opt-out announced renews each at once. */
+  private readonly leases = new Set<BatchLease>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.meanJobSize = options.batchSize;
@@ -117,9 +124,15 @@ export class Dispatcher {
 
   start(): void {
     this.running = true;
-    this.stopListening = this.options.signals.on(dispatchQueue(this.options.operator), () =>
-      this.pace.wake(),
-    );
+    const unsubscribe = [
+      this.options.signals.on(dispatchQueue(this.options.operator), () => this.pace.wake()),
+      this.options.signals.on(OPT_OUTS_TOPIC, () => {
+        for (const lease of this.leases) lease.renewNow();
+      }),
+    ];
+    this.stopListening = () => {
+      for (const stop of unsubscribe) stop();
+    };
     this.loop = this.run();
   }
 
@@ -244,6 +257,7 @@ export class Dispatcher {
         return;
       }
       lease.keep(claim.claimed.map((m) => m.id));
+      this.leases.add(lease);
       const held = new HeldReceipts();
       const recorder = new PartsRecorder({
         pool: this.options.pool,
@@ -298,6 +312,7 @@ export class Dispatcher {
       for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part, claimedAt));
     } finally {
       lease.stop();
+      this.leases.delete(lease);
       this.messagesInFlight -= messageIds.length;
     }
   }

@@ -1,6 +1,7 @@
 import type { Queryable, Tx } from "../db/pool.ts";
 import { type AccountEvent, recordAccountEvents } from "../events/events.ts";
 import { failOptedOutMessages } from "../lifecycle/index.ts";
+import { announceWork, OPT_OUTS_TOPIC } from "../queue/wakeups.ts";
 import type { Position } from "../search/cursor.ts";
 
 /**
@@ -84,6 +85,7 @@ export async function addOptOuts(tx: Queryable, requests: readonly Request[]): P
   const byAccount = new Map<string, string[]>();
   for (const c of changes) byAccount.set(c.accountId, [...(byAccount.get(c.accountId) ?? []), c.number]);
   for (const [accountId, numbers] of byAccount) await failOptedOutMessages(tx, accountId, numbers);
+  if (changes.length > 0) await announceWork(tx, [OPT_OUTS_TOPIC]);
   return changes;
 }
 

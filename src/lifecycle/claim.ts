@@ -87,22 +87,30 @@ export async function claimMessages(
 /**
  * Keeps a batch's lease on its messages alive while it runs (a slow, TPS-limited carrier can take
  * longer than one lease): only the owner's, only while they wait for their outcome. Returns the ids
- * still leased to the owner; any other of `messageIds` was taken by another run (or ended by the
- * validity sweeper) after the lease ran out, and is no longer this run's to submit.
+ * still leased to the owner (`kept`); any other of `messageIds` was taken by another run (or ended
+ * by the validity sweeper) after the lease ran out, and is no longer this run's to submit. Of
+ * those kept, `optedOut` are to a number that has since opted out (and honour the list): nothing
+ * more of them may go.
  */
 export async function extendLease(
   db: Queryable,
   messageIds: readonly string[],
   options: { lockSeconds: number; owner: string },
-): Promise<Set<string>> {
-  const { rows } = await db.query<{ id: string }>({
+): Promise<{ kept: Set<string>; optedOut: Set<string> }> {
+  const { rows } = await db.query<{ id: string; opted_out: boolean }>({
     name: "shiri_extend_lease",
     text: `UPDATE messages SET locked_until = now() + make_interval(secs => $2)
             WHERE id = ANY($1::uuid[]) AND locked_by = $3 AND status = 'processing'
-           RETURNING id`,
+           RETURNING id,
+                     EXISTS (SELECT 1 FROM opt_outs o
+                              WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')
+                                AND ${HONOURS_OPT_OUT("messages", "o")}) AS opted_out`,
     values: [messageIds, options.lockSeconds, options.owner],
   });
-  return new Set(rows.map((r) => r.id));
+  return {
+    kept: new Set(rows.map((r) => r.id)),
+    optedOut: new Set(rows.filter((r) => r.opted_out).map((r) => r.id)),
+  };
 }
 
 /**

@@ -22,6 +22,12 @@ export const EARLY_RECEIPTS_TOPIC = "early-receipts";
 export const OUTBOX_TOPIC = "webhook-outbox";
 
 /**
+ * The topic of numbers just put on an opt-out list: each dispatch batch in flight asks at once
+ * which of its messages that stops (src/dispatch/batch-lease.ts).
+ */
+export const OPT_OUTS_TOPIC = "opt-outs";
+
+/**
  * Within a process only, never announced: the due watch saw queue jobs due or running (in any
  * process). What keeps the duties that matter only while work is open at their busy pace: pg-boss
  * supervision, the validity sweep (src/queue/due-watch.ts, onOpenJobs).
