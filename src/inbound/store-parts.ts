@@ -182,10 +182,12 @@ export function repeatsIn(parts: readonly InboundPart[], repeatable: ReadonlySet
 
 /**
  * Of these fingerprints, those with a copy stored within `windowSeconds` that the PDU may repeat:
- * any, but an opt-out or opt-in keyword whose effect the account's list no longer shows (a START,
- * or an opt-in through the API, since a STOP: a STOP now is the customer's again, not the SMSC's
- * repeat). Whatever else came from the sender since does not matter: an SMSC with several PDUs
- * unanswered resends them all, in their order, after the ones that followed them.
+ * any, but an opt-out keyword whose number the account's list no longer holds (a START, or an
+ * opt-in through the API, since the STOP: a STOP now is the customer's again, not the SMSC's
+ * repeat). An opt-in keyword's copy is repeated whatever the list says: where a START is either a
+ * resend or the customer's, the number stays out. Whatever else came from the sender since does
+ * not matter: an SMSC with several PDUs unanswered resends them all, in order, after the ones that
+ * followed them.
  */
 async function storedRepeatable(
   tx: Queryable,
@@ -204,8 +206,8 @@ async function storedRepeatable(
       WHERE NOT EXISTS (
               SELECT 1 FROM inbound_messages m
                WHERE m.id = prev.inbound_message_id AND m.account_id IS NOT NULL
-                 AND m.keyword_kind IN ('opt_out', 'opt_in')
-                 AND (m.keyword_kind = 'opt_out') <> EXISTS (
+                 AND m.keyword_kind = 'opt_out'
+                 AND NOT EXISTS (
                        SELECT 1 FROM opt_outs o WHERE o.account_id = m.account_id AND o.number = m."from"))`,
     [fingerprints, windowSeconds],
   );

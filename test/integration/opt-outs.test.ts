@@ -337,6 +337,19 @@ describe("STOP after the number was opted back in", () => {
     expect(await stored(number)).toEqual({ parts: 2, messages: ["STOP", ""] });
   });
 
+  it("a START the SMSC may be resending after a STOP leaves the number out", async () => {
+    // START, STOP, then the same START PDU: the SMSC's resend or the handset's? The number stays out.
+    const number = "263771100075";
+    await handsetSends(number, "START");
+    await handsetSends(number, "STOP");
+    await waitFor(() => listed(h.acct, number), { what: "the opt-out" });
+    await handsetSends(number, "START");
+    await handsetSends(number, "hello");
+    await waitFor(async () => (await stored(number)).messages.length >= 3, { what: "the message after" });
+    expect(await stored(number)).toEqual({ parts: 3, messages: ["START", "STOP", ""] });
+    expect(await listed(h.acct, number)).toBe(true);
+  });
+
   it("an SMSC that resends two unanswered PDUs, in their order, has each stored once", async () => {
     // A text then STOP were taken; their answers were lost (a dropped connection, a window of PDUs
     // unanswered), so the SMSC sends both again: the text's copy has STOP stored after it.
