@@ -103,11 +103,12 @@ async function submitMessage(
     });
     return;
   }
-  // Past its expiry nothing more of it goes (a throttling carrier can hold a submit for many
-  // seconds): its next claim fails it expired, its hold released.
+  // With less than a second left nothing more of it goes (a throttling carrier can hold a submit
+  // for many seconds, and SMPP's validity counts in whole seconds, at least one): its next claim
+  // fails it expired, its hold released.
   const { maySend } = context;
   const options: SubmitOptions = {
-    stillWanted: () => Date.now() < expiresAt.getTime() && (maySend?.(message.id) ?? true),
+    stillWanted: () => Date.now() <= expiresAt.getTime() - 1000 && (maySend?.(message.id) ?? true),
   };
   const verdicts = await Promise.all(
     todo.map(async (p) => {
