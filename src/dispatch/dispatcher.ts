@@ -237,8 +237,6 @@ export class Dispatcher {
         heartbeatSeconds: this.options.jobHeartbeatSeconds,
       },
     });
-    // Taken before the claim: no submit of this batch goes out earlier (recorded with its segments).
-    const claimedAt = performance.now();
     try {
       let claim: Awaited<ReturnType<typeof claimMessages>>;
       try {
@@ -266,7 +264,7 @@ export class Dispatcher {
         held,
         flushMs: PARTS_FLUSH_MS,
         maxParts: 500,
-        claimedAt,
+        claimedAt: claim.claimedAt,
       });
       let outcome: DispatchOutcome;
       let lateAcceptances: LateAcceptance[];
@@ -309,7 +307,8 @@ export class Dispatcher {
         // early receipts: matched now that the segments are committed, not at the next sweep.
         await this.options.receipts.segmentsRecorded(outcome.acceptedParts, delivered);
       }
-      for (const late of lateAcceptances) void late.then((part) => part && this.recordLate(part, claimedAt));
+      for (const late of lateAcceptances)
+        void late.then((part) => part && this.recordLate(part, claim.claimedAt));
     } finally {
       lease.stop();
       this.leases.delete(lease);
@@ -352,7 +351,7 @@ export class Dispatcher {
    * A segment whose submit timed out was accepted after all: recorded now, so the message's retry
    * (held back until the late-answer window has passed) finds it accepted and does not send it again.
    */
-  private async recordLate(part: DispatchOutcome["acceptedParts"][number], claimedAt: number): Promise<void> {
+  private async recordLate(part: DispatchOutcome["acceptedParts"][number], claimedAt: Date): Promise<void> {
     const { operator, logger, pool } = this.options;
     try {
       await withTransaction(pool, (tx) =>

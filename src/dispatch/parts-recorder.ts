@@ -29,8 +29,8 @@ export class PartsRecorder {
       held: HeldReceipts;
       flushMs: number;
       maxParts: number;
-      /** performance.now() before the batch's claim: no submit of it went out earlier. */
-      claimedAt: number;
+      /** The batch's claim, on the database's clock: no submit of it went out earlier. */
+      claimedAt: Date;
     },
   ) {}
 

@@ -58,16 +58,16 @@ export function retryDelaySeconds(attempts: number): number {
  * Records segments the link accepted, each with the receipt already in hand for it, if any, and
  * with its id's number key where that differs from the id (receipts that write the number another
  * way find it by that). A segment recorded before (a late answer, a run that raced) stays as it was.
- * `claimedAt`, when known (performance.now() before their batch's claim), bounds how long ago the
- * submits went out: recorded as `sent_after` on the database's clock, so a receipt kept aside since
- * before then is never applied to them (an id the SMSC reused).
+ * `claimedAt`, when known (their batch's claim, on the database's clock: no submit of it went out
+ * before), is recorded as `sent_after`, so a receipt kept aside since before then is never applied
+ * to them (an id the SMSC reused).
  */
 export async function recordParts(
   tx: Tx,
   link: string,
   parts: DispatchOutcome["acceptedParts"],
   receiptFor: ReadonlyMap<string, Receipt> = new Map(),
-  claimedAt: number | null = null,
+  claimedAt: Date | null = null,
 ): Promise<void> {
   if (parts.length === 0) return;
   const held = parts.map((p) => receiptFor.get(p.smscId));
@@ -76,7 +76,7 @@ export async function recordParts(
     text: `INSERT INTO message_parts
              (message_id, part_no, link, smsc_id, smsc_number, receipt_state, receipt_err, receipt_at, sent_after)
            SELECT m, p, $1, s, n, st, e, CASE WHEN st IS NULL THEN NULL ELSE now() END,
-                  now() - make_interval(secs => $8::float8)
+                  $8::timestamptz
              FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
                   AS u(m, p, s, n, st, e)
            ON CONFLICT (message_id, part_no) DO NOTHING`,
@@ -88,7 +88,7 @@ export async function recordParts(
       parts.map((p) => storedNumberKey(p.smscId)),
       held.map((r) => r?.state ?? null),
       held.map((r) => r?.err ?? null),
-      claimedAt === null ? null : (performance.now() - claimedAt) / 1000,
+      claimedAt,
     ],
   });
 }

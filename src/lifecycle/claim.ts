@@ -37,7 +37,13 @@ export async function claimMessages(
   tx: Tx,
   messageIds: readonly string[],
   options: { lockSeconds: number; validityHours: number; owner: string },
-): Promise<{ claimed: ClaimedMessage[]; busy: string[]; notDue: { id: string; sendAt: Date }[] }> {
+): Promise<{
+  claimed: ClaimedMessage[];
+  busy: string[];
+  notDue: { id: string; sendAt: Date }[];
+  /** The claim's time on the database's clock: no submit of it goes out before. */
+  claimedAt: Date;
+}> {
   await expireMessages(tx, { validityHours: options.validityHours, limit: messageIds.length, messageIds });
   // One statement: the claim, each claimed message's accepted segments, and the ids another run
   // holds. The outer SELECT reads the snapshot from before the UPDATE, so `busy` is every waiting
@@ -46,7 +52,9 @@ export async function claimMessages(
   // claimed ids, where the generic plan ran NOT EXISTS as a nested loop over them for every row
   // (2 million comparisons for a batch of 2,000). When every id was claimed, as it mostly is, none
   // can be busy: a one-time filter skips that second look at the batch's messages.
-  const { rows } = await tx.query<ClaimedMessage & { busy: boolean; not_before: Date | null }>({
+  const { rows } = await tx.query<
+    ClaimedMessage & { busy: boolean; not_before: Date | null; claimed_at: Date }
+  >({
     name: "shiri_claim",
     text: `WITH claimed AS (
              UPDATE messages SET status = 'processing', attempts = attempts + 1, updated_at = now(),
@@ -61,12 +69,13 @@ export async function claimMessages(
                                 WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')
                                   AND ${HONOURS_OPT_OUT("messages", "o")}) AS opted_out
            )
-           SELECT c.*, false AS busy, NULL::timestamptz AS not_before,
+           SELECT c.*, false AS busy, NULL::timestamptz AS not_before, now() AS claimed_at,
                   COALESCE((SELECT array_agg(p.part_no::int) FROM message_parts p WHERE p.message_id = c.id),
                            '{}') AS accepted_parts
              FROM claimed c
            UNION ALL
-           SELECT m.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END, NULL
+           SELECT m.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END,
+                  now(), NULL
              FROM messages m
             WHERE m.id = ANY($1::uuid[]) AND m.status IN ('enqueued', 'processing')
               AND m.id NOT IN (SELECT c.id FROM claimed c)
@@ -76,12 +85,14 @@ export async function claimMessages(
   const claimed: ClaimedMessage[] = [];
   const busy: string[] = [];
   const notDue: { id: string; sendAt: Date }[] = [];
-  for (const { busy: isBusy, not_before: notBefore, ...message } of rows) {
+  // With no row, nothing was claimed and nothing will be recorded against this time.
+  const claimedAt = rows[0]?.claimed_at ?? new Date();
+  for (const { busy: isBusy, not_before: notBefore, claimed_at: _at, ...message } of rows) {
     if (notBefore) notDue.push({ id: message.id, sendAt: notBefore });
     else if (isBusy) busy.push(message.id);
     else claimed.push(message);
   }
-  return { claimed, busy, notDue };
+  return { claimed, busy, notDue, claimedAt };
 }
 
 /**

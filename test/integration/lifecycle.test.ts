@@ -101,6 +101,12 @@ async function events(id: string): Promise<string[]> {
 
 const tx = <T>(fn: Parameters<typeof withTransaction<T>>[1]) => withTransaction(t.service.pool, fn);
 
+/** A claim's answer but for when it ran, which no two claims share. */
+async function claimOf(ids: string[]) {
+  const { claimedAt: _at, ...answer } = await tx((c) => claimMessages(c, ids, lease()));
+  return answer;
+}
+
 async function claimed(id: string) {
   const l = lease();
   const { claimed: got } = await tx((c) => claimMessages(c, [id], l));
@@ -126,8 +132,7 @@ describe("the message lifecycle", () => {
     const id = await send();
     const first = await claimed(id);
     expect(await row(id)).toMatchObject({ status: "processing", billing: "held", locked_by: first.owner });
-    const second = await tx((c) => claimMessages(c, [id], lease()));
-    expect(second).toEqual({ claimed: [], busy: [id], notDue: [] });
+    expect(await claimOf([id])).toEqual({ claimed: [], busy: [id], notDue: [] });
     expect(await ledgerKinds(id)).toEqual([]);
   });
 
@@ -143,11 +148,7 @@ describe("the message lifecycle", () => {
   it("claim: a scheduled message is refused before its send_at and named with it; taken once due", async () => {
     const sendAt = new Date(Date.now() + 3_600_000);
     const id = await send(sendAt);
-    expect(await tx((c) => claimMessages(c, [id], lease()))).toEqual({
-      claimed: [],
-      busy: [],
-      notDue: [{ id, sendAt }],
-    });
+    expect(await claimOf([id])).toEqual({ claimed: [], busy: [], notDue: [{ id, sendAt }] });
     expect(await row(id)).toMatchObject({ status: "enqueued", billing: "held", locked_by: null });
     await t.service.pool.query("UPDATE messages SET send_at = now() - interval '1 second' WHERE id = $1", [
       id,
@@ -169,7 +170,7 @@ describe("the message lifecycle", () => {
     expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
     // Refused the second time, and by the claim: nothing more is released, nothing is sent.
     expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([]);
-    expect(await tx((c) => claimMessages(c, [id], lease()))).toEqual({ claimed: [], busy: [], notDue: [] });
+    expect(await claimOf([id])).toEqual({ claimed: [], busy: [], notDue: [] });
     expect(await ledgerKinds(id)).toEqual(["release"]);
     expect(await events(id)).toEqual(["message.failed"]);
   });
@@ -325,7 +326,7 @@ describe("the message lifecycle", () => {
     const { owner } = await claimed(id);
     await tx((c) => markAccepted(c, [{ id, response: "ESME_ROK", delivered: false }], owner));
     const held = await heldByLedger();
-    expect(await tx((c) => claimMessages(c, [id], lease()))).toEqual({ claimed: [], busy: [], notDue: [] });
+    expect(await claimOf([id])).toEqual({ claimed: [], busy: [], notDue: [] });
     expect(await row(id)).toMatchObject({ status: "success", billing: "captured", locked_by: null });
     expect(await heldByLedger()).toBe(held);
   });
