@@ -4,6 +4,15 @@ import { expireMessages } from "./expire.ts";
 
 export { VALIDITY_EXPIRED } from "./expire.ts";
 
+/**
+ * Whether a row of `messages` (updated in the statement) is to a number on its account's opt-out
+ * list, and honours it. A message that routes is written +263… or 263…: its number is "to"
+ * without the +. One primary-key lookup of the list.
+ */
+const OPTED_OUT = `EXISTS (SELECT 1 FROM opt_outs o
+                            WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')
+                              AND ${HONOURS_OPT_OUT("messages", "o")})`;
+
 export interface ClaimedMessage {
   id: string;
   to: string;
@@ -64,10 +73,7 @@ export async function claimMessages(
                 AND (send_at IS NULL OR send_at <= now())
              RETURNING id, "to", body, sender_id, COALESCE(send_at, received_at) AS due_at, expires_at,
                        unanswered,
-                       -- A message that routes is written +263… or 263…: its number is "to" without the +.
-                       EXISTS (SELECT 1 FROM opt_outs o
-                                WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')
-                                  AND ${HONOURS_OPT_OUT("messages", "o")}) AS opted_out
+                       ${OPTED_OUT} AS opted_out
            )
            SELECT c.*, false AS busy, NULL::timestamptz AS not_before, now() AS claimed_at,
                   COALESCE((SELECT array_agg(p.part_no::int) FROM message_parts p WHERE p.message_id = c.id),
@@ -113,9 +119,7 @@ export async function extendLease(
     text: `UPDATE messages SET locked_until = now() + make_interval(secs => $2)
             WHERE id = ANY($1::uuid[]) AND locked_by = $3 AND status = 'processing'
            RETURNING id,
-                     EXISTS (SELECT 1 FROM opt_outs o
-                              WHERE o.account_id = messages.account_id AND o.number = ltrim(messages."to", '+')
-                                AND ${HONOURS_OPT_OUT("messages", "o")}) AS opted_out`,
+                     ${OPTED_OUT} AS opted_out`,
     values: [messageIds, options.lockSeconds, options.owner],
   });
   return {
