@@ -75,7 +75,6 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     stops.push(() => pool.end());
     const migrated = await migrate(pool, migrationOptions(config, logger));
     if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
-    const devAccount = database.embedded ? await createDevAccountIfEmpty(pool) : null;
 
     // 2. Queue: pg-boss on the same database; sends enqueue inside their own transaction.
     const boss = await startQueue(database.url, logger, {
@@ -244,6 +243,9 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       stops.push(() => audited.stop());
     }
 
+    // Last, once every listener is up: a start that fails before this leaves no account whose
+    // key (shown only once) nobody saw, and the next start creates and prints it.
+    const devAccount = database.embedded ? await createDevAccountIfEmpty(pool) : null;
     return {
       pool,
       boss,

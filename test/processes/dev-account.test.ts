@@ -1,0 +1,102 @@
+import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, shiriCommand } from "../../bench/lib/shiri-process.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+/**
+ * The quick start's first `npm start` on the embedded Postgres creates a development account and
+ * prints its key, which is shown only once. A first start that fails (its port taken) must not
+ * have created the account already, or no later start would ever print a key.
+ */
+
+let dir: string;
+let squatter: Server;
+let takenPort: number;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "shiri-dev-account-"));
+  // As root the server runs as the OS user "postgres", which must enter the folder.
+  chmodSync(dir, 0o755);
+  takenPort = await freePort();
+  squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(takenPort, "127.0.0.1", resolve));
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => squatter?.close(resolve));
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Started {
+  output: () => string;
+  exited: Promise<number | null>;
+  stop: () => void;
+}
+
+function start(env: Record<string, string>): Started {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
+  );
+  const shiri = shiriCommand();
+  const child = spawn(process.execPath, [shiri.bin, "start"], {
+    env: {
+      ...inherited,
+      ...shiri.env,
+      HOST: "127.0.0.1",
+      METRICS_PORT: "0",
+      START_SIMULATORS: "false",
+      SHIRI_ENV: "development",
+      DATA_DIR: dir,
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const take = (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  };
+  child.stdout.on("data", take);
+  child.stderr.on("data", take);
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // Never left running after the test: SIGKILL if SIGTERM has not ended it.
+  const stop = () => {
+    child.kill("SIGTERM");
+    setTimeout(() => child.kill("SIGKILL"), 15_000).unref();
+  };
+  return { output: () => output, exited, stop };
+}
+
+describe("the development account of the quick start", () => {
+  it("is created and its key printed by the first start that succeeds, not by one that failed", async () => {
+    const pgPort = String(await freePort());
+    const failed = start({ PORT: String(takenPort), EMBEDDED_PG_PORT: pgPort });
+    try {
+      expect(await failed.exited, failed.output()).toBe(1);
+    } finally {
+      failed.stop();
+    }
+    expect(failed.output()).toContain(`PORT=${takenPort}`);
+    expect(failed.output()).not.toContain("api key");
+
+    const next = start({ PORT: "0", EMBEDDED_PG_PORT: pgPort });
+    try {
+      await waitFor(async () => next.output().includes("api listening"), {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        what: "the second start to listen",
+      });
+      await waitFor(async () => /api key\s+: \S+/.test(next.output()), {
+        timeoutMs: 5_000,
+        intervalMs: 50,
+        what: "the development account's key to be printed",
+      });
+    } finally {
+      next.stop();
+    }
+    expect(await next.exited).not.toBeNull();
+  }, 120_000);
+});
