@@ -140,6 +140,8 @@ const envSchema = z.object({
   PG_LOCK_TIMEOUT_MS: msFromEnv(5_000),
   PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: msFromEnv(10_000),
   PG_CONNECT_TIMEOUT_MS: msFromEnv(5_000),
+  // Unset: PG_STATEMENT_TIMEOUT_MS and 5 s more (databaseTimeouts, src/db/pool.ts).
+  PG_READ_TIMEOUT_MS: whole(1, MAX_TIMER_MS).optional(),
   /** Idle keep-alive connections stay open this long: above common load balancers' 60 s idle timeout. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: msFromEnv(65_000),
   BODY_LIMIT_BYTES: countFromEnv(1_048_576),

@@ -5,7 +5,7 @@ import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/a
 import { type Config, ConfigError, productionRefusal, startWarnings } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrate, migrationOptions } from "./db/migrate.ts";
-import { createPool, type DatabaseTimeouts, type Pool } from "./db/pool.ts";
+import { createPool, databaseTimeouts, type Pool, unboundedReads } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { transactionsWithEventJobs } from "./events/event-jobs.ts";
@@ -73,7 +73,11 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     const timeouts = databaseTimeouts(config);
     const pool = createPool(database.url, config.PG_POOL_MAX, timeouts, config.PG_POOL_IDLE_MS);
     stops.push(() => pool.end());
-    const migrated = await migrate(pool, migrationOptions(config, logger));
+    // Migrations, vacuum and the audit lift the statement timeout: the client must not give up
+    // on them either. An idle process holds none of its connections.
+    const unboundedPool = createPool(database.url, 2, unboundedReads(timeouts), config.PG_POOL_IDLE_MS, 0);
+    stops.push(() => unboundedPool.end());
+    const migrated = await migrate(unboundedPool, migrationOptions(config, logger));
     if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
 
     // 2. Queue: pg-boss on the same database; sends enqueue inside their own transaction.
@@ -202,7 +206,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     // 6. Upkeep: the churned tables vacuumed by Shiri itself where the server's autovacuum is off;
     //    rows past their retention deleted (final messages, events, idempotency keys; never the ledger).
     if (role !== "api") {
-      const vacuum = keepVacuumed(pool, {
+      const vacuum = keepVacuumed(unboundedPool, {
         mode: config.SELF_VACUUM,
         intervalMs: config.SELF_VACUUM_INTERVAL_MS,
         onPass: (pass) => {
@@ -227,7 +231,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
         onError: (err) => logger.error({ err }, "retention pass failed"),
       });
       stops.push(() => retention.stop());
-      const audited = keepAudited(pool, {
+      const audited = keepAudited(unboundedPool, {
         intervalMs: config.AUDIT_INTERVAL_MS,
         firstPassMs: Math.min(10_000, config.AUDIT_INTERVAL_MS),
         stuckMinutes: AUDIT_STUCK_MINUTES,
@@ -288,16 +292,6 @@ async function startCarrierSimulators(config: Config, logger: Logger): Promise<{
     portOf: (operator) => config.links[operator]?.port ?? CARRIERS[operator].smpp.port,
     logger,
   });
-}
-
-/** The per-connection database limits from the configuration (see src/db/pool.ts). */
-export function databaseTimeouts(config: Config): DatabaseTimeouts {
-  return {
-    statementMs: config.PG_STATEMENT_TIMEOUT_MS,
-    lockMs: config.PG_LOCK_TIMEOUT_MS,
-    idleInTransactionMs: config.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-    connectMs: config.PG_CONNECT_TIMEOUT_MS,
-  };
 }
 
 function listen(

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
-import { type Config, ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate, migrationOptions } from "../db/migrate.ts";
-import { createPool, type DatabaseTimeouts } from "../db/pool.ts";
+import { createPool, databaseTimeouts, unboundedReads } from "../db/pool.ts";
 import { createLogger } from "../logger.ts";
 import {
   asksForHelp,
@@ -62,25 +62,13 @@ function helpFor(words: readonly string[]): string {
   return commandHelp(resolve(words).command);
 }
 
-/**
- * The service's database timeouts (service.ts's databaseTimeouts, restated: importing service.ts
- * would load the whole service, seconds on a busy machine, for every command).
- */
-function databaseTimeouts(config: Config): DatabaseTimeouts {
-  return {
-    statementMs: config.PG_STATEMENT_TIMEOUT_MS,
-    lockMs: config.PG_LOCK_TIMEOUT_MS,
-    idleInTransactionMs: config.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-    connectMs: config.PG_CONNECT_TIMEOUT_MS,
-  };
-}
-
 /** Runs a data command against the service's database (the embedded one when DATABASE_URL is unset). */
 async function runData(command: DataCommand, args: ParsedArgs): Promise<void> {
   const action = command.run(args);
   const config = loadConfig();
   const database = await openDatabase(config);
-  const pool = createPool(database.url, 2, databaseTimeouts(config));
+  // Unbounded reads: a command may migrate, vacuum or audit, and Ctrl-C ends one that hangs.
+  const pool = createPool(database.url, 2, unboundedReads(databaseTimeouts(config)));
   try {
     // Every command but migrate itself works on a fresh checkout: it migrates first.
     if (!command.migrates)

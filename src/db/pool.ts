@@ -1,4 +1,5 @@
 import pg from "pg";
+import type { Config } from "../config.ts";
 
 /** Anything that runs a query: the pool, or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, "query"> | pg.PoolClient;
@@ -21,6 +22,41 @@ export interface DatabaseTimeouts {
   idleInTransactionMs: number;
   /** Longest a checkout may wait for a connection, new or from the pool. */
   connectMs: number;
+  /**
+   * Longest the client waits for the answer to a statement before it gives the connection up: a
+   * database that hangs (a frozen host, a stalled network path) never got the statement, so the
+   * server's timeouts above never fire. Absent: no limit, for connections that lift those
+   * timeouts (migrations, vacuum, the audit, the CLI).
+   */
+  readMs?: number;
+}
+
+/** How long past its statement timeout a statement's answer may take before the client gives up. */
+const READ_MARGIN_MS = 5_000;
+
+/** The timeouts the service's connections carry, from its configuration. */
+export function databaseTimeouts(
+  config: Pick<
+    Config,
+    | "PG_STATEMENT_TIMEOUT_MS"
+    | "PG_LOCK_TIMEOUT_MS"
+    | "PG_IDLE_IN_TRANSACTION_TIMEOUT_MS"
+    | "PG_CONNECT_TIMEOUT_MS"
+    | "PG_READ_TIMEOUT_MS"
+  >,
+): Required<DatabaseTimeouts> {
+  return {
+    statementMs: config.PG_STATEMENT_TIMEOUT_MS,
+    lockMs: config.PG_LOCK_TIMEOUT_MS,
+    idleInTransactionMs: config.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    connectMs: config.PG_CONNECT_TIMEOUT_MS,
+    readMs: config.PG_READ_TIMEOUT_MS ?? config.PG_STATEMENT_TIMEOUT_MS + READ_MARGIN_MS,
+  };
+}
+
+/** The same without the client's read limit: for connections that run statements without bound. */
+export function unboundedReads({ readMs: _unbounded, ...timeouts }: DatabaseTimeouts): DatabaseTimeouts {
+  return timeouts;
 }
 
 /**
@@ -45,6 +81,7 @@ export function connectionOptions(timeouts: DatabaseTimeouts) {
     lock_timeout: timeouts.lockMs,
     idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
     connectionTimeoutMillis: timeouts.connectMs,
+    ...(timeouts.readMs === undefined ? {} : { query_timeout: timeouts.readMs }),
     // A peer that vanished without a FIN (network cut, host down) is noticed, not waited on.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
@@ -52,20 +89,21 @@ export function connectionOptions(timeouts: DatabaseTimeouts) {
 }
 
 /**
- * The service's pool. `idleMs`: a connection beyond the first is closed once it has been idle this
- * long, so an idle process holds one (pg's default, 10 s, kept every connection that periodic
- * duties touched now and then; docs/decisions/0011-idle-worker.md).
+ * The service's pool. `idleMs`: a connection beyond the first `keep` is closed once it has been idle
+ * this long, so an idle process holds `keep` (pg's default, 10 s, kept every connection that
+ * periodic duties touched now and then; docs/decisions/0011-idle-worker.md).
  */
 export function createPool(
   connectionString: string,
   max: number,
   timeouts?: DatabaseTimeouts,
   idleMs?: number,
+  keep = 1,
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
-    ...(idleMs === undefined ? {} : { min: 1, idleTimeoutMillis: idleMs }),
+    ...(idleMs === undefined ? {} : { min: keep, idleTimeoutMillis: idleMs }),
     application_name: "shiri",
     Client: GuardedClient,
     ...(timeouts ? connectionOptions(timeouts) : {}),
@@ -107,6 +145,9 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
     if (!ended.has(client)) await client.query("COMMIT");
     return result;
   } catch (err) {
+    // A statement that got no answer in time holds the connection: a ROLLBACK would wait behind
+    // it. The connection is given up instead, and the server rolls back when it sees it go.
+    if (isReadTimeout(err)) broken ??= err as Error;
     if (!ended.has(client) && !broken)
       await client.query("ROLLBACK").catch((rollbackErr: Error) => {
         broken ??= rollbackErr;
@@ -201,6 +242,11 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
 // connections (ALLOW_CONNECTIONS false), whose SQLSTATE 55000 is too general to go by.
 const UNAVAILABLE_MESSAGES =
   /connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout|query read timeout|is not currently accepting connections/i;
+
+/** node-postgres's own error when a statement's answer did not come within its read limit. */
+function isReadTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === "Query read timeout";
+}
 
 /** True when err (or what caused it) says the database is unreachable or overloaded, not that the request was wrong. */
 export function isDatabaseUnavailable(err: unknown): boolean {
