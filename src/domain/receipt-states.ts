@@ -11,3 +11,14 @@ export const FINAL_STATES: ReadonlySet<string> = new Set([
   "UNKNOWN",
   "REJECTD",
 ]);
+
+/** Every state SMPP 3.4 names (message_state, 5.2.28), final or not, as receipt texts write them. */
+const NAMED_STATES: ReadonlySet<string> = new Set([...FINAL_STATES, "ENROUTE", "ACCEPTD"]);
+
+/**
+ * A receipt's state as a metric label: a state SMPP 3.4 names, else OTHER. A carrier writes what
+ * it likes after `stat:`, and a label value per oddity would grow the series without bound.
+ */
+export function stateLabel(state: string): string {
+  return NAMED_STATES.has(state) ? state : "OTHER";
+}

@@ -208,7 +208,7 @@ export function createMetrics() {
     // Per link (one SMPP account; the default links are named after their operators).
     receipts: new Counter({
       name: "shiri_receipts_total",
-      help: "Delivery receipts received, by link and state.",
+      help: "Delivery receipts received, by link and state (a state SMPP 3.4 names, else OTHER).",
       labelNames: ["link", "state"] as const,
       registers: r,
     }),

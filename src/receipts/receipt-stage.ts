@@ -1,5 +1,6 @@
 import type { SmppSettings } from "../../carriers/index.ts";
 import type { Transact } from "../db/pool.ts";
+import { stateLabel } from "../domain/receipt-states.ts";
 import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -81,7 +82,7 @@ export class ReceiptStage {
       );
       return;
     }
-    metrics.receipts.inc({ link, state: read.receipt.state });
+    metrics.receipts.inc({ link, state: stateLabel(read.receipt.state) });
     // The wait lets a submit_sm_resp that came in the same read register its segment first.
     await new Promise<void>((resolve) => setImmediate(resolve));
     await this.registry.deliver(read.receipt, this.apply);

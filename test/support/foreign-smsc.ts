@@ -124,7 +124,8 @@ export interface ForeignSmsc {
    */
   sendReceipt(receipt: {
     id: string;
-    stat: "DELIVRD" | "UNDELIV";
+    /** What follows `stat:`: a state SMPP 3.4 names, or whatever a carrier writes. */
+    stat: string;
     handset: string;
     systemId?: string;
   }): Promise<number>;
