@@ -432,7 +432,9 @@ export function serveMetrics(
 ): Promise<Server> {
   const server = createServer((req, res) => {
     const path = req.url?.split("?", 1)[0];
-    if (readiness && req.method === "GET" && (path === "/healthz" || path === "/readyz")) {
+    // HEAD as GET (Node leaves the body out): load balancers and probes use either.
+    const reading = req.method === "GET" || req.method === "HEAD";
+    if (readiness && reading && (path === "/healthz" || path === "/readyz")) {
       const answer = path === "/healthz" ? Promise.resolve(healthzAnswer()) : readyzAnswer(readiness.process);
       answer.then(
         (a) =>

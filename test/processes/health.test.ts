@@ -45,6 +45,16 @@ describe("the API role", () => {
     }
   });
 
+  it("answers HEAD as it answers GET on both ports, without a body (load balancers probe so)", async () => {
+    for (const base of ports()) {
+      for (const path of ["/healthz", "/readyz"]) {
+        const res = await fetch(base + path, { method: "HEAD" });
+        expect(res.status, `HEAD ${base}${path}`).toBe(200);
+        expect(await res.text()).toBe("");
+      }
+    }
+  });
+
   it("/readyz is 200 on both ports with what it checked, and needs no key and counts against no limit", async () => {
     for (const base of ports()) {
       const answers = await Promise.all(Array.from({ length: 8 }, () => get(base, "/readyz")));
