@@ -3,7 +3,7 @@ import { CARRIERS, OPERATORS } from "../carriers/index.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/audit-pass.ts";
 import { type Config, ConfigError, productionRefusal, startWarnings } from "./config.ts";
-import { openDatabase } from "./db/database.ts";
+import { namingTheDatabase, openDatabase } from "./db/database.ts";
 import { migrate, migrationOptions } from "./db/migrate.ts";
 import { createPool, databaseTimeouts, type Pool, unboundedReads } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
@@ -77,7 +77,9 @@ export async function startService(config: Config, logger: Logger, role: Role): 
     // on them either. An idle process holds none of its connections.
     const unboundedPool = createPool(database.url, 2, unboundedReads(timeouts), config.PG_POOL_IDLE_MS, 0);
     stops.push(() => unboundedPool.end());
-    const migrated = await migrate(unboundedPool, migrationOptions(config, logger));
+    const migrated = await migrate(unboundedPool, migrationOptions(config, logger)).catch((err: unknown) => {
+      throw namingTheDatabase(err, database);
+    });
     if (migrated.applied.length) logger.info({ applied: migrated.applied }, "migrations applied");
 
     // 2. Queue: pg-boss on the same database; sends enqueue inside their own transaction.

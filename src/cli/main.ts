@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { ConfigError, loadConfig } from "../config.ts";
-import { openDatabase } from "../db/database.ts";
+import { namingTheDatabase, openDatabase } from "../db/database.ts";
 import { migrate, migrationOptions } from "../db/migrate.ts";
 import { createPool, databaseTimeouts, unboundedReads } from "../db/pool.ts";
 import { createLogger } from "../logger.ts";
@@ -75,6 +75,8 @@ async function runData(command: DataCommand, args: ParsedArgs): Promise<void> {
       await migrate(pool, migrationOptions(config, createLogger(config.LOG_LEVEL, { stderr: true })));
     const result = await action(pool);
     process.stdout.write(render(result, formatOf(args), command.columns));
+  } catch (err) {
+    throw namingTheDatabase(err, database);
   } finally {
     await pool.end();
     await database.stop();

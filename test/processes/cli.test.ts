@@ -515,3 +515,31 @@ describe("shiri start: a port another process holds", { timeout: CLI_TEST_TIMEOU
     }
   });
 });
+
+describe("a DATABASE_URL nobody answers at", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it("names DATABASE_URL and its address, without its credentials: exit 1, one line", async () => {
+    const nobody = createServer();
+    await new Promise<void>((resolve) => nobody.listen(0, "127.0.0.1", resolve));
+    const port = (nobody.address() as AddressInfo).port;
+    await new Promise((resolve) => nobody.close(resolve));
+    const url = `postgres://shiri:Hunter2pw@127.0.0.1:${port}/shiri`;
+    const results = await inParallel(
+      [
+        ["account", "list"],
+        ["start", "--role", "api"],
+      ],
+      PARALLEL_RUNS,
+      (args) =>
+        shiri(url, args, { env: { HOST: "127.0.0.1", PORT: "0", METRICS_PORT: "0", SHIRI_ENV: "test" } }),
+    );
+    for (const res of results) {
+      expect(res.code, res.stderr).toBe(1);
+      expect(res.stderr).toMatch(
+        new RegExp(
+          `^shiri: DATABASE_URL \\(127\\.0\\.0\\.1:${port}/shiri\\) cannot be reached: [^\\n]*ECONNREFUSED[^\\n]*\\n$`,
+        ),
+      );
+      expect(res.stderr).not.toContain("Hunter2pw");
+    }
+  });
+});
