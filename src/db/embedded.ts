@@ -57,14 +57,20 @@ interface Placement {
   runAs: OsUser | null;
 }
 
-function runningPid(dataDir: string): number | null {
+/**
+ * The server running on dataDir, from its postmaster.pid (the pid on its first line, the port on
+ * its fourth): the port it listens on, whatever EMBEDDED_PG_PORT says now, or null.
+ */
+function runningServer(dataDir: string): { pid: number; port: number } | null {
   const pidFile = path.join(dataDir, "postmaster.pid");
   if (!existsSync(pidFile)) return null;
-  const pid = Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10);
-  if (!Number.isInteger(pid) || pid <= 0) return null;
+  const lines = readFileSync(pidFile, "utf8").split("\n");
+  const pid = Number.parseInt(lines[0] ?? "", 10);
+  const port = Number.parseInt(lines[3] ?? "", 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
   try {
     process.kill(pid, 0);
-    return pid;
+    return { pid, port };
   } catch {
     return null;
   }
@@ -265,9 +271,15 @@ export async function startEmbeddedPostgres(opts: {
   try {
     const placement = await place(path.resolve(opts.dataDir), onLog);
     const dataDir = placement.dataDir;
-    if (runningPid(dataDir) !== null) {
-      await ensureDatabase(adminUrl, opts.database);
-      return { url, dataDir, startedHere: false, stop: async () => {} };
+    const running = runningServer(dataDir);
+    if (running !== null) {
+      await ensureDatabase(embeddedDatabaseUrl(running.port, "postgres"), opts.database);
+      return {
+        url: embeddedDatabaseUrl(running.port, opts.database),
+        dataDir,
+        startedHere: false,
+        stop: async () => {},
+      };
     }
     if (!existsSync(path.join(dataDir, "PG_VERSION"))) await initialise(placement, onLog);
     const server = await run(placement, opts.port, onLog);

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -70,6 +70,37 @@ function start(env: Record<string, string>): Started {
   return { output: () => output, exited, stop };
 }
 
+/** The CLI on the embedded database in the test's data folder (no DATABASE_URL). */
+function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
+  );
+  const shiri = shiriCommand();
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [shiri.bin, ...args],
+      {
+        timeout: 30_000,
+        killSignal: "SIGKILL",
+        env: {
+          ...inherited,
+          ...shiri.env,
+          SHIRI_ENV: "development",
+          LOG_LEVEL: "silent",
+          DATA_DIR: dir,
+          ...env,
+        },
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
 describe("the development account of the quick start", () => {
   it("is created and its key printed by the first start that succeeds, not by one that failed", async () => {
     const pgPort = String(await freePort());
@@ -94,6 +125,10 @@ describe("the development account of the quick start", () => {
         intervalMs: 50,
         what: "the development account's key to be printed",
       });
+      // The CLI finds the running server on the data folder, whatever port it is told now.
+      const listed = await cli(["account", "list"], { EMBEDDED_PG_PORT: String(await freePort()) });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain("Development");
     } finally {
       next.stop();
     }
