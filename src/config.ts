@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import path from "node:path";
 import { z } from "zod";
 import {
   CARRIERS,
@@ -10,6 +11,7 @@ import {
   type SmppSettings,
 } from "../carriers/index.ts";
 import { SMPP_DEFAULTS } from "../carriers/smpp-defaults.ts";
+import { CHECKOUT_DIR } from "./checkout.ts";
 import { isCidr } from "./cidr.ts";
 import { presentEnv } from "./environment.ts";
 
@@ -126,7 +128,8 @@ const envSchema = z.object({
     .url()
     .refine((url) => /^postgres(ql)?:\/\//i.test(url), "expected a postgres:// or postgresql:// URL")
     .optional(),
-  DATA_DIR: z.string().min(1).default(".data"),
+  // The checkout's own, wherever the command is run from; a path set here is read as any path is.
+  DATA_DIR: z.string().min(1).default(path.join(CHECKOUT_DIR, ".data")),
   EMBEDDED_PG_PORT: portFromEnv(54329, 1),
   /**
    * Connections per process. Small on purpose: past about twice the database server's cores,

@@ -1,5 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { z } from "zod";
+import { CHECKOUT_DIR } from "../checkout.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { namingTheDatabase, openDatabase } from "../db/database.ts";
 import { migrate, migrationOptions } from "../db/migrate.ts";
@@ -25,15 +27,9 @@ import { render } from "./output.ts";
 
 const HELP_WORDS = new Set(["help", "--help", "-h"]);
 
-/** Shiri's package.json: two folders up from src/cli/ in a checkout, three from dist/src/cli/ (the image). */
-const PACKAGE_JSON = ["../../package.json", "../../../package.json"].map(
-  (up) => new URL(up, import.meta.url),
-);
-
 function version(): string {
-  const found = PACKAGE_JSON.find((url) => existsSync(url));
-  if (!found) throw new Error("package.json not found beside the installed code");
-  return z.object({ version: z.string() }).parse(JSON.parse(readFileSync(found, "utf8"))).version;
+  const manifest = readFileSync(path.join(CHECKOUT_DIR, "package.json"), "utf8");
+  return z.object({ version: z.string() }).parse(JSON.parse(manifest)).version;
 }
 
 /** The command the words name and the words after its name; a usage error when there is none. */

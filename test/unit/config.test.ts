@@ -1,3 +1,5 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { OPERATORS } from "../../carriers/index.ts";
 import {
@@ -354,5 +356,13 @@ describe("renamed settings and SMPP settings no link reads", () => {
       loadConfig({ SMPP_ECONET_HOST: "smsc.econet", SMPP_TELECEL_PASSWORD: "t" }).unreadSettings,
     ).toEqual([]);
     expect(loadConfig({ SMPP_ECONET_HOST: "smsc.econet" }).links.econet?.host).toBe("smsc.econet");
+  });
+});
+
+describe("the embedded Postgres's data folder", () => {
+  it("is the checkout's .data by default, wherever the command runs from; a path set is read as given", () => {
+    const checkout = fileURLToPath(new URL("../../", import.meta.url));
+    expect(loadConfig({}).DATA_DIR).toBe(path.join(checkout, ".data"));
+    expect(loadConfig({ DATA_DIR: "elsewhere" }).DATA_DIR).toBe("elsewhere");
   });
 });
