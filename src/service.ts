@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
-import { CARRIERS, OPERATORS } from "../carriers/index.ts";
+import { z } from "zod";
+import { CARRIERS, OPERATORS, type Operator } from "../carriers/index.ts";
 import { createDevAccountIfEmpty } from "./accounts/dev-account.ts";
 import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/audit-pass.ts";
 import { type Config, ConfigError, productionRefusal, startWarnings } from "./config.ts";
@@ -288,11 +289,18 @@ function bindStates(dispatch: RunningDispatch | null, config: Config): Record<st
  * The simulators listen exactly where the workers' SMPP settings point. Loaded at run time
  * (src/simulator-loader.ts): a development convenience, not in the production build.
  */
+/** What Node's listen errors carry besides their code. */
+const LISTEN_ERROR = z.object({ address: z.string(), port: z.number() });
+
 async function startCarrierSimulators(config: Config, logger: Logger): Promise<{ stop(): Promise<void> }> {
   const simulator = await loadSimulator();
-  return simulator.startEmbedded({
-    portOf: (operator) => config.links[operator]?.port ?? CARRIERS[operator].smpp.port,
-    logger,
+  const portOf = (operator: Operator) => config.links[operator]?.port ?? CARRIERS[operator].smpp.port;
+  return simulator.startEmbedded({ portOf, logger }).catch((err: unknown) => {
+    // Each simulator listens where its operator's link connects: name that link's setting.
+    const taken = LISTEN_ERROR.safeParse(err);
+    const operator = taken.success ? OPERATORS.find((op) => portOf(op) === taken.data.port) : undefined;
+    if (!taken.success || operator === undefined) throw err;
+    throw listenFailure(err, `SMPP_${operator.toUpperCase()}_PORT`, taken.data.address, taken.data.port);
   });
 }
 
@@ -319,7 +327,7 @@ function listen(
  * A port that cannot be listened on, in words that name the setting that chose it: Node's own
  * ("listen EADDRINUSE 0.0.0.0:3000") leaves the operator to guess between PORT and METRICS_PORT.
  */
-function listenFailure(err: unknown, setting: "PORT" | "METRICS_PORT", host: string, port: number): unknown {
+function listenFailure(err: unknown, setting: string, host: string, port: number): unknown {
   const code = err instanceof Error ? (err as NodeJS.ErrnoException).code : undefined;
   const where = `${host}:${port}`;
   if (code === "EADDRINUSE")

@@ -516,6 +516,34 @@ describe("shiri start: a port another process holds", { timeout: CLI_TEST_TIMEOU
   });
 });
 
+describe("shiri start: a carrier simulator's port another process holds", {
+  timeout: CLI_TEST_TIMEOUT_MS,
+}, () => {
+  it("names the link's port setting the simulator follows, exit 1, one line", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const held = (holder.address() as AddressInfo).port;
+    try {
+      const res = await shiri(db.url, ["start", "--role", "all"], {
+        env: {
+          HOST: "127.0.0.1",
+          PORT: "0",
+          METRICS_PORT: "0",
+          SHIRI_ENV: "test",
+          START_SIMULATORS: "true",
+          SMPP_NETONE_PORT: String(held),
+        },
+      });
+      expect(res.code, res.stderr).toBe(1);
+      expect(res.stderr).toBe(
+        `shiri: SMPP_NETONE_PORT=${held}: 127.0.0.1:${held} is already in use by another process (EADDRINUSE): stop it or set SMPP_NETONE_PORT to a free port\n`,
+      );
+    } finally {
+      holder.close();
+    }
+  });
+});
+
 describe("a DATABASE_URL nobody answers at", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("names DATABASE_URL and its address, without its credentials: exit 1, one line", async () => {
     const nobody = createServer();
