@@ -217,6 +217,11 @@ const envSchema = z.object({
    * NO_ANSWER (docs/dispatch.md, the in-flight window). 2: the handset may get it twice.
    */
   DISPATCH_MAX_UNANSWERED_SENDS: countFromEnv(2, 100),
+  /**
+   * Tries of a message the carrier may refuse with a status that can pass (ESME_RSUBMITFAIL, …);
+   * the last refused fails it with that status (docs/dispatch.md). Throttling does not count.
+   */
+  DISPATCH_MAX_REFUSALS: countFromEnv(10, 1000),
   /** Dispatch batches in flight per operator: while one settles, the next is submitted. */
   DISPATCH_BATCHES_IN_FLIGHT: countFromEnv(3),
   /** Jobs one fetch takes at most; a batch is the work of every job fetched together. */

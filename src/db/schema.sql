@@ -2,7 +2,7 @@
 -- from the catalogs by src/db/schema-snapshot.ts; `npm run schema:write` rewrites it and
 -- test/integration/schema-snapshot.test.ts fails while it is stale. pg-boss's schema (pgboss)
 -- is pg-boss's own and left out. A change to the schema is a new migration, never an edit here.
--- Migrations applied: 34, the last 045_keyword_reply_opted_out.sql.
+-- Migrations applied: 35, the last 046_refused_tries.sql.
 
 -- Sequences
 
@@ -259,6 +259,7 @@ CREATE TABLE public.messages (
   unanswered smallint DEFAULT 0 NOT NULL,
   maybe_at_carrier boolean DEFAULT false NOT NULL,
   ignores_opt_outs boolean,
+  refusals smallint DEFAULT 0 NOT NULL,
   CONSTRAINT messages_pkey PRIMARY KEY (id),
   CONSTRAINT messages_billing_check CHECK ((billing = ANY (ARRAY['held'::text, 'captured'::text, 'released'::text]))),
   CONSTRAINT messages_charge_check CHECK ((charge >= 0)),

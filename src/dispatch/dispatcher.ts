@@ -82,6 +82,8 @@ export interface DispatcherOptions {
   validityHours: number;
   /** DISPATCH_MAX_UNANSWERED_SENDS. */
   maxUnansweredSends: number;
+  /** DISPATCH_MAX_REFUSALS. */
+  maxRefusals: number;
   /** This link's receipts stage: told which segments a batch holds and when they are recorded. */
   receipts: ReceiptStage;
 }
@@ -284,6 +286,7 @@ export class Dispatcher {
             },
             lateAnswerSeconds: this.options.link.session.lateWindowMs() / 1000,
             maxUnansweredSends: this.options.maxUnansweredSends,
+            maxRefusals: this.options.maxRefusals,
             // Stopping, nothing more goes on the wire: the message goes back to the queue.
             maySend: (id) => this.running && lease.owns(id),
           },

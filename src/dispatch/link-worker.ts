@@ -207,6 +207,7 @@ export class LinkWorker {
           jobHeartbeatSeconds: config.DISPATCH_JOB_HEARTBEAT_SECONDS,
           validityHours: config.MESSAGE_VALIDITY_HOURS,
           maxUnansweredSends: config.DISPATCH_MAX_UNANSWERED_SENDS,
+          maxRefusals: config.DISPATCH_MAX_REFUSALS,
         }),
     );
     this.link = link;

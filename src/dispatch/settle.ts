@@ -35,6 +35,8 @@ export interface DispatchOutcome {
     notBeforeSeconds?: number;
     unanswered?: boolean;
     maybeAtCarrier?: boolean;
+    /** The carrier refused a segment with a status that may pass (counted: DISPATCH_MAX_REFUSALS). */
+    refused?: boolean;
     /** The number in international form, as opt-outs hold it. */
     number: string;
   }[];

@@ -4,7 +4,7 @@ import { recordedSubmitId } from "../domain/smsc-id.ts";
 import { type ClaimedMessage, OPTED_OUT_BEFORE_DISPATCH } from "../lifecycle/index.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { actionFor, describeStatus, STATUS } from "../smpp/command-status.ts";
+import { actionFor, describeStatus, isPassingRefusal, STATUS } from "../smpp/command-status.ts";
 import type { LateAnswer, SubmitOptions, SubmitParams } from "../smpp/session.ts";
 import { buildSubmits } from "./build-submits.ts";
 import type { CarrierLink, LinkOutcome } from "./carrier-link.ts";
@@ -31,6 +31,8 @@ export interface SubmitContext {
   lateAnswerSeconds: number;
   /** Tries of a message that may hear no answer; the next fails it NO_ANSWER, unsent. */
   maxUnansweredSends: number;
+  /** Tries of a message the carrier may refuse with a status that may pass; the last fails it. */
+  maxRefusals: number;
   /**
    * False once the batch's lease on the message is lost (another run may hold it now), or once the
    * dispatcher stops: its submits still waiting for the wire are withdrawn (not_sent "withdrawn"),
@@ -45,7 +47,8 @@ export type LateAcceptance = Promise<DispatchOutcome["acceptedParts"][number] | 
 type Verdict =
   | { kind: "accepted"; smscId: string }
   | { kind: "failed"; response: string }
-  | { kind: "retry"; reason: string };
+  /** `refusal`: the carrier refused it with a status that may pass (its name), not the link's state. */
+  | { kind: "retry"; reason: string; refusal?: string };
 
 /**
  * Submits every segment of the claimed messages that the carrier has not accepted yet, all at once
@@ -133,6 +136,7 @@ async function submitMessage(
   let accepted = message.accepted_parts.length;
   let permanent: string | null = null;
   let retryReason: string | null = null;
+  let refusal: string | null = null;
   const awaitingLateAnswer = verdicts.some((v) => v.awaitingLateAnswer);
   for (const { partNo, verdict } of verdicts) {
     if (verdict.kind === "accepted") {
@@ -142,9 +146,24 @@ async function submitMessage(
       permanent ??= verdict.response;
     } else {
       retryReason ??= verdict.reason;
+      refusal ??= verdict.refusal ?? null;
     }
   }
-  if (permanent)
+  // A refusal that may pass, as often as DISPATCH_MAX_REFUSALS allows: the carrier's answer is
+  // taken as final (an SMSC that always refuses a number would otherwise get it after every
+  // back-off until its validity ends).
+  const refusals = message.refusals + (refusal ? 1 : 0);
+  if (!permanent && refusal && refusals >= context.maxRefusals) {
+    context.logger.warn(
+      { link: context.link.name, operator: context.operator, message_id: message.id, tries: refusals },
+      "the carrier refused this message DISPATCH_MAX_REFUSALS times: failed with its status, not sent again",
+    );
+    outcome.failed.push({
+      id: message.id,
+      response: refusal,
+      error: `carrier refused ${refusals} tries: ${refusal}`,
+    });
+  } else if (permanent)
     outcome.failed.push({ id: message.id, response: permanent, error: `carrier refused: ${permanent}` });
   else if (accepted === parts.length)
     outcome.succeeded.push({
@@ -159,6 +178,7 @@ async function submitMessage(
       unanswered: awaitingLateAnswer,
       number: internationalForm(message.to),
       maybeAtCarrier: verdicts.some((v) => v.maybeAtCarrier),
+      refused: refusal !== null,
       // Not sent again while the carrier may still answer the timed-out submit.
       ...(awaitingLateAnswer ? { notBeforeSeconds: context.lateAnswerSeconds + 1 } : {}),
     });
@@ -246,7 +266,10 @@ function judge(context: SubmitContext, result: LinkOutcome): Verdict {
     return { kind: "accepted", smscId: recorded.id };
   }
   if (action === "fail") return { kind: "failed", response: statusName(result.command_status) };
-  return { kind: "retry", reason: describeStatus(result.command_status) };
+  const reason = describeStatus(result.command_status);
+  return isPassingRefusal(result.command_status)
+    ? { kind: "retry", reason, refusal: statusName(result.command_status) }
+    : { kind: "retry", reason };
 }
 
 const NAMES = new Map(Object.entries(STATUS).map(([name, code]) => [code, name]));

@@ -26,6 +26,8 @@ export interface ClaimedMessage {
   accepted_parts: number[];
   /** Earlier tries that put a segment on the wire and heard no answer (the carrier may have it). */
   unanswered: number;
+  /** Earlier tries the carrier refused with a status that may pass (DISPATCH_MAX_REFUSALS). */
+  refusals: number;
   /**
    * Its number is on its account's opt-out list and it honours the list: a send that raced the
    * opt-out (neither transaction saw the other's rows), never to be submitted.
@@ -72,7 +74,7 @@ export async function claimMessages(
                 AND (locked_until IS NULL OR locked_until < now())
                 AND (send_at IS NULL OR send_at <= now())
              RETURNING id, "to", body, sender_id, COALESCE(send_at, received_at) AS due_at, expires_at,
-                       unanswered,
+                       unanswered, refusals,
                        ${OPTED_OUT} AS opted_out
            )
            SELECT c.*, false AS busy, NULL::timestamptz AS not_before, now() AS claimed_at,
@@ -80,7 +82,7 @@ export async function claimMessages(
                            '{}') AS accepted_parts
              FROM claimed c
            UNION ALL
-           SELECT m.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END,
+           SELECT m.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, CASE WHEN m.send_at > now() THEN m.send_at END,
                   now(), NULL
              FROM messages m
             WHERE m.id = ANY($1::uuid[]) AND m.status IN ('enqueued', 'processing')

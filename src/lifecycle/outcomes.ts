@@ -101,14 +101,21 @@ export async function markRefused(
  */
 export async function giveUpLease(
   tx: Tx,
-  items: readonly { id: string; error: string; unanswered?: boolean; maybeAtCarrier?: boolean }[],
+  items: readonly {
+    id: string;
+    error: string;
+    unanswered?: boolean;
+    maybeAtCarrier?: boolean;
+    refused?: boolean;
+  }[],
   owner: string,
 ): Promise<{ id: string; attempts: number }[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string; attempts: number }>(
-    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[], $4::bool[]", "id, error, unanswered, maybe_at_carrier", "$5")})
+    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[], $4::bool[], $5::bool[]", "id, error, unanswered, maybe_at_carrier, refused", "$6")})
      UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = mine.error, updated_at = now(),
                            unanswered = m.unanswered + mine.unanswered::int,
+                           refusals = m.refusals + mine.refused::int,
                            maybe_at_carrier = m.maybe_at_carrier OR mine.maybe_at_carrier
        FROM mine WHERE m.id = mine.id
      RETURNING m.id, m.attempts`,
@@ -117,6 +124,7 @@ export async function giveUpLease(
       items.map((i) => i.error),
       items.map((i) => i.unanswered === true),
       items.map((i) => i.maybeAtCarrier === true),
+      items.map((i) => i.refused === true),
       owner,
     ],
   );

@@ -111,3 +111,17 @@ export function describeStatus(code: number): string {
 export function actionFor(code: number, overrides?: ReadonlyMap<number, StatusAction>): StatusAction {
   return overrides?.get(code) ?? COMMAND_STATUS.get(code)?.action ?? "fail";
 }
+
+/**
+ * "retry" statuses that speak of the session, not of the PDU (the SMSC takes us for unbound, or
+ * bound already): like throttling, the link's state, so never counted against a message.
+ */
+const SESSION_STATUSES: ReadonlySet<number> = new Set([STATUS.ESME_RINVBNDSTS, STATUS.ESME_RALYBND]);
+
+/**
+ * Whether a submit_sm_resp with this status is a refusal of the message that may pass (a "retry"
+ * of the table): counted as one of the message's refused tries, of which it has only so many.
+ */
+export function isPassingRefusal(code: number): boolean {
+  return actionFor(code) === "retry" && !SESSION_STATUSES.has(code);
+}
