@@ -83,7 +83,9 @@ const sentBeforeReceipt = (receipt: string) =>
  * order), matched to the most recent segment submitted with that id and no earlier than the
  * receipt allows (a reused id never reaches a months-old message), nor after a receipt kept aside
  * came (an id reused since, by an SMSC whose counter restarted); a receipt for a whole message
- * sets every segment of it. Returns the messages touched, then every receipt with whether it
+ * sets every segment of it, and so does one for an id its segments share (an SMSC that gives every
+ * segment of a message one id: they cannot be told apart, and a receipt for the most recent alone
+ * left the others without one for ever). Returns the messages touched, then every receipt with whether it
  * matched a segment (known) and whether it changed one (fresh).
  *
  * The segments are read by primary key, each hit's in a LATERAL that OFFSET 0 keeps from being
@@ -117,7 +119,8 @@ const APPLY_RECEIPTS = `
     SELECT DISTINCT ON (p.message_id, p.part_no) p.message_id, p.part_no, h.state, h.err
       FROM hit h CROSS JOIN LATERAL (
         SELECT q.message_id, q.part_no FROM message_parts q
-         WHERE q.message_id = h.message_id AND (h.whole OR q.part_no = h.part_no) OFFSET 0) p
+         WHERE q.message_id = h.message_id
+           AND (h.whole OR q.part_no = h.part_no OR (q.smsc_id = h.smsc_id AND q.link = $1)) OFFSET 0) p
      ORDER BY p.message_id, p.part_no, ${RANK.replaceAll("state", "h.state")}, h.state, h.err NULLS LAST),
   updated AS (
     UPDATE message_parts p SET receipt_state = t.state, receipt_err = t.err, receipt_at = now()
@@ -125,14 +128,14 @@ const APPLY_RECEIPTS = `
      WHERE p.message_id = t.message_id AND p.part_no = t.part_no
        AND p.receipt_state IS DISTINCT FROM t.state
        AND (p.receipt_state IS NULL OR NOT (p.receipt_state = ANY($7::text[])) OR t.state = 'DELIVRD')
-    RETURNING p.message_id, p.part_no)
+    RETURNING p.message_id, p.part_no, p.smsc_id)
   SELECT DISTINCT u.message_id, NULL::text AS smsc_id, NULL::text AS state, NULL::text AS err,
          NULL::boolean AS whole, NULL::timestamptz AS submitted_after, true AS known, true AS fresh
     FROM updated u
   UNION ALL
   SELECT NULL, r.smsc_id, r.state, r.err, r.whole, r.submitted_after, h.smsc_id IS NOT NULL,
          COALESCE(CASE WHEN h.whole THEN h.message_id IN (SELECT message_id FROM updated)
-                       ELSE (h.message_id, h.part_no) IN (SELECT message_id, part_no FROM updated) END, false)
+                       ELSE (h.message_id, h.smsc_id) IN (SELECT message_id, smsc_id FROM updated) END, false)
     FROM r LEFT JOIN hit h ON h.smsc_id = r.smsc_id`;
 
 /**
