@@ -12,6 +12,7 @@ import {
   type SubmitPacer,
   type SubmitParams,
 } from "../smpp/session.ts";
+import type { UnansweredSubmits } from "../smpp/unanswered-submits.ts";
 import { BreakerClock } from "./breaker-clock.ts";
 
 /** A submit outcome, or the breaker's refusal to try while the carrier looks down. */
@@ -72,6 +73,8 @@ export class CarrierLink {
       /** A request of the SMSC's refused as unsupported (data_sm, …), by command name. */
       onRefusedPdu?: (command: string) => void;
       onBreakerChange?: (state: "open" | "half_open" | "closed") => void;
+      /** The session's submits written and not yet answered, shared with the link's receipts. */
+      unanswered?: UnansweredSubmits;
     },
   ) {
     const logger = opts.logger.child({ link: name });
@@ -86,6 +89,7 @@ export class CarrierLink {
       },
       ...(opts.onLinkEvent ? { onLinkEvent: opts.onLinkEvent } : {}),
       ...(opts.onRefusedPdu ? { onRefusedPdu: opts.onRefusedPdu } : {}),
+      ...(opts.unanswered ? { unanswered: opts.unanswered } : {}),
     });
     this.clock = opts.breaker.clock ?? BreakerClock.forWindow(opts.breaker.rollingCountTimeoutMs);
     this.ownClock = opts.breaker.clock === undefined;

@@ -11,6 +11,7 @@ import { INBOUND_TOPIC, type WorkSignals } from "../queue/wakeups.ts";
 import type { IdTally } from "../receipts/id-tally.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
 import type { DeliverSm } from "../smpp/session.ts";
+import { UnansweredSubmits } from "../smpp/unanswered-submits.ts";
 import { type BindLeases, BindSlot } from "./bind-slot.ts";
 import type { BreakerClock } from "./breaker-clock.ts";
 import { CarrierLink } from "./carrier-link.ts";
@@ -138,7 +139,11 @@ export class LinkWorker {
   /** Runs the link and its dispatchers until stopped or the slot's lease is lost. */
   private async serve(slot: BindSlot): Promise<void> {
     const { config, link: name, settings, logger, pool, boss, transact, metrics, tally } = this.deps;
+    // Shared by the session, which counts its submits written and answered, and the receipts,
+    // which may wait for answers still to come.
+    const unanswered = new UnansweredSubmits();
     const receipts = new ReceiptStage({
+      unanswered,
       transact,
       link: name,
       settings,
@@ -178,6 +183,7 @@ export class LinkWorker {
       onRefusedPdu: (command) => metrics.smppRefusedPdus.inc({ link: name, command }),
       onBreakerChange: (state) =>
         metrics.breakerState.set({ link: name }, state === "closed" ? 0 : state === "half_open" ? 1 : 2),
+      unanswered,
     });
     const dispatchers = this.deps.operators.map(
       (operator) =>

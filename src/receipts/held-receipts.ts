@@ -93,12 +93,19 @@ export class ReceiptRegistry {
     }
   }
 
-  /** Hands the receipt to the batch that holds its segment, else the ordinary way at once. */
-  deliver(receipt: Receipt, ordinary: (receipt: Receipt) => Promise<void>): Promise<void> {
+  /**
+   * Hands the receipt to the batch that holds its segment, else to `unheld` at once (by default
+   * the ordinary way).
+   */
+  deliver(
+    receipt: Receipt,
+    ordinary: (receipt: Receipt) => Promise<void>,
+    unheld: (receipt: Receipt) => Promise<void> = ordinary,
+  ): Promise<void> {
     const exact = this.byId.get(receipt.smscId);
     if (exact) return exact.take(receipt, ordinary);
     const byNumber = this.byNumber.size > 0 ? this.holderByNumber(receipt.smscId) : undefined;
-    return byNumber ? byNumber.afterSettle(receipt, ordinary) : ordinary(receipt);
+    return byNumber ? byNumber.afterSettle(receipt, ordinary) : unheld(receipt);
   }
 
   private holderByNumber(smscId: string): HeldReceipts | undefined {

@@ -7,11 +7,14 @@ import type { Metrics } from "../observability/metrics.ts";
 import { paced } from "../periodic.ts";
 import { EARLY_RECEIPTS_TOPIC, type WorkSignals } from "../queue/wakeups.ts";
 import type { DeliverSm } from "../smpp/session.ts";
+import type { UnansweredSubmits } from "../smpp/unanswered-submits.ts";
 import { type ApplyResult, applyEarlyReceipts, type Matching, sweepEarlyReceipts } from "./apply-receipts.ts";
 import { type HeldReceipts, ReceiptRegistry } from "./held-receipts.ts";
 import type { IdTally } from "./id-tally.ts";
 import { type Receipt, readReceipt } from "./read-receipt.ts";
 import { ReceiptBatcher } from "./receipt-batcher.ts";
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * How a link's receipts are matched: tolerantly (exact id, then the same number written another
@@ -45,6 +48,11 @@ export class ReceiptStage {
       logger: Logger;
       metrics: Metrics;
       tally: IdTally;
+      /**
+       * The link's submits (in this process) written and not yet answered: a receipt no batch
+       * holds waits for those written before it came.
+       */
+      unanswered?: UnansweredSubmits;
     },
   ) {
     this.matching = {
@@ -67,6 +75,7 @@ export class ReceiptStage {
   /** A deliver_sm that is a receipt; settles once the receipt is committed (then it is acknowledged). */
   async take(pdu: DeliverSm): Promise<void> {
     const { link, settings, metrics, logger } = this.deps;
+    const mark = this.deps.unanswered?.mark() ?? 0;
     const read = readReceipt(pdu, settings, { validityHours: this.deps.validityHours });
     if (read.kind === "unreadable") {
       metrics.receipts.inc({ link, state: "unreadable" });
@@ -84,8 +93,23 @@ export class ReceiptStage {
     }
     metrics.receipts.inc({ link, state: stateLabel(read.receipt.state) });
     // The wait lets a submit_sm_resp that came in the same read register its segment first.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    await this.registry.deliver(read.receipt, this.apply);
+    await nextTurn();
+    await this.registry.deliver(read.receipt, this.apply, (receipt) => this.afterAnswers(receipt, mark));
+  }
+
+  /**
+   * A receipt no batch of ours holds. While submits written before it came are unanswered, it may
+   * be for one of them (an SMSC that sends the receipt before the submit_sm_resp): the ordinary way
+   * now would match an older segment with the same id (a counter that restarted). It waits for
+   * those answers (or their timeouts), and is offered to the batches again before going that way.
+   */
+  private async afterAnswers(receipt: Receipt, mark: number): Promise<void> {
+    const answered = this.deps.unanswered?.doneBefore(mark);
+    if (!answered) return this.apply(receipt);
+    await answered;
+    // As above: the answer's batch registers its segment before the receipt is offered again.
+    await nextTurn();
+    return this.registry.deliver(receipt, this.apply);
   }
 
   /** The ordinary way: applied with the receipts around it in one transaction. */

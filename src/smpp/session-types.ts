@@ -5,6 +5,7 @@
 import type { SmppSettings } from "../../carriers/types.ts";
 import type { DeliverSm } from "./deliver-sm.ts";
 import type { LinkEvent, LinkLossReason } from "./link-events.ts";
+import type { UnansweredSubmits } from "./unanswered-submits.ts";
 
 export type SessionState = "disconnected" | "connecting" | "bound" | "closing";
 
@@ -101,4 +102,6 @@ export interface SmppSessionOptions {
   closeTimeoutMs?: number;
   /** How long after a submit's timeout its answer still counts (recorded, not resent); default 3 × response_timeout_ms. */
   lateAnswerWindowMs?: number;
+  /** Where the session counts its submits written and not yet answered (receipts wait on it). */
+  unanswered?: UnansweredSubmits;
 }

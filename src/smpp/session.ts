@@ -22,6 +22,7 @@ import type {
   SubmitParams,
 } from "./session-types.ts";
 import { type SubmitSmFields, secondsLeft, submitSm, validityPeriod } from "./submit-sm.ts";
+import { UnansweredSubmits } from "./unanswered-submits.ts";
 import { SmppWire } from "./wire.ts";
 
 export type { DeliverSm, DeliverSmTlvs } from "./deliver-sm.ts";
@@ -110,9 +111,12 @@ export class SmppSession {
   private bindRefusal: string | null = null;
   private readonly log: SmppLogger;
   private readonly refused: RefusedPdus;
+  /** Submits written and not yet answered or given up: a receipt that overtook its answer waits on it. */
+  readonly unanswered: UnansweredSubmits;
 
   constructor(private readonly options: SmppSessionOptions) {
     this.log = options.logger;
+    this.unanswered = options.unanswered ?? new UnansweredSubmits();
     this.refused = new RefusedPdus(options.logger, options.onRefusedPdu);
     this.throttleDelayMs = options.throttle?.initialDelayMs ?? 250;
   }
@@ -209,7 +213,9 @@ export class SmppSession {
         return { kind: "not_sent", reason: "invalid_pdu" };
       }
       if (!reply) return { kind: "not_sent", reason: "socket_unwritable" };
+      const serial = this.unanswered.written();
       const r = await reply;
+      this.unanswered.done(serial);
       if (r === "timeout") {
         const late = this.lateAnswer(conn, pdu, { ref, sentAt });
         slotKeptForLateAnswer = true;
