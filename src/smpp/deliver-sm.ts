@@ -31,7 +31,10 @@ export interface DeliverSm extends SmppAddresses {
    * may straddle two parts.
    */
   user_data?: Buffer;
-  /** esm_class message type is a delivery receipt: final (0x04) or intermediate (see isIntermediate). */
+  /**
+   * A delivery receipt: esm_class's message type says so, final (0x04) or intermediate (see
+   * isIntermediate), or it is the default type with the TLVs only receipts carry (isReceiptByTlvs).
+   */
   isReceipt: boolean;
   /**
    * An intermediate delivery notification: SMPP 3.4's 0x20, or 0x08 (SME delivery
@@ -52,6 +55,20 @@ const UDHI = 0x40;
 /** Whether a deliver_sm's esm_class says it is a delivery receipt or notification, not a message. */
 export function isReceiptType(esmClass: number): boolean {
   return RECEIPT_TYPES.has(esmClass & ESM_CLASS_TYPE_MASK);
+}
+
+/**
+ * A deliver_sm of the default message type (esm_class type 0) that carries receipted_message_id
+ * and message_state: TLVs SMPP 3.4 defines for receipts only (5.3.2.12, 5.3.2.35), which some
+ * SMSCs send with esm_class 0. Both are asked for: a handset can write a text that looks like a
+ * receipt, not the TLVs, so a text alone never makes a receipt.
+ */
+function isReceiptByTlvs(esmClass: number, tlvs: DeliverSmTlvs): boolean {
+  return (
+    (esmClass & ESM_CLASS_TYPE_MASK) === 0 &&
+    tlvs.receipted_message_id !== undefined &&
+    tlvs.message_state !== undefined
+  );
 }
 
 const TLV_KINDS = {
@@ -107,7 +124,8 @@ export function toDeliverSm(pdu: Pdu): DeliverSm {
   // With UDHI, the user data opens with the UDH, its first octet the UDH's length.
   const udhLength = (esm_class & UDHI) !== 0 && octets.length > 0 ? 1 + (octets[0] as number) : 0;
   const text = octets.subarray(Math.min(udhLength, octets.length));
-  const isReceipt = isReceiptType(esm_class);
+  const tlvs = tlvsOf(pdu);
+  const isReceipt = isReceiptType(esm_class) || isReceiptByTlvs(esm_class, tlvs);
   return {
     service_type: stringField(pdu, "service_type"),
     source_addr_ton: numberField(pdu, "source_addr_ton"),
@@ -123,6 +141,6 @@ export function toDeliverSm(pdu: Pdu): DeliverSm {
     ...(isReceipt ? {} : { user_data: Buffer.from(text) }),
     isReceipt,
     isIntermediate: INTERMEDIATE_TYPES.has(esm_class & ESM_CLASS_TYPE_MASK),
-    tlvs: tlvsOf(pdu),
+    tlvs,
   };
 }

@@ -128,12 +128,17 @@ export interface ForeignSmsc {
     stat: string;
     handset: string;
     systemId?: string;
+    /** Default 0x04, a delivery receipt; 0 is a plain message's type. */
+    esmClass?: number;
+    /** Also the receipted_message_id and message_state TLVs (default: the text only). */
+    tlvs?: boolean;
   }): Promise<number>;
 }
 
 const STATUS = { ROK: 0x00, RINVCMDID: 0x03, RINVBNDSTS: 0x04, RBINDFAIL: 0x0d } as const;
 const ESM_CLASS_DELIVERY_RECEIPT = 0x04;
 const MESSAGE_STATE_DELIVERED = 2;
+const MESSAGE_STATE_UNDELIVERABLE = 5;
 const UDH_CONCAT_8BIT = 0x00;
 const UDH_CONCAT_16BIT = 0x08;
 const BINDS = new Set(["bind_transceiver", "bind_transmitter", "bind_receiver"]);
@@ -377,7 +382,7 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
     dropConnections() {
       for (const s of sessions) s.session.destroy();
     },
-    sendReceipt({ id, stat, handset, systemId }) {
+    sendReceipt({ id, stat, handset, systemId, esmClass = ESM_CLASS_DELIVERY_RECEIPT, tlvs = false }) {
       const carrier = [...sessions].find(
         (s) => s.bound && (systemId === undefined || s.systemId === systemId),
       );
@@ -390,9 +395,15 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
         dest_addr_ton: 5,
         dest_addr_npi: 0,
         destination_addr: "SHIRI",
-        esm_class: ESM_CLASS_DELIVERY_RECEIPT,
+        esm_class: esmClass,
         data_coding: 0,
         short_message: `id:${id} sub:001 dlvrd:000 submit date:${now} done date:${now} stat:${stat} err:000 text:`,
+        ...(tlvs
+          ? {
+              receipted_message_id: id,
+              message_state: stat === "DELIVRD" ? MESSAGE_STATE_DELIVERED : MESSAGE_STATE_UNDELIVERABLE,
+            }
+          : {}),
       });
       return new Promise((resolve) => carrier.session.send(pdu, (resp: PDU) => resolve(resp.command_status)));
     },
