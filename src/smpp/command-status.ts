@@ -113,10 +113,15 @@ export function actionFor(code: number, overrides?: ReadonlyMap<number, StatusAc
 }
 
 /**
- * "retry" statuses that speak of the session, not of the PDU (the SMSC takes us for unbound, or
+ * "retry" statuses that speak of the SMSC or the session, not of the PDU (a system error of its
+ * own, which may last for minutes and refuse every submit; the SMSC taking us for unbound, or
  * bound already): like throttling, the link's state, so never counted against a message.
  */
-const SESSION_STATUSES: ReadonlySet<number> = new Set([STATUS.ESME_RINVBNDSTS, STATUS.ESME_RALYBND]);
+const SESSION_STATUSES: ReadonlySet<number> = new Set([
+  STATUS.ESME_RSYSERR,
+  STATUS.ESME_RINVBNDSTS,
+  STATUS.ESME_RALYBND,
+]);
 
 /**
  * Whether a submit_sm_resp with this status is a refusal of the message that may pass (a "retry"

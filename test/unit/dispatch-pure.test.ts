@@ -8,6 +8,7 @@ import { TpsPacer } from "../../src/dispatch/tps-pacer.ts";
 import { newMessageId } from "../../src/domain/message-id.ts";
 import { decodeUcs2 } from "../../src/domain/segments.ts";
 import { readReceipt } from "../../src/receipts/read-receipt.ts";
+import { isPassingRefusal, STATUS } from "../../src/smpp/command-status.ts";
 import type { DeliverSm } from "../../src/smpp/session.ts";
 import { secondsLeft } from "../../src/smpp/submit-sm.ts";
 import { RECEIPT_ADDRESSES } from "../support/pdus.ts";
@@ -225,5 +226,26 @@ describe("jobsToFetch", () => {
   it("takes at least one job and at most maxJobsPerFetch", () => {
     expect(jobsToFetch({ ...base, room: 10, meanJobSize: 50 })).toBe(1);
     expect(jobsToFetch({ ...base, room: 100_000, meanJobSize: 1 })).toBe(500);
+  });
+});
+
+describe("refusals counted against a message (DISPATCH_MAX_REFUSALS)", () => {
+  it("counts a refusal of the message, never the SMSC's own state or the session's", () => {
+    const {
+      ESME_RSUBMITFAIL,
+      ESME_RUNKNOWNERR,
+      ESME_RSYSERR,
+      ESME_RINVBNDSTS,
+      ESME_RTHROTTLED,
+      ESME_RINVDSTADR,
+    } = STATUS;
+    expect([ESME_RSUBMITFAIL, ESME_RUNKNOWNERR].map(isPassingRefusal)).toEqual([true, true]);
+    // A carrier's bad spell, the bind, throttling: the link's state. A permanent refusal fails at once.
+    expect([ESME_RSYSERR, ESME_RINVBNDSTS, ESME_RTHROTTLED, ESME_RINVDSTADR].map(isPassingRefusal)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
