@@ -57,3 +57,13 @@ export async function refreshDelivery(tx: Queryable, messageIds: readonly string
   }
   return delivered.rows.map((r) => ({ operator: r.operator, seconds: r.seconds }));
 }
+
+/** Of these messages, those not yet accepted by a carrier (`enqueued` or `processing`). */
+export async function stillBeingAccepted(tx: Queryable, messageIds: readonly string[]): Promise<string[]> {
+  if (messageIds.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    "SELECT id FROM messages WHERE id = ANY($1::uuid[]) AND status IN ('enqueued', 'processing')",
+    [messageIds],
+  );
+  return rows.map((r) => r.id);
+}

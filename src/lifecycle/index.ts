@@ -81,6 +81,6 @@ export {
   optedOutAmong,
 } from "./cancel.ts";
 export { type ClaimedMessage, claimMessages, extendLease, releaseLease } from "./claim.ts";
-export { type Delivery, refreshDelivery } from "./deliver.ts";
+export { type Delivery, refreshDelivery, stillBeingAccepted } from "./deliver.ts";
 export { expireMessages, sweepExpired, VALIDITY_EXPIRED } from "./expire.ts";
 export { giveUpLease, markAccepted, markRefused } from "./outcomes.ts";

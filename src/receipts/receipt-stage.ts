@@ -1,7 +1,7 @@
 import type { SmppSettings } from "../../carriers/index.ts";
 import type { Transact } from "../db/pool.ts";
 import { stateLabel } from "../domain/receipt-states.ts";
-import { type Delivery, refreshDelivery } from "../lifecycle/index.ts";
+import { type Delivery, refreshDelivery, stillBeingAccepted } from "../lifecycle/index.ts";
 import { type Logger, receiptForLog } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { paced } from "../periodic.ts";
@@ -236,21 +236,41 @@ export function startEarlyReceiptSweep(deps: {
  */
 const EARLY_AWAKE_MS = 30_000;
 
-/** How long after a receipt met a message not yet accepted its delivery is looked at again. */
+/** How long after a receipt met a message not yet accepted its delivery is first looked at again. */
 const RECHECK_MS = 1_000;
+
+/** Looks again at most this many times, each wait twice the last (1 + 2 + … + 32 s: about a minute). */
+const RECHECKS = 6;
 
 /**
  * A receipt applied while its message's settle was still open (the message not yet `success`)
- * cannot deliver it, and that settle may not have seen the receipt: a second look once the settle
- * has surely committed closes that gap. Nothing to do for most batches (an empty list).
+ * cannot deliver it, and that settle may not have seen the receipt (its look at delivery ran before
+ * the receipt committed): another look once the settle has committed closes that gap. A settle
+ * can take longer than one wait (a big batch on a busy database), so the messages still being
+ * accepted, and those a failed look left, are looked at again, until they are accepted or the
+ * looks run out; a message given back to the queue is looked at by the settle that accepts it.
+ * Nothing to do for most batches (an empty list).
  */
-function recheckLater(
+export function recheckLater(
   transact: Transact,
   messageIds: readonly string[],
   onDelivered: (delivered: Delivery[]) => void,
+  waitMs = RECHECK_MS,
+  looksLeft = RECHECKS,
 ): void {
-  if (messageIds.length === 0) return;
+  if (messageIds.length === 0 || looksLeft === 0) return;
+  const again = (ids: readonly string[]) =>
+    recheckLater(transact, ids, onDelivered, waitMs * 2, looksLeft - 1);
   setTimeout(() => {
-    transact((tx) => refreshDelivery(tx, messageIds)).then(onDelivered, () => {});
-  }, RECHECK_MS).unref();
+    transact(async (tx) => ({
+      delivered: await refreshDelivery(tx, messageIds),
+      pending: await stillBeingAccepted(tx, messageIds),
+    })).then(
+      ({ delivered, pending }) => {
+        onDelivered(delivered);
+        again(pending);
+      },
+      () => again(messageIds),
+    );
+  }, waitMs).unref();
 }
