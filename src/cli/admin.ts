@@ -16,7 +16,8 @@ import { isNetwork } from "../cidr.ts";
 import { type Pool, withTransaction } from "../db/pool.ts";
 import { formatAmount, MAX_AMOUNT_TEXT, parseAmount } from "../domain/money.ts";
 import { isPricedCurrency } from "../domain/pricing.ts";
-import { balanceOf, topUp } from "../ledger/ledger.ts";
+import { topUp } from "../ledger/ledger.ts";
+import { balanceNow } from "../lifecycle/open-mark.ts";
 import { setAccountRateLimits } from "../limits/rate-limits.ts";
 import {
   ACCOUNT_OPTION,
@@ -107,7 +108,7 @@ async function existingAccount(pool: Pool, id: string) {
 }
 
 async function balanceReport(pool: Pool, accountId: string) {
-  const balance = await balanceOf(pool, accountId);
+  const balance = await balanceNow(pool, accountId);
   if (!balance) throw new CommandError(`no account ${accountId}`);
   return {
     account_id: accountId,

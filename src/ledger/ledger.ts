@@ -123,12 +123,20 @@ export interface Balance {
   held: number;
 }
 
-export async function balanceOf(db: Queryable, accountId: string): Promise<Balance | null> {
+/**
+ * The account's balance. Only a message not yet final holds money, and none of those was due
+ * before `openSince` (the open-messages watermark, src/lifecycle/open-mark.ts): held is read from
+ * the messages due since, through the due-time index, so its cost follows the last minute's
+ * traffic, not the account's history. Unnamed: planned with the watermark's value.
+ */
+export async function balanceOf(db: Queryable, accountId: string, openSince: Date): Promise<Balance | null> {
   const { rows } = await db.query<Balance>(
     `SELECT a.currency, b.balance AS available,
-            COALESCE((SELECT sum(charge) FROM messages m WHERE m.account_id = a.id AND m.billing = 'held'), 0)::bigint AS held
+            COALESCE((SELECT sum(charge) FROM messages m
+                       WHERE COALESCE(m.send_at, m.received_at) >= $2
+                         AND m.account_id = a.id AND m.billing = 'held'), 0)::bigint AS held
        FROM accounts a JOIN account_balances b ON b.account_id = a.id WHERE a.id = $1`,
-    [accountId],
+    [accountId, openSince],
   );
   return rows[0] ?? null;
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import { type Balance, balanceOf } from "../ledger/ledger.ts";
 
 /*
  * The open-messages watermark (upkeep_marks 'open_messages'): every message not yet final was due
@@ -67,4 +68,9 @@ export async function sampleOpenMessages(db: Queryable): Promise<OpenMessages> {
       .filter((r) => r.kind === "oldest")
       .map((r) => ({ operator: r.key, seconds: r.value })),
   };
+}
+
+/** An account's balance, its held money read from the messages due since the watermark. */
+export async function balanceNow(db: Queryable, accountId: string): Promise<Balance | null> {
+  return balanceOf(db, accountId, await openMark(db));
 }

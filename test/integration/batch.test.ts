@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.ts";
-import { balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { prepareSend } from "../../src/sending/prepare-send.ts";
 import { recordSends } from "../../src/sending/record-send.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
@@ -18,7 +18,7 @@ afterAll(() => t?.stop());
 
 const batch = (who: TestAccount, body: unknown, headers: Record<string, string> = {}) =>
   call(t.base, "POST", "/api/v1/sms/batch", { headers: { ...who.headers, ...headers }, body });
-const available = async (who: TestAccount) => (await balanceOf(t.service.pool, who.id))?.available ?? -1;
+const available = async (who: TestAccount) => (await balanceNow(t.service.pool, who.id))?.available ?? -1;
 const messageCount = async (who: TestAccount) =>
   Number(
     (await t.service.pool.query("SELECT count(*) AS n FROM messages WHERE account_id = $1", [who.id])).rows[0]

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 let t: TestService;
@@ -84,7 +85,7 @@ describe("POST /api/v1/sms/bulk: accepted", () => {
 
   it("accepts 10,000 recipients in set-based statements: every message and every job written", async () => {
     const to = Array.from({ length: 10_000 }, (_, i) => `+26377${String(1_000_000 + i).padStart(7, "0")}`);
-    const before = await balanceOf(t.service.pool, acct.id);
+    const before = await balanceNow(t.service.pool, acct.id);
     const res = await bulk({ to, from: "SHIRI", message: "Big send" });
     expect(res.status).toBe(202);
     const body = res.body as BulkBody;
@@ -108,7 +109,7 @@ describe("POST /api/v1/sms/bulk: accepted", () => {
       [ids],
     );
     expect(allJobs.rows[0]?.n).toBe(10_000);
-    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) - 4_500_000);
+    expect((await balanceNow(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) - 4_500_000);
   });
 });
 

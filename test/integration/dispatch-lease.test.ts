@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 
 /**
@@ -50,7 +51,7 @@ describe("dispatch leases", () => {
         "SELECT max(retry_count)::int AS retries FROM pgboss.job WHERE name = 'dispatch-econet'",
       );
       expect(rows[0]?.retries).toBeGreaterThanOrEqual(1);
-      const kept = await balanceOf(h.pool, h.acct.id);
+      const kept = await balanceNow(h.pool, h.acct.id);
       const recomputed = await balanceFromLedger(h.pool, h.acct.id);
       expect(kept?.held).toBe(recomputed.held);
     } finally {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { expectLedgerBalanced } from "../support/ledger.ts";
 import { call } from "../support/service.ts";
@@ -74,7 +74,7 @@ describe("a message's life through the carrier", () => {
   });
 
   it("fails a permanently refused message and releases its hold", async () => {
-    const before = await balanceOf(h.pool, h.acct.id);
+    const before = await balanceNow(h.pool, h.acct.id);
     const id = await h.send("+263779999999", "refused");
     await h.waitUntilSettled([id]);
     const res = await call(h.t.base, "GET", `/api/v1/sms/${id}`, { headers: h.acct.headers });
@@ -83,10 +83,10 @@ describe("a message's life through the carrier", () => {
       operator_response: "ESME_RINVDSTADR",
       delivered_at: null,
     });
-    await waitFor(async () => (await balanceOf(h.pool, h.acct.id))?.held === before?.held, {
+    await waitFor(async () => (await balanceNow(h.pool, h.acct.id))?.held === before?.held, {
       what: "the hold to be released",
     });
-    expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before?.available);
+    expect((await balanceNow(h.pool, h.acct.id))?.available).toBe(before?.available);
   });
 
   it("keeps success but reports a non-delivered final receipt in operator_response", async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.ts";
 import { deleteExpiredKeys } from "../../src/intake/idempotency.ts";
-import { balanceFromLedger, balanceOf, topUp } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger, topUp } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 let t: TestService;
@@ -25,11 +26,11 @@ describe.each([
     const a = await t.account({ balance: 100_000 });
     const first = await call(t.base, "POST", path, { headers: withKey(a, "k-1"), body });
     expect(first.status).toBe(202);
-    const balance = await balanceOf(t.service.pool, a.id);
+    const balance = await balanceNow(t.service.pool, a.id);
     const second = await call(t.base, "POST", path, { headers: withKey(a, "k-1"), body });
     expect(second.status).toBe(202);
     expect(second.body).toEqual(first.body);
-    expect(await balanceOf(t.service.pool, a.id)).toEqual(balance);
+    expect(await balanceNow(t.service.pool, a.id)).toEqual(balance);
     expect(await count(a.id)).toBe(path.endsWith("bulk") ? 2 : 1);
   });
 

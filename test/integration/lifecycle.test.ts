@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SmppSettings } from "../../carriers/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { withTransaction } from "../../src/db/pool.ts";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger } from "../../src/ledger/ledger.ts";
 import {
   CANCELLED,
   cancelMessages,
@@ -17,11 +17,12 @@ import {
   refreshDelivery,
   TRANSITIONS,
 } from "../../src/lifecycle/index.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { createLogger } from "../../src/logger.ts";
 import { applyReceipts } from "../../src/receipts/apply-receipts.ts";
 import { IdTally } from "../../src/receipts/id-tally.ts";
 import { ReceiptStage } from "../../src/receipts/receipt-stage.ts";
-import { expectLedgerBalanced } from "../support/ledger.ts";
+import { expectLedgerBalanced, openMarkBack } from "../support/ledger.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -158,7 +159,7 @@ describe("the message lifecycle", () => {
 
   it("cancel: enqueued → failed CANCELLED, the hold released once, message.failed recorded", async () => {
     const id = await send(new Date(Date.now() + 3_600_000));
-    const before = await balanceOf(t.service.pool, acct.id);
+    const before = await balanceNow(t.service.pool, acct.id);
     expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([
       { id, operator: "econet" },
     ]);
@@ -167,7 +168,7 @@ describe("the message lifecycle", () => {
       billing: "released",
       operator_response: CANCELLED,
     });
-    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
+    expect((await balanceNow(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
     // Refused the second time, and by the claim: nothing more is released, nothing is sent.
     expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([]);
     expect(await claimOf([id])).toEqual({ claimed: [], busy: [], notDue: [] });
@@ -194,7 +195,7 @@ describe("the message lifecycle", () => {
       await send(undefined, " 263771555001 "),
     ];
     await claimed(claimedOne);
-    const before = await balanceOf(t.service.pool, acct.id);
+    const before = await balanceNow(t.service.pool, acct.id);
     const failed = await tx((c) => failOptedOutMessages(c, acct.id, ["263771555001"]));
     expect(failed.map((m) => m.id).sort()).toEqual([scheduled, waiting].sort());
     for (const id of [scheduled, waiting]) {
@@ -206,7 +207,7 @@ describe("the message lifecycle", () => {
       expect(await ledgerKinds(id)).toEqual(["release"]);
       expect(await events(id)).toEqual(["message.failed"]);
     }
-    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + 2 * PRICE);
+    expect((await balanceNow(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + 2 * PRICE);
     expect(await row(claimedOne)).toMatchObject({ status: "processing", billing: "held" });
     // Another account's list is not this one's.
     const other = await t.account();
@@ -273,7 +274,7 @@ describe("the message lifecycle", () => {
   it("refuse: processing → failed, the hold released once, message.failed recorded", async () => {
     const id = await send();
     const { owner } = await claimed(id);
-    const before = await balanceOf(t.service.pool, acct.id);
+    const before = await balanceNow(t.service.pool, acct.id);
     const refused = { id, response: "ESME_RINVDSTADR", error: "carrier refused" };
     expect(await tx((c) => markRefused(c, [refused], owner))).toEqual([id]);
     expect(await tx((c) => markRefused(c, [refused], owner))).toEqual([]);
@@ -283,7 +284,7 @@ describe("the message lifecycle", () => {
       operator_response: "ESME_RINVDSTADR",
     });
     expect(await ledgerKinds(id)).toEqual(["release"]);
-    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
+    expect((await balanceNow(t.service.pool, acct.id))?.available).toBe((before?.available ?? 0) + PRICE);
     expect(await events(id)).toEqual(["message.failed"]);
   });
 
@@ -353,6 +354,7 @@ describe("the message lifecycle", () => {
       "UPDATE messages SET received_at = now() - interval '2 days' WHERE id = ANY($1)",
       [[waiting, done]],
     );
+    await openMarkBack(t.service.pool);
     const expired = await tx((c) =>
       expireMessages(c, { validityHours: 24, limit: 10, messageIds: [waiting, done] }),
     );
@@ -378,6 +380,7 @@ describe("the message lifecycle", () => {
         WHERE id = ANY($2)`,
       [lapsed, [live, lapsed]],
     );
+    await openMarkBack(t.service.pool);
     const expired = await tx((c) =>
       expireMessages(c, { validityHours: 24, limit: 10, messageIds: [live, lapsed] }),
     );
@@ -404,6 +407,7 @@ describe("the message lifecycle", () => {
         WHERE id = ANY($2)`,
       [early, [early, late]],
     );
+    await openMarkBack(t.service.pool);
     const expired = await tx((c) =>
       expireMessages(c, { validityHours: 24, limit: 10, messageIds: [early, late] }),
     );

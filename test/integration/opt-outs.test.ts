@@ -3,7 +3,8 @@ import { sendMobileOriginated } from "../../carriers/simulator/mobile-originated
 import { audit } from "../../src/audit/audit.ts";
 import { addInboundNumber } from "../../src/inbound/inbound-numbers.ts";
 import { setKeywordSettings } from "../../src/inbound/keywords.ts";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { verifySignature } from "../../src/webhooks/signing.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call, type TestAccount } from "../support/service.ts";
@@ -82,7 +83,7 @@ const atSmsc = (to: string) => h.sims.get("econet").accepted.filter((a) => a.des
 async function expectLedgerBalanced(account: TestAccount): Promise<void> {
   const read = async () => {
     const [balance, ledger] = await Promise.all([
-      balanceOf(h.pool, account.id),
+      balanceNow(h.pool, account.id),
       balanceFromLedger(h.pool, account.id),
     ]);
     return { balance: { available: balance?.available, held: balance?.held }, ledger };
@@ -117,7 +118,7 @@ describe("STOP, then a send", () => {
     expect(reply.rows[0]?.charge).toBeGreaterThan(0);
     expect(reply.rows[0]?.sender_id).toBe(SHORT_CODE);
 
-    const before = await balanceOf(h.pool, h.acct.id);
+    const before = await balanceNow(h.pool, h.acct.id);
     const sent = await call(h.t.base, "POST", "/api/v1/sms", {
       headers: h.acct.headers,
       body: { to: "+263771100001", from: "SHIRI", message: "offer" },
@@ -126,7 +127,7 @@ describe("STOP, then a send", () => {
     expect(sent.body).toMatchObject({ status: "failed", operator_response: "OPTED_OUT", charge: "0" });
     const id = (sent.body as { id: string }).id;
     // Nothing was held for it (the reply's hold may have been captured meanwhile: available alone).
-    expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before?.available);
+    expect((await balanceNow(h.pool, h.acct.id))?.available).toBe(before?.available);
     const read = await call(h.t.base, "GET", `/api/v1/sms/${id}`, { headers: h.acct.headers });
     expect(read.body).toMatchObject({
       data: { status: "failed", operator_response: "OPTED_OUT", charge: "0" },
@@ -228,7 +229,7 @@ describe("a send accepted before the STOP", () => {
       body: { to: `+${number}`, from: "SHIRI", message: "tomorrow's offer", send_at: later },
     });
     const id = (res.body as { id: string }).id;
-    const before = await balanceOf(h.pool, h.acct.id);
+    const before = await balanceNow(h.pool, h.acct.id);
     await handsetSends(number, "quit");
     await waitFor(async () => (await h.statusOf([id])).get(id)?.status === "failed", {
       what: "the waiting send failed",
@@ -250,7 +251,7 @@ describe("a send accepted before the STOP", () => {
     );
     const charge = (await h.pool.query<{ charge: number }>("SELECT charge FROM messages WHERE id = $1", [id]))
       .rows[0]?.charge;
-    expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(
+    expect((await balanceNow(h.pool, h.acct.id))?.available).toBe(
       (before?.available ?? 0) + (charge ?? 0) - (reply.rows[0]?.charge ?? 0),
     );
     await expectLedgerBalanced(h.acct);
@@ -403,7 +404,7 @@ describe("a destination the SMSC writes in national form (TON 2)", () => {
 describe("HELP", () => {
   it("is answered with the configured reply, billed as a normal send", async () => {
     const number = "263771100021";
-    const before = (await balanceOf(h.pool, h.acct.id))?.available ?? 0;
+    const before = (await balanceNow(h.pool, h.acct.id))?.available ?? 0;
     await handsetSends(number, "help");
     await waitFor(() => atSmsc(number).length === 1, { what: "the help reply" });
     expect(atSmsc(number)[0]).toMatchObject({ source_addr: SHORT_CODE, text: "Call 0242 000 000" });
@@ -412,7 +413,7 @@ describe("HELP", () => {
       [number],
     );
     await h.waitUntilSettled([rows[0]?.id ?? ""], { delivered: true });
-    expect((await balanceOf(h.pool, h.acct.id))?.available).toBe(before - (rows[0]?.charge ?? 0));
+    expect((await balanceNow(h.pool, h.acct.id))?.available).toBe(before - (rows[0]?.charge ?? 0));
     expect(await listed(h.acct, number)).toBe(false);
     await expectLedgerBalanced(h.acct);
   });

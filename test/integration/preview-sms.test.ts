@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 let t: TestService;
@@ -156,7 +156,7 @@ describe("POST /api/v1/sms/preview: writes nothing", () => {
 
   it("no row anywhere, no hold, no job, even with an Idempotency-Key and a webhook", async () => {
     const before = await counts();
-    const balance = await balanceOf(t.service.pool, acct.id);
+    const balance = await balanceNow(t.service.pool, acct.id);
     for (const body of [
       { to: ["+263771234567", "12345"], from: "SHIRI", message: "x", webhook_url: "https://example.com/h" },
       { to: "+263771234567", from: "SHIRI", message: "x" },
@@ -168,7 +168,7 @@ describe("POST /api/v1/sms/preview: writes nothing", () => {
       expect(res.status).toBe(200);
     }
     expect(await counts()).toEqual(before);
-    expect(await balanceOf(t.service.pool, acct.id)).toEqual(balance);
+    expect(await balanceNow(t.service.pool, acct.id)).toEqual(balance);
   });
 });
 

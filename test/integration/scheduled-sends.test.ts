@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { audit } from "../../src/audit/audit.ts";
 import { loadConfig } from "../../src/config.ts";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { enqueueDispatch } from "../../src/queue/boss.ts";
 import { startSamplers } from "../../src/samplers.ts";
@@ -27,7 +28,7 @@ afterAll(() => h?.stop());
 const inSeconds = (s: number) => new Date(Date.now() + s * 1_000);
 const api = (method: string, path: string, body?: unknown, who: TestAccount = acct) =>
   call(h.t.base, method, path, { headers: who.headers, ...(body === undefined ? {} : { body }) });
-const available = async (who: TestAccount = acct) => (await balanceOf(h.pool, who.id))?.available ?? -1;
+const available = async (who: TestAccount = acct) => (await balanceNow(h.pool, who.id))?.available ?? -1;
 const submitsOf = (text: string) => h.sims.get("econet").accepted.filter((a) => a.text === text);
 let numbers = 0;
 const econetNumber = () => `+26377${String(5_000_000 + numbers++)}`;
@@ -257,7 +258,7 @@ describe("DELETE /api/v1/sms/{id}", () => {
 
     expect(await balanceFromLedger(h.pool, acct.id)).toEqual({
       available: before,
-      held: (await balanceOf(h.pool, acct.id))?.held,
+      held: (await balanceNow(h.pool, acct.id))?.held,
     });
     const report = await audit(h.pool, { stuckMinutes: 60, receiptHours: 24 });
     expect(report.balance_mismatches.count).toBe(0);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceOf, InsufficientBalanceError } from "../../src/ledger/ledger.ts";
+import { InsufficientBalanceError } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { prepareSend } from "../../src/sending/prepare-send.ts";
 import { UnapprovedSenderError } from "../../src/sending/record-send.ts";
 import { SendCommitter } from "../../src/sending/send-committer.ts";
@@ -59,7 +60,7 @@ describe("group commit of sends", () => {
     );
     expect(results.every((r) => r.status === "fulfilled")).toBe(true);
     expect(await holdTransactions(acct.id)).toBe(2);
-    expect((await balanceOf(t.service.pool, acct.id))?.held).toBe(20 * PRICE);
+    expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(20 * PRICE);
     await expectLedgerBalanced(t.service.pool, acct.id);
   });
 
@@ -72,7 +73,7 @@ describe("group commit of sends", () => {
     const outcome = results.map((r) => (r.status === "fulfilled" ? "ok" : r.reason));
     expect(outcome.slice(0, 15).every((o) => o === "ok")).toBe(true);
     expect(outcome.slice(15).every((o) => o instanceof InsufficientBalanceError)).toBe(true);
-    expect((await balanceOf(t.service.pool, acct.id))?.available).toBe(0);
+    expect((await balanceNow(t.service.pool, acct.id))?.available).toBe(0);
     const { rows } = await t.service.pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM messages WHERE account_id = $1",
       [acct.id],
@@ -92,7 +93,7 @@ describe("group commit of sends", () => {
       else expect(r.status).toBe("fulfilled");
     });
     expect(await holdTransactions(acct.id)).toBe(2);
-    expect((await balanceOf(t.service.pool, acct.id))?.held).toBe(9 * PRICE);
+    expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(9 * PRICE);
     await expectLedgerBalanced(t.service.pool, acct.id);
   });
 
@@ -113,7 +114,7 @@ describe("group commit of sends", () => {
       [acct.id, [...ids]],
     );
     expect(rows[0]?.n).toBe(60);
-    expect((await balanceOf(t.service.pool, acct.id))?.held).toBe(60 * PRICE);
+    expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(60 * PRICE);
     await expectLedgerBalanced(t.service.pool, acct.id);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -13,7 +13,7 @@ import { waitFor } from "../support/wait-for.ts";
  */
 let h: DispatchHarness;
 const send = (path: string, body: unknown) => call(h.t.base, "POST", path, { headers: h.acct.headers, body });
-const available = async () => (await balanceOf(h.pool, h.acct.id))?.available ?? -1;
+const available = async () => (await balanceNow(h.pool, h.acct.id))?.available ?? -1;
 
 let neverAnswered: { id: string; acceptedAt: number; heldBefore: number };
 let windowed: { id: string; opening: Date };

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setSendDefaults } from "../../src/accounts/send-defaults.ts";
 import { withTransaction } from "../../src/db/pool.ts";
-import { balanceOf } from "../../src/ledger/ledger.ts";
 import { expireMessages } from "../../src/lifecycle/index.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -21,7 +21,7 @@ afterAll(() => t?.stop());
 const ECONET = 450; // a segment
 const send = (who: TestAccount, path: string, body: unknown) =>
   call(t.base, "POST", path, { headers: who.headers, body });
-const available = async (who: TestAccount) => (await balanceOf(t.service.pool, who.id))?.available ?? -1;
+const available = async (who: TestAccount) => (await balanceNow(t.service.pool, who.id))?.available ?? -1;
 const getSms = async (who: TestAccount, id: string) =>
   (await call(t.base, "GET", `/api/v1/sms/${id}`, { headers: who.headers })).body as {
     data: Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -84,9 +85,9 @@ describe("POST /api/v1/sms: happy path", () => {
   });
 
   it("holds each charge on the ledger, and the ledger alone gives the same balance", async () => {
-    const before = await balanceOf(t.service.pool, acct.id);
+    const before = await balanceNow(t.service.pool, acct.id);
     await send({ to: "+263771234567", from: "SHIRI", message: "Hi" });
-    const after = await balanceOf(t.service.pool, acct.id);
+    const after = await balanceNow(t.service.pool, acct.id);
     expect(after?.available).toBe((before?.available ?? 0) - 450);
     expect(after?.held).toBe((before?.held ?? 0) + 450);
     const fromLedger = await balanceFromLedger(t.service.pool, acct.id);
@@ -157,7 +158,7 @@ describe("POST /api/v1/sms: errors", () => {
       [poor.id],
     );
     expect(rows[0]).toEqual({ n: 0 });
-    expect((await balanceOf(t.service.pool, poor.id))?.available).toBe(449);
+    expect((await balanceNow(t.service.pool, poor.id))?.available).toBe(449);
   });
 
   it("spends a balance down to exactly zero and no further under concurrent sends", async () => {
@@ -169,7 +170,7 @@ describe("POST /api/v1/sms: errors", () => {
     );
     expect(results.filter((r) => r.status === 202)).toHaveLength(5);
     expect(results.filter((r) => r.status === 422)).toHaveLength(7);
-    expect((await balanceOf(t.service.pool, exact.id))?.available).toBe(0);
+    expect((await balanceNow(t.service.pool, exact.id))?.available).toBe(0);
     expect(await balanceFromLedger(t.service.pool, exact.id)).toEqual({ available: 0, held: 450 * 5 });
   });
 });

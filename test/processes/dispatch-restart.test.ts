@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shiriCommand } from "../../bench/lib/shiri-process.ts";
 import { OPERATORS } from "../../carriers/index.ts";
 import { type RunningSimulators, startSimulators } from "../../carriers/simulator/index.ts";
-import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { smppEnv } from "../support/dispatch.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
@@ -149,7 +150,7 @@ describe("a worker killed mid-batch", () => {
       [ids],
     );
     expect(captures.rows[0]).toEqual({ captured: 1500, other: 0 });
-    const balance = await balanceOf(pool, acct.id);
+    const balance = await balanceNow(pool, acct.id);
     expect(balance?.held).toBe(0);
     expect(await balanceFromLedger(pool, acct.id)).toEqual({ available: balance?.available, held: 0 });
   }, 120_000);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort as closedPort } from "../../bench/lib/shiri-process.ts";
-import { balanceOf } from "../../src/ledger/ledger.ts";
+import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { shiri as cli } from "../support/cli.ts";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { expectLedgerBalanced } from "../support/ledger.ts";
@@ -34,7 +34,7 @@ afterAll(() => h?.stop());
 
 describe("validity sweeper", () => {
   it("fails and releases a message past its validity while its carrier is unreachable", async () => {
-    const before = await balanceOf(h.pool, h.acct.id);
+    const before = await balanceNow(h.pool, h.acct.id);
     const expiredBefore = await expiredCount();
     const res = await call(h.t.base, "POST", "/api/v1/sms", {
       headers: h.acct.headers,
@@ -48,7 +48,7 @@ describe("validity sweeper", () => {
     });
     expect(res.status).toBe(202);
     const id = (res.body as { id: string }).id;
-    const held = await balanceOf(h.pool, h.acct.id);
+    const held = await balanceNow(h.pool, h.acct.id);
     expect(held?.held).toBeGreaterThan(0);
     expect(held?.available).toBeLessThan(before?.available ?? 0);
 
@@ -78,7 +78,7 @@ describe("validity sweeper", () => {
     );
     expect(events.rows.map((r) => r.type)).toContain("message.failed");
 
-    const after = await balanceOf(h.pool, h.acct.id);
+    const after = await balanceNow(h.pool, h.acct.id);
     expect(after).toEqual(before);
     await expectLedgerBalanced(h.pool, h.acct.id);
     expect(await expiredCount()).toBe(expiredBefore + 1);

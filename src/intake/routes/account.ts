@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
 import { z } from "zod";
 import { listSenderIds } from "../../accounts/sender-ids.ts";
-import { balanceOf } from "../../ledger/ledger.ts";
+import { balanceNow } from "../../lifecycle/open-mark.ts";
 import type { IntakeDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
 import { amount, kitEnvelope } from "../openapi/conventions.ts";
@@ -10,7 +10,7 @@ import { endpoint } from "../openapi/endpoint.ts";
 /** Extensions beyond the contract, in the Kit conventions: the balance and the sender ids. */
 export function getBalance(deps: IntakeDeps): RequestHandler {
   return async (_req, res) => {
-    const balance = await balanceOf(deps.pool, res.locals.accountId);
+    const balance = await balanceNow(deps.pool, res.locals.accountId);
     if (!balance) throw new ApiError("notFound");
     res.status(200).json({ status: "success", message: "request successful", data: balance });
   };
