@@ -105,19 +105,22 @@ export function numberForLog(msisdn: string | undefined): string {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DIGIT_RUN = /\d{5,}/;
+/** Longer than any word of a route: a key or a secret pasted into the path by mistake. */
+const LONGEST_WORD = 32;
 
 /**
  * A request's URL for logs: the path without its query (a search's `to`, an export's filters), and
- * any path segment but a UUID that holds a run of digits (a number in `/opt-outs/{number}`) shown
- * only by its length. The query's parameter names stay: they say what was asked, not of whom.
+ * any path segment but a UUID that holds a run of digits (a number in `/opt-outs/{number}`) or is
+ * longer than a route's words (an API key pasted into the path) shown only by its length. The
+ * query's parameter names stay: they say what was asked, not of whom.
  */
 export function urlForLog(url: string): string {
   const [path = "", query] = url.split("?", 2);
-  const segments = path
-    .split("/")
-    .map((segment) =>
-      UUID.test(segment) || !DIGIT_RUN.test(decodeSafely(segment)) ? segment : `…(${segment.length})`,
-    );
+  const segments = path.split("/").map((segment) => {
+    if (UUID.test(segment)) return segment;
+    const decoded = decodeSafely(segment);
+    return DIGIT_RUN.test(decoded) || decoded.length > LONGEST_WORD ? `…(${segment.length})` : segment;
+  });
   const names = query
     ? [...new URLSearchParams(query).keys()].filter((name) => /^[a-z_]{1,32}$/.test(name))
     : [];

@@ -116,6 +116,12 @@ describe("no personal data in the logs, on any route", () => {
           requests++;
         }
     }
+    // A key pasted into the path by mistake (a 404, or a 400 for a bad id) is not logged either.
+    for (const path of [`/api/v1/${token}`, `/api/v1/sms/${token}`]) {
+      const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      await res.arrayBuffer();
+      requests++;
+    }
     // Every request but the health probes' (answered before logging, so probes make no noise) has
     // its access line, written on finish: the last ones get a moment.
     const probes = ENDPOINTS.filter((e) => e.path === "/healthz" || e.path === "/readyz").length * 3;
@@ -134,5 +140,6 @@ describe("no personal data in the logs, on any route", () => {
     const id = randomUUID();
     expect(urlForLog(`/api/v1/sms/${id}`)).toBe(`/api/v1/sms/${id}`);
     expect(urlForLog("/api/v1/balance")).toBe("/api/v1/balance");
+    expect(urlForLog(`/api/v1/shr_${"a".repeat(43)}`)).toBe("/api/v1/…(47)");
   });
 });
