@@ -262,10 +262,12 @@ export function recheckLater(
   const again = (ids: readonly string[]) =>
     recheckLater(transact, ids, onDelivered, waitMs * 2, looksLeft - 1);
   setTimeout(() => {
-    transact(async (tx) => ({
-      delivered: await refreshDelivery(tx, messageIds),
-      pending: await stillBeingAccepted(tx, messageIds),
-    })).then(
+    // Which are still being accepted first, then the look: a settle that commits between the two
+    // statements is seen by the look, and one that commits after it leaves the message pending.
+    transact(async (tx) => {
+      const pending = await stillBeingAccepted(tx, messageIds);
+      return { pending, delivered: await refreshDelivery(tx, messageIds) };
+    }).then(
       ({ delivered, pending }) => {
         onDelivered(delivered);
         again(pending);
