@@ -22,7 +22,7 @@ import { createLogger } from "../../src/logger.ts";
 import { applyReceipts } from "../../src/receipts/apply-receipts.ts";
 import { IdTally } from "../../src/receipts/id-tally.ts";
 import { ReceiptStage } from "../../src/receipts/receipt-stage.ts";
-import { expectLedgerBalanced, openMarkBack } from "../support/ledger.ts";
+import { expectLedgerBalanced } from "../support/ledger.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -354,7 +354,6 @@ describe("the message lifecycle", () => {
       "UPDATE messages SET received_at = now() - interval '2 days' WHERE id = ANY($1)",
       [[waiting, done]],
     );
-    await openMarkBack(t.service.pool);
     const expired = await tx((c) =>
       expireMessages(c, { validityHours: 24, limit: 10, messageIds: [waiting, done] }),
     );
@@ -380,7 +379,6 @@ describe("the message lifecycle", () => {
         WHERE id = ANY($2)`,
       [lapsed, [live, lapsed]],
     );
-    await openMarkBack(t.service.pool);
     const expired = await tx((c) =>
       expireMessages(c, { validityHours: 24, limit: 10, messageIds: [live, lapsed] }),
     );
@@ -407,7 +405,6 @@ describe("the message lifecycle", () => {
         WHERE id = ANY($2)`,
       [early, [early, late]],
     );
-    await openMarkBack(t.service.pool);
     const expired = await tx((c) =>
       expireMessages(c, { validityHours: 24, limit: 10, messageIds: [early, late] }),
     );

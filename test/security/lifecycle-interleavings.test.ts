@@ -10,13 +10,11 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { audit } from "../../src/audit/audit.ts";
 import { withTransaction } from "../../src/db/pool.ts";
-import { balanceFromLedger } from "../../src/ledger/ledger.ts";
+import { balanceFromLedger, balanceOf } from "../../src/ledger/ledger.ts";
 import { cancelMessages } from "../../src/lifecycle/cancel.ts";
 import { claimMessages } from "../../src/lifecycle/claim.ts";
 import { expireMessages } from "../../src/lifecycle/expire.ts";
-import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { giveUpLease, markAccepted, markRefused } from "../../src/lifecycle/outcomes.ts";
-import { openMarkBack } from "../support/ledger.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 let t: TestService;
@@ -74,7 +72,6 @@ async function apply(ids: readonly string[], m: Move): Promise<void> {
       case "expire":
         // Past its validity: what the sweeper or a claim finds.
         await tx.query("UPDATE messages SET received_at = now() - interval '2 days' WHERE id = $1", [id]);
-        await openMarkBack(tx);
         return void (await expireMessages(tx, { validityHours: 24, limit: 10, messageIds: [id] }));
     }
   });
@@ -99,7 +96,7 @@ describe("lifecycle moves in any order", () => {
         const report = await audit(t.service.pool, { stuckMinutes: 60, receiptHours: 48 });
         expect(report.balance_mismatches.count).toBe(0);
         expect(report.holds_without_live_message.count).toBe(0);
-        const balance = await balanceNow(t.service.pool, acct.id);
+        const balance = await balanceOf(t.service.pool, acct.id, new Date(0));
         const ledger = await balanceFromLedger(t.service.pool, acct.id);
         expect({ available: balance?.available, held: balance?.held }).toEqual(ledger);
       }),
