@@ -58,6 +58,8 @@ export class CarrierLink {
   readonly session: SmppSession;
   readonly breaker: CircuitBreaker<[SubmitParams, SubmitOptions?], SubmitOutcome>;
   private readonly clock: BreakerClock;
+  /** When this link's carrier last accepted a submit (ms since the epoch; 0: never). */
+  private lastAcceptedAt = 0;
   private readonly ownClock: boolean;
 
   constructor(
@@ -96,6 +98,7 @@ export class CarrierLink {
     this.breaker = new CircuitBreaker(
       async (params: SubmitParams, options?: SubmitOptions) => {
         const outcome = await this.session.submit(params, options);
+        if (outcome.kind === "response" && outcome.command_status === 0) this.lastAcceptedAt = Date.now();
         if (isCarrierTrouble(outcome)) throw new CarrierTrouble(outcome);
         return outcome;
       },
@@ -127,6 +130,14 @@ export class CarrierLink {
 
   start(): void {
     this.session.start();
+  }
+
+  /**
+   * Whether this link's carrier accepted a submit within the last `ms`: evidence that it is
+   * working, so that a refusal is of the message, not a bad spell of the SMSC's.
+   */
+  acceptedWithin(ms: number): boolean {
+    return Date.now() - this.lastAcceptedAt <= ms;
   }
 
   /**

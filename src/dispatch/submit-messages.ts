@@ -267,10 +267,15 @@ function judge(context: SubmitContext, result: LinkOutcome): Verdict {
   }
   if (action === "fail") return { kind: "failed", response: statusName(result.command_status) };
   const reason = describeStatus(result.command_status);
-  return isPassingRefusal(result.command_status)
+  // Counted only while the carrier accepts other submits: an SMSC refusing everything is having a
+  // bad spell, and the messages queued behind it must not fail for it.
+  return isPassingRefusal(result.command_status) && context.link.acceptedWithin(REFUSAL_EVIDENCE_MS)
     ? { kind: "retry", reason, refusal: statusName(result.command_status) }
     : { kind: "retry", reason };
 }
+
+/** How recent an acceptance on the link makes a refusal the message's own. */
+const REFUSAL_EVIDENCE_MS = 60_000;
 
 const NAMES = new Map(Object.entries(STATUS).map(([name, code]) => [code, name]));
 const statusName = (code: number): string => NAMES.get(code) ?? `0x${code.toString(16).padStart(8, "0")}`;

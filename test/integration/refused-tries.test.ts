@@ -7,8 +7,10 @@ import { waitFor } from "../support/wait-for.ts";
 /**
  * A carrier that answers every submit of a number with a status that may pass (ESME_RSUBMITFAIL):
  * before, the message was submitted again after every back-off until its validity ended (some
- * 1,400 submits in 24 h), `processing` throughout. It fails after DISPATCH_MAX_REFUSALS tries.
- * Throttling-like statuses (ESME_RMSGQFUL) are the link's state and never fail a message.
+ * 1,400 submits in 24 h), `processing` throughout. It fails after DISPATCH_MAX_REFUSALS tries,
+ * counted while the carrier accepts other submits. A carrier that refuses everything is having a
+ * bad spell, and throttling-like statuses (ESME_RMSGQFUL) are the link's state: neither fails a
+ * message.
  */
 const row = (h: DispatchHarness, id: string) =>
   h.pool
@@ -30,6 +32,9 @@ describe("a number the carrier refuses with a status that may pass", () => {
   afterAll(() => h?.stop());
 
   it("is tried DISPATCH_MAX_REFUSALS times, then fails with the carrier's status, its hold released", async () => {
+    // The carrier takes other numbers' messages: its refusals of this one are the message's.
+    const taken = await h.send("+263775900011", "taken");
+    await h.waitUntilSettled([taken], { timeoutMs: 30_000 });
     const id = await h.send(to, "always refused");
     await h.waitUntilSettled([id], { timeoutMs: 30_000 });
     expect(await row(h, id)).toEqual({
@@ -43,6 +48,25 @@ describe("a number the carrier refuses with a status that may pass", () => {
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(refused()).toHaveLength(3);
     await expectLedgerBalanced(h.pool, h.acct.id);
+  }, 45_000);
+});
+
+describe("a carrier that refuses every submit (a bad spell)", () => {
+  const to = "+263775900003";
+  let h: DispatchHarness;
+  beforeAll(async () => {
+    h = await startDispatchHarness({
+      behaviour: { econet: { rejectDestinations: [to.slice(1)], rejectStatus: STATUS.ESME_RSUBMITFAIL } },
+      env: { DISPATCH_MAX_REFUSALS: "2" },
+    });
+  });
+  afterAll(() => h?.stop());
+
+  it("counts no refusal while it accepts nothing: the message waits past DISPATCH_MAX_REFUSALS tries", async () => {
+    const id = await h.send(to, "refused in a bad spell");
+    const refused = () => h.sims.get("econet").rejections.filter((r) => r.destination_addr === to.slice(1));
+    await waitFor(() => refused().length > 3, { timeoutMs: 30_000, what: "more tries than the limit" });
+    expect((await row(h, id))?.status).toBe("processing");
   }, 45_000);
 });
 
