@@ -48,4 +48,21 @@ describe("UnansweredSubmits", () => {
     await Promise.resolve();
     expect(order).toEqual(["early", "late"]);
   });
+
+  it("lets a receipt go after its longest wait, the answer before it still to come", async () => {
+    const submits = new UnansweredSubmits(20);
+    submits.written();
+    const started = Date.now();
+    await submits.doneBefore(submits.mark());
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+    // A receipt arriving now waits again for that answer, and is let go in its turn.
+    let resumed = false;
+    const next = submits.doneBefore(submits.mark())?.then(() => {
+      resumed = true;
+    });
+    await Promise.resolve();
+    expect(resumed).toBe(false);
+    await next;
+    expect(resumed).toBe(true);
+  });
 });
