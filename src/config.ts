@@ -557,7 +557,22 @@ export function productionWarnings(config: Config): string[] {
  * allow as written, then production's warnings.
  */
 export function startWarnings(config: Config): string[] {
-  return [...config.unreadSettings, ...smppFieldWarnings(config.links), ...productionWarnings(config)];
+  return [
+    ...config.unreadSettings,
+    ...smppFieldWarnings(config.links),
+    ...productionWarnings(config),
+    ...timeoutWarnings(config),
+  ];
+}
+
+/** A read limit the server's statement timeout does not fit in gives up on statements it would let run. */
+function timeoutWarnings(config: Pick<Config, "PG_READ_TIMEOUT_MS" | "PG_STATEMENT_TIMEOUT_MS">): string[] {
+  const read = config.PG_READ_TIMEOUT_MS;
+  return read !== undefined && read <= config.PG_STATEMENT_TIMEOUT_MS
+    ? [
+        `PG_READ_TIMEOUT_MS=${read} is not above PG_STATEMENT_TIMEOUT_MS=${config.PG_STATEMENT_TIMEOUT_MS}: a statement the server lets run that long loses its connection first; set it a few seconds above`,
+      ]
+    : [];
 }
 
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {

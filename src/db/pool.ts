@@ -243,9 +243,10 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
 const UNAVAILABLE_MESSAGES =
   /connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout|query read timeout|is not currently accepting connections/i;
 
-/** node-postgres's own error when a statement's answer did not come within its read limit. */
-function isReadTimeout(err: unknown): boolean {
-  return err instanceof Error && err.message === "Query read timeout";
+/** node-postgres's own error when a statement's answer did not come within its read limit, or one it caused. */
+function isReadTimeout(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 3) return false;
+  return err.message === "Query read timeout" || isReadTimeout(err.cause, depth + 1);
 }
 
 /** True when err (or what caused it) says the database is unreachable or overloaded, not that the request was wrong. */

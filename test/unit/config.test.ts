@@ -366,3 +366,14 @@ describe("the embedded Postgres's data folder", () => {
     expect(loadConfig({ DATA_DIR: "elsewhere" }).DATA_DIR).toBe("elsewhere");
   });
 });
+
+describe("the client's read limit", () => {
+  it("is warned of when it is not above the statement timeout, and not otherwise", () => {
+    const warned = startWarnings(
+      loadConfig({ PG_STATEMENT_TIMEOUT_MS: "10000", PG_READ_TIMEOUT_MS: "8000" }),
+    );
+    expect(warned.some((w) => w.startsWith("PG_READ_TIMEOUT_MS=8000 is not above"))).toBe(true);
+    for (const env of [{ PG_READ_TIMEOUT_MS: "20000" }, {}])
+      expect(startWarnings(loadConfig(env)).filter((w) => w.startsWith("PG_READ_TIMEOUT_MS"))).toEqual([]);
+  });
+});
