@@ -159,17 +159,26 @@ describe("simulator presets", () => {
       host: "127.0.0.1",
       operators: ["econet"],
       perOperator: {
-        econet: { port: 0, preset: "text-only", behaviour: { receiptDelayMs: 0, outcomes: { UNDELIV: 1 } } },
+        // Seed 6: ids counting up from 0x869754750001, hex without a letter until the tenth.
+        econet: {
+          port: 0,
+          preset: "text-only",
+          seed: 6,
+          behaviour: { receiptDelayMs: 0, outcomes: { UNDELIV: 1 } },
+        },
       },
     });
     stops.push(() => sims.stop());
     const t = await startTestService(smppEnv(sims.ports, shiriEnvFor("econet", "text-only")), "all");
     stops.push(() => t.stop());
     const acct = await t.account({ balance: 1_000_000_000 });
-    const ids = [
-      await send(t, acct, number("econet", 1), TEXTS.single),
-      await send(t, acct, number("econet", 2), TEXTS.gsmLong),
-    ];
+    // Ten segments at least: the preset writes hex answers and decimal receipts, matched across
+    // bases only once the link has shown a hex id with a letter in it (decision 0036), which ids
+    // counting up may not hold for the first nine (…0001 to …0009); the receipts kept aside
+    // until then are matched once it has.
+    const ids: string[] = [];
+    for (let i = 1; i <= 10; i++) ids.push(await send(t, acct, number("econet", i), TEXTS.single));
+    ids.push(await send(t, acct, number("econet", 11), TEXTS.gsmLong));
     await waitFor(async () => (await rows(t, ids)).every((r) => r.operator_response.startsWith("UNDELIV")), {
       timeoutMs: 20_000,
       what: "UNDELIV receipts",
