@@ -7,9 +7,8 @@
  * offered to the batches again once they are answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { smppEnv } from "../support/dispatch.ts";
-import { type ForeignSmsc, type ScriptedSubmit, startForeignSmsc } from "../support/foreign-smsc.ts";
-import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
+import { type ForeignCarrier, startForeignCarrier } from "../support/foreign-carrier.ts";
+import type { ScriptedSubmit } from "../support/foreign-smsc.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /** What the SMSC does with each destination's submits. */
@@ -23,36 +22,14 @@ const SCRIPT = new Map<string, ScriptedSubmit>([
   ["263771600004", { answerId: "REUSED-8", answerAfterReceiptMs: 300 }],
 ]);
 
-let smsc: ForeignSmsc;
-let t: TestService;
-let acct: TestAccount;
+let carrier: ForeignCarrier;
 beforeAll(async () => {
-  smsc = startForeignSmsc({ script: (destination) => SCRIPT.get(destination) });
-  const port = await smsc.start();
-  t = await startTestService(smppEnv({ econet: port }), "all");
-  acct = await t.account({ balance: 1_000_000_000 });
+  carrier = await startForeignCarrier({ script: (destination) => SCRIPT.get(destination) });
 });
-afterAll(async () => {
-  await t?.stop();
-  await smsc?.stop();
-});
+afterAll(() => carrier?.stop());
 
-async function send(to: string): Promise<string> {
-  const res = await call(t.base, "POST", "/api/v1/sms", {
-    headers: acct.headers,
-    body: { to: `+${to}`, from: "SHIRI", message: "an id used before" },
-  });
-  expect(res.status).toBe(202);
-  return (res.body as { id: string }).id;
-}
-
-const state = async (id: string) =>
-  (
-    await t.service.pool.query<{ status: string; delivered: boolean }>(
-      "SELECT status, delivered_at IS NOT NULL AS delivered FROM messages WHERE id = $1",
-      [id],
-    )
-  ).rows[0];
+const send = (to: string) => carrier.send(`+${to}`, "an id used before");
+const state = (id: string) => carrier.state(id);
 
 describe("a receipt that comes before its submit_sm_resp, for an id used before", () => {
   it("is applied to the new message, not to the old one with that id", async () => {
@@ -63,7 +40,7 @@ describe("a receipt that comes before its submit_sm_resp, for an id used before"
       timeoutMs: 10_000,
       what: "the new message delivered",
     });
-    expect(await state(old)).toEqual({ status: "success", delivered: false });
+    expect(await state(old)).toMatchObject({ status: "success", delivered: false });
   });
 
   it("is not lost as a duplicate when the old message was final already", async () => {

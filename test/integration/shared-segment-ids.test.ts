@@ -5,21 +5,17 @@
  * of one message that share an id cannot be told apart: a receipt for that id stands for them all.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { smppEnv } from "../support/dispatch.ts";
-import { type ForeignSmsc, startForeignSmsc } from "../support/foreign-smsc.ts";
-import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
+import { type ForeignCarrier, startForeignCarrier } from "../support/foreign-carrier.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 const LONG = `Your parcel is on its way. ${"Track it with the link we sent you earlier today. ".repeat(4)}`;
 const SHARED = { to: "+263771500001", id: "SHARED-0001" };
 const OTHER = { to: "+263771500002", id: "SHARED-0002" };
 
-let smsc: ForeignSmsc;
-let t: TestService;
-let acct: TestAccount;
+let carrier: ForeignCarrier;
 beforeAll(async () => {
   // The test sends the receipts itself, once the message is recorded as accepted.
-  smsc = startForeignSmsc({
+  carrier = await startForeignCarrier({
     script: (destination) =>
       destination === SHARED.to.slice(1)
         ? { answerId: SHARED.id, receipt: false }
@@ -27,35 +23,15 @@ beforeAll(async () => {
           ? { answerId: OTHER.id, receipt: false }
           : undefined,
   });
-  const port = await smsc.start();
-  t = await startTestService(smppEnv({ econet: port }), "all");
-  acct = await t.account({ balance: 1_000_000_000 });
 });
-afterAll(async () => {
-  await t?.stop();
-  await smsc?.stop();
-});
+afterAll(() => carrier?.stop());
 
-async function sendLong(to: string): Promise<string> {
-  const res = await call(t.base, "POST", "/api/v1/sms", {
-    headers: acct.headers,
-    body: { to, from: "SHIRI", message: LONG },
-  });
-  expect(res.status).toBe(202);
-  return (res.body as { id: string }).id;
-}
-
-const state = async (id: string) =>
-  (
-    await t.service.pool.query<{ status: string; operator_response: string; delivered: boolean }>(
-      "SELECT status, operator_response, delivered_at IS NOT NULL AS delivered FROM messages WHERE id = $1",
-      [id],
-    )
-  ).rows[0];
+const sendLong = (to: string) => carrier.send(to, LONG);
+const state = (id: string) => carrier.state(id);
 
 const partStates = async (id: string) =>
   (
-    await t.service.pool.query<{ part_no: number; receipt_state: string | null }>(
+    await carrier.t.service.pool.query<{ part_no: number; receipt_state: string | null }>(
       "SELECT part_no, receipt_state FROM message_parts WHERE message_id = $1 ORDER BY part_no",
       [id],
     )
@@ -69,7 +45,9 @@ describe("segments of one message that share an id", () => {
     expect(parts.length).toBeGreaterThan(1);
     // One receipt per segment, as the SMSC sends them.
     for (const _ of parts)
-      expect(await smsc.sendReceipt({ id: SHARED.id, stat: "DELIVRD", handset: SHARED.to.slice(1) })).toBe(0);
+      expect(
+        await carrier.smsc.sendReceipt({ id: SHARED.id, stat: "DELIVRD", handset: SHARED.to.slice(1) }),
+      ).toBe(0);
     await waitFor(async () => (await state(id))?.delivered === true, {
       timeoutMs: 10_000,
       what: "the message delivered",
@@ -80,7 +58,9 @@ describe("segments of one message that share an id", () => {
   it("are not delivered by one that says otherwise", async () => {
     const id = await sendLong(OTHER.to);
     await waitFor(async () => (await state(id))?.status === "success", { what: "the message accepted" });
-    expect(await smsc.sendReceipt({ id: OTHER.id, stat: "UNDELIV", handset: OTHER.to.slice(1) })).toBe(0);
+    expect(
+      await carrier.smsc.sendReceipt({ id: OTHER.id, stat: "UNDELIV", handset: OTHER.to.slice(1) }),
+    ).toBe(0);
     await waitFor(async () => (await state(id))?.operator_response.startsWith("UNDELIV") === true, {
       timeoutMs: 10_000,
       what: "the message's final state",
