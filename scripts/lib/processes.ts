@@ -98,7 +98,8 @@ export function startChild(
   };
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid is running (signal 0 tests it without sending anything). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

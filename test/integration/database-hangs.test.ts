@@ -3,12 +3,11 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../src/accounts/accounts.ts";
 import { addSenderId } from "../../src/accounts/sender-ids.ts";
-import { loadConfig } from "../../src/config.ts";
 import { withTransaction } from "../../src/db/pool.ts";
 import { createLogger } from "../../src/logger.ts";
 import { type RunningService, startService } from "../../src/service.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { call } from "../support/service.ts";
+import { call, testConfig } from "../support/service.ts";
 
 /**
  * A database that hangs rather than drops (a frozen host, a stalled path): the connection stays
@@ -95,16 +94,7 @@ beforeAll(async () => {
   const proxied = new URL(database.url);
   proxied.hostname = "127.0.0.1";
   proxied.port = String(proxy.port);
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: proxied.toString(),
-    PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    METRICS_PORT: "0",
-    SHIRI_ENV: "test",
-    START_SIMULATORS: "false",
-    AUTH_FAILURES_PER_MINUTE: "0",
+  const config = testConfig(proxied.toString(), {
     PG_STATEMENT_TIMEOUT_MS: "1000",
     PG_CONNECT_TIMEOUT_MS: "1000",
     PG_READ_TIMEOUT_MS: String(READ_TIMEOUT_MS),

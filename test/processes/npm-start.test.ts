@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../bench/lib/shiri-process.ts";
+import { alive } from "../../scripts/lib/processes.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /** `npm start` runs the service in npm's place: stopping npm stops the service and its database. */
@@ -69,12 +70,3 @@ describe("npm start", () => {
     }
   }, 120_000);
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -26,7 +26,8 @@ export interface TestAccount {
   headers: Record<string, string>;
 }
 
-function testConfig(url: string, env: Record<string, string>) {
+/** The configuration a test's service runs with: loopback, ephemeral ports, quiet, no simulators. */
+export function testConfig(url: string, env: Record<string, string>) {
   return loadConfig({
     ...process.env,
     DATABASE_URL: url,
