@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
  * The service under test in a process of its own (`shiri start --role …`), so it never shares
  * an event loop with the load generator or the simulators. Loopback only; stopped by its pid.
  */
-const SOURCES_BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
+/** This checkout's `shiri`, run from its sources: the development install, simulators and all. */
+export const SOURCES_BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
 
 const REPOSITORY = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -524,7 +524,9 @@ describe("shiri start: a carrier simulator's port another process holds", {
     await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
     const held = (holder.address() as AddressInfo).port;
     try {
+      // The simulators are a development install's: this checkout's sources, whatever is under test.
       const res = await shiri(db.url, ["start", "--role", "all"], {
+        sources: true,
         env: {
           HOST: "127.0.0.1",
           PORT: "0",

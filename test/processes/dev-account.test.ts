@@ -4,12 +4,13 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, shiriCommand } from "../../bench/lib/shiri-process.ts";
+import { freePort, SOURCES_BIN } from "../../bench/lib/shiri-process.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
  * The quick start's first `npm start` on the embedded Postgres creates a development account and
- * prints its key, which is shown only once. A first start that fails (its port taken) must not
+ * prints its key, which is shown only once. The embedded Postgres is a development install's: this
+ * checkout's sources run, whatever is under test. A first start that fails (its port taken) must not
  * have created the account already, or no later start would ever print a key.
  */
 
@@ -41,11 +42,9 @@ function start(env: Record<string, string>): Started {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
   );
-  const shiri = shiriCommand();
-  const child = spawn(process.execPath, [shiri.bin, "start"], {
+  const child = spawn(process.execPath, [SOURCES_BIN, "start"], {
     env: {
       ...inherited,
-      ...shiri.env,
       HOST: "127.0.0.1",
       METRICS_PORT: "0",
       START_SIMULATORS: "false",
@@ -78,17 +77,15 @@ function cli(
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
   );
-  const shiri = shiriCommand();
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [shiri.bin, ...args],
+      [SOURCES_BIN, ...args],
       {
         timeout: 30_000,
         killSignal: "SIGKILL",
         env: {
           ...inherited,
-          ...shiri.env,
           SHIRI_ENV: "development",
           LOG_LEVEL: "silent",
           DATA_DIR: dir,

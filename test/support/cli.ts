@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { expect } from "vitest";
-import { shiriCommand } from "../../bench/lib/shiri-process.ts";
+import { SOURCES_BIN, shiriCommand } from "../../bench/lib/shiri-process.ts";
 
 /**
  * The `shiri` CLI run for real (`node bin/shiri.mjs`), as an operator runs it: this checkout's
@@ -21,9 +21,14 @@ export interface CliResult {
 export function shiri(
   url: string,
   args: readonly string[],
-  opts: { timeoutMs?: number; env?: Record<string, string> } = {},
+  opts: {
+    timeoutMs?: number;
+    env?: Record<string, string>;
+    /** This checkout's sources, whatever is under test: for what only a development install has. */
+    sources?: boolean;
+  } = {},
 ): Promise<CliResult> {
-  const command = shiriCommand();
+  const command = opts.sources ? { bin: SOURCES_BIN, env: {} } : shiriCommand();
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
