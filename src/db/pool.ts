@@ -147,7 +147,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
   } catch (err) {
     // A statement that got no answer in time holds the connection: a ROLLBACK would wait behind
     // it. The connection is given up instead, and the server rolls back when it sees it go.
-    if (isReadTimeout(err)) broken ??= err as Error;
+    if (isReadTimeout(err)) broken ??= err;
     if (!ended.has(client) && !broken)
       await client.query("ROLLBACK").catch((rollbackErr: Error) => {
         broken ??= rollbackErr;
@@ -244,7 +244,7 @@ const UNAVAILABLE_MESSAGES =
   /connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout|query read timeout|is not currently accepting connections/i;
 
 /** node-postgres's own error when a statement's answer did not come within its read limit, or one it caused. */
-function isReadTimeout(err: unknown, depth = 0): boolean {
+function isReadTimeout(err: unknown, depth = 0): err is Error {
   if (!(err instanceof Error) || depth > 3) return false;
   return err.message === "Query read timeout" || isReadTimeout(err.cause, depth + 1);
 }
