@@ -117,7 +117,7 @@ export function actionFor(code: number, overrides?: ReadonlyMap<number, StatusAc
  * own, which may last for minutes and refuse every submit; the SMSC taking us for unbound, or
  * bound already): like throttling, the link's state, so never counted against a message.
  */
-const SESSION_STATUSES: ReadonlySet<number> = new Set([
+const LINK_STATE_STATUSES: ReadonlySet<number> = new Set([
   STATUS.ESME_RSYSERR,
   STATUS.ESME_RINVBNDSTS,
   STATUS.ESME_RALYBND,
@@ -128,5 +128,5 @@ const SESSION_STATUSES: ReadonlySet<number> = new Set([
  * of the table): counted as one of the message's refused tries, of which it has only so many.
  */
 export function isPassingRefusal(code: number): boolean {
-  return actionFor(code) === "retry" && !SESSION_STATUSES.has(code);
+  return actionFor(code) === "retry" && !LINK_STATE_STATUSES.has(code);
 }

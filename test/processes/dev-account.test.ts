@@ -1,10 +1,7 @@
 import { execFile, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, SOURCES_BIN } from "../../bench/lib/shiri-process.ts";
+import { dataFolder, heldPort, withoutDatabase } from "../support/development-start.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -14,22 +11,17 @@ import { waitFor } from "../support/wait-for.ts";
  * have created the account already, or no later start would ever print a key.
  */
 
-let dir: string;
-let squatter: Server;
-let takenPort: number;
+let folder: ReturnType<typeof dataFolder>;
+let taken: Awaited<ReturnType<typeof heldPort>>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "shiri-dev-account-"));
-  // As root the server runs as the OS user "postgres", which must enter the folder.
-  chmodSync(dir, 0o755);
-  takenPort = await freePort();
-  squatter = createServer();
-  await new Promise<void>((resolve) => squatter.listen(takenPort, "127.0.0.1", resolve));
+  folder = dataFolder("dev-account");
+  taken = await heldPort();
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => squatter?.close(resolve));
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await taken?.release();
+  folder?.remove();
 });
 
 interface Started {
@@ -39,17 +31,14 @@ interface Started {
 }
 
 function start(env: Record<string, string>): Started {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
-  );
   const child = spawn(process.execPath, [SOURCES_BIN, "start"], {
     env: {
-      ...inherited,
+      ...withoutDatabase(),
       HOST: "127.0.0.1",
       METRICS_PORT: "0",
       START_SIMULATORS: "false",
       SHIRI_ENV: "development",
-      DATA_DIR: dir,
+      DATA_DIR: folder.dir,
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -74,9 +63,6 @@ function cli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
-  );
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -85,10 +71,10 @@ function cli(
         timeout: 30_000,
         killSignal: "SIGKILL",
         env: {
-          ...inherited,
+          ...withoutDatabase(),
           SHIRI_ENV: "development",
           LOG_LEVEL: "silent",
-          DATA_DIR: dir,
+          DATA_DIR: folder.dir,
           ...env,
         },
       },
@@ -101,13 +87,13 @@ function cli(
 describe("the development account of the quick start", () => {
   it("is created and its key printed by the first start that succeeds, not by one that failed", async () => {
     const pgPort = String(await freePort());
-    const failed = start({ PORT: String(takenPort), EMBEDDED_PG_PORT: pgPort });
+    const failed = start({ PORT: String(taken.port), EMBEDDED_PG_PORT: pgPort });
     try {
       expect(await failed.exited, failed.output()).toBe(1);
     } finally {
       failed.stop();
     }
-    expect(failed.output()).toContain(`PORT=${takenPort}`);
+    expect(failed.output()).toContain(`PORT=${taken.port}`);
     expect(failed.output()).not.toContain("api key");
 
     const next = start({ PORT: "0", EMBEDDED_PG_PORT: pgPort });

@@ -1,18 +1,13 @@
 import { execFile } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, shiriCommand } from "../../bench/lib/shiri-process.ts";
+import { freePort, SOURCES_BIN, shiriCommand } from "../../bench/lib/shiri-process.ts";
+import { dataFolder, heldPort, withoutDatabase } from "../support/development-start.ts";
 
 /**
  * When the embedded Postgres cannot run, `shiri start` (what `npm start` runs) stops with one line
  * that says why and what to do, exit 1, and no stack trace, on stdout or stderr.
  */
-const SOURCES_BIN = fileURLToPath(new URL("../../bin/shiri.mjs", import.meta.url));
-
 interface Run {
   code: number | null;
   stdout: string;
@@ -20,9 +15,6 @@ interface Run {
 }
 
 function start(bin: string, env: Record<string, string>): Promise<Run> {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
-  );
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -33,7 +25,7 @@ function start(bin: string, env: Record<string, string>): Promise<Run> {
         timeout: 25_000,
         killSignal: "SIGKILL",
         env: {
-          ...inherited,
+          ...withoutDatabase(),
           HOST: "127.0.0.1",
           PORT: "0",
           METRICS_PORT: "0",
@@ -60,31 +52,26 @@ function expectOneLineRefusal(run: Run, reason: RegExp): void {
   expect(`${run.stdout}${run.stderr}`, "no stack trace").not.toMatch(/\n\s+at /);
 }
 
-let dir: string;
-let squatter: Server;
-let takenPort: number;
+let folder: ReturnType<typeof dataFolder>;
+let taken: Awaited<ReturnType<typeof heldPort>>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "shiri-embedded-unavailable-"));
-  // As root the server runs as the OS user "postgres", which must enter the folder.
-  chmodSync(dir, 0o755);
-  takenPort = await freePort();
-  squatter = createServer();
-  await new Promise<void>((resolve) => squatter.listen(takenPort, "127.0.0.1", resolve));
+  folder = dataFolder("embedded-unavailable");
+  taken = await heldPort();
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => squatter?.close(resolve));
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await taken?.release();
+  folder?.remove();
 });
 
 describe("the embedded Postgres cannot run", () => {
   it("its port is taken: one line naming the port and EMBEDDED_PG_PORT, exit 1", async () => {
     const run = await start(SOURCES_BIN, {
-      DATA_DIR: path.join(dir, "data"),
-      EMBEDDED_PG_PORT: String(takenPort),
+      DATA_DIR: path.join(folder.dir, "data"),
+      EMBEDDED_PG_PORT: String(taken.port),
     });
-    expectOneLineRefusal(run, new RegExp(`port ${takenPort} is taken: set EMBEDDED_PG_PORT`));
+    expectOneLineRefusal(run, new RegExp(`port ${taken.port} is taken: set EMBEDDED_PG_PORT`));
   });
 
   // A production install (npm ci --omit=dev) has no Postgres binaries: the compiled tree that
@@ -93,7 +80,7 @@ describe("the embedded Postgres cannot run", () => {
     const { bin } = shiriCommand();
     const run = await start(bin, {
       NODE_ENV: "production",
-      DATA_DIR: path.join(dir, "data-compiled"),
+      DATA_DIR: path.join(folder.dir, "data-compiled"),
       EMBEDDED_PG_PORT: String(await freePort()),
     });
     expectOneLineRefusal(

@@ -1,43 +1,34 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../bench/lib/shiri-process.ts";
 import { alive } from "../../scripts/lib/processes.ts";
+import { dataFolder, withoutDatabase } from "../support/development-start.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /** `npm start` runs the service in npm's place: stopping npm stops the service and its database. */
 
-let dir: string;
+let folder: ReturnType<typeof dataFolder>;
 
 beforeAll(() => {
-  dir = mkdtempSync(path.join(tmpdir(), "shiri-npm-start-"));
-  // As root the server runs as the OS user "postgres", which must enter the folder.
-  chmodSync(dir, 0o755);
+  folder = dataFolder("npm-start");
 });
 
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => folder?.remove());
 
 describe("npm start", () => {
   it("ends the service when npm itself is sent SIGTERM, as a supervisor or `timeout` does", async () => {
-    const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([key]) => key !== "DATABASE_URL" && key !== "SHIRI_ENV"),
-    );
     const repository = fileURLToPath(new URL("../..", import.meta.url));
     const npm = spawn("npm", ["start", "--silent"], {
       cwd: repository,
       env: {
-        ...inherited,
+        ...withoutDatabase(),
         HOST: "127.0.0.1",
         PORT: "0",
         METRICS_PORT: "0",
         START_SIMULATORS: "false",
         LOG_LEVEL: "info",
-        DATA_DIR: dir,
+        DATA_DIR: folder.dir,
         EMBEDDED_PG_PORT: String(await freePort()),
       },
       stdio: ["ignore", "pipe", "pipe"],
