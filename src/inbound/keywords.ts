@@ -2,7 +2,8 @@ import type { Queryable } from "../db/pool.ts";
 import { countSegments } from "../domain/segments.ts";
 
 /**
- * Keywords: an inbound message whose whole text, ignoring case and surrounding spaces, is one of
+ * Keywords: an inbound message whose whole text, ignoring case and the spaces and punctuation
+ * around it, is one of
  * an account's opt-out words adds its sender to the account's opt-out list, an opt-in word takes
  * it off, a help word asks for the account's help text. Each kind may have a reply, sent from the
  * number written to and billed as a send; none is sent when the account has configured none.
@@ -33,12 +34,19 @@ export const normaliseKeyword = (text: string): string => text.trim().toUpperCas
 /** A keyword is one word of letters and digits (so a list can be given as "STOP,QUIT"). */
 export const KEYWORD_PATTERN = /^[A-Z0-9]{1,20}$/;
 
+/**
+ * What may surround a keyword in a text: white space, punctuation ("Stop.", "STOP!") and control
+ * characters. The last covers an SMSC that counts a C string's terminating NUL into the message,
+ * which GSM 03.38 decodes as "@" (decision 0038): when in doubt, a STOP is honoured.
+ */
+const AROUND_KEYWORD = /^[\s\p{P}\p{Cc}]+|[\s\p{P}\p{Cc}]+$/gu;
+
 /** The keyword a whole text is, and its kind; null for any other text. */
 export function keywordOf(
   text: string,
   lists: KeywordSettings["lists"],
 ): { keyword: string; kind: KeywordKind } | null {
-  const word = normaliseKeyword(text);
+  const word = text.replace(AROUND_KEYWORD, "").toUpperCase();
   if (!KEYWORD_PATTERN.test(word)) return null;
   for (const kind of KEYWORD_KINDS) if (lists[kind].includes(word)) return { keyword: word, kind };
   return null;

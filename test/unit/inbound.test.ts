@@ -93,9 +93,34 @@ describe("keywordOf", () => {
     expect(keywordOf("INFO", DEFAULT_KEYWORDS)).toEqual({ keyword: "INFO", kind: "help" });
   });
 
+  it("ignores punctuation and control characters around the word", () => {
+    for (const text of ["STOP!", "Stop.", " stop... ", "STOP\u0000", "STOP@", '"STOP"', "\u0000STOP\r\n"])
+      expect(keywordOf(text, DEFAULT_KEYWORDS), JSON.stringify(text)).toEqual({
+        keyword: "STOP",
+        kind: "opt_out",
+      });
+  });
+
+  it("reads a STOP whose SMSC counted a C string's NUL into the message", () => {
+    const withNul = (encoding: "gsm7" | "ucs2") =>
+      decodeText(
+        Buffer.concat([
+          (encoding === "ucs2" ? encodeUcs2 : encodeGsm7)("STOP"),
+          Buffer.alloc(encoding === "ucs2" ? 2 : 1),
+        ]),
+        encoding,
+      );
+    expect(withNul("gsm7")).toBe("STOP@");
+    for (const encoding of ["gsm7", "ucs2"] as const)
+      expect(keywordOf(withNul(encoding), DEFAULT_KEYWORDS)).toEqual({ keyword: "STOP", kind: "opt_out" });
+  });
+
   it("matches nothing inside a longer text", () => {
     expect(keywordOf("please stop", DEFAULT_KEYWORDS)).toBeNull();
-    expect(keywordOf("STOP!", DEFAULT_KEYWORDS)).toBeNull();
+    expect(keywordOf("STOP it", DEFAULT_KEYWORDS)).toBeNull();
+    expect(keywordOf("S.T.O.P", DEFAULT_KEYWORDS)).toBeNull();
+    expect(keywordOf("STOP 🙏", DEFAULT_KEYWORDS)).toBeNull();
+    expect(keywordOf("?!", DEFAULT_KEYWORDS)).toBeNull();
     expect(keywordOf("", DEFAULT_KEYWORDS)).toBeNull();
   });
 
