@@ -37,18 +37,37 @@ const view = (r: Row): CallbackLogEntry => ({
   completed_at: r.completed_at ? r.completed_at.toISOString() : null,
 });
 
-/** The account's events, newest first, optionally of one state and from `since` on. */
+/**
+ * The account's events, newest first, optionally of one state, from `since` on, and older than
+ * the event `before` (the last of the previous page: the order is by creation, then id, so events
+ * created in one commit are neither skipped nor repeated). Null when `before` is no event of the
+ * account (another account's, or one retention deleted).
+ */
 export async function listCallbackLog(
   db: Queryable,
   accountId: string,
-  filter: { limit: number; state?: CallbackLogEntry["state"] | undefined; since?: Date | undefined },
-): Promise<CallbackLogEntry[]> {
+  filter: {
+    limit: number;
+    state?: CallbackLogEntry["state"] | undefined;
+    since?: Date | undefined;
+    before?: string | undefined;
+  },
+): Promise<CallbackLogEntry[] | null> {
+  if (filter.before !== undefined) {
+    const found = await db.query("SELECT 1 FROM webhook_events WHERE id = $1 AND account_id = $2", [
+      filter.before,
+      accountId,
+    ]);
+    if (found.rowCount === 0) return null;
+  }
+  // The cursor's created_at is read in SQL: a JavaScript Date would cut its microseconds.
   const { rows } = await db.query<Row>(
     `SELECT ${COLUMNS} FROM webhook_events
       WHERE account_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::timestamptz IS NULL OR created_at >= $3)
+        AND ($5::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_events WHERE id = $5))
       ORDER BY created_at DESC, id DESC
       LIMIT $4`,
-    [accountId, filter.state ?? null, filter.since ?? null, filter.limit],
+    [accountId, filter.state ?? null, filter.since ?? null, filter.limit, filter.before ?? null],
   );
   return rows.map(view);
 }

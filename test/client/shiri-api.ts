@@ -389,7 +389,7 @@ export interface paths {
     };
     /**
      * Recent callback events and their outcome
-     * @description Newest first; an unknown parameter is a validation error, so a misspelt filter never returns everything.
+     * @description Newest first; an unknown parameter is a validation error, so a misspelt filter never returns everything. The next page: the same query with `before` set to the last event's id.
      */
     get: operations["listWebhookDeliveries"];
     put?: never;
@@ -4192,6 +4192,8 @@ export interface operations {
         state?: "pending" | "delivered" | "failed";
         /** @description events created then or later */
         since?: string;
+        /** @description the next page: events older than this one, the last of the previous page */
+        before?: string;
       };
       header?: never;
       path?: never;

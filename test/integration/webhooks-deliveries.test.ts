@@ -140,6 +140,46 @@ describe("GET /api/v1/webhook/deliveries", () => {
     expect(recent.map((d) => d.id)).toEqual(list.slice(0, 3).map((d) => d.id));
   });
 
+  it("pages with before, the last event's id: every event once, those of one commit included", async () => {
+    const a = await t.account();
+    const ids = await events(7, a.headers); // one bulk send: its events share one created_at
+    const seen: string[] = [];
+    let before: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const res = await api(
+        "GET",
+        `/webhook/deliveries?limit=3${before ? `&before=${before}` : ""}`,
+        undefined,
+        a.headers,
+      );
+      expect(res.status).toBe(200);
+      const list = listOf(res);
+      if (list.length === 0) break;
+      seen.push(...list.map((d) => d.id));
+      before = list.at(-1)?.id;
+    }
+    expect(seen).toHaveLength(7);
+    expect([...seen].sort()).toEqual([...ids].sort());
+    const failedOnly = await api(
+      "GET",
+      `/webhook/deliveries?state=failed&before=${seen[0]}`,
+      undefined,
+      a.headers,
+    );
+    expect(listOf(failedOnly)).toEqual([]);
+  });
+
+  it("refuses a before that is no event of the account", async () => {
+    const a = await t.account();
+    const b = await t.account();
+    const [theirs] = await events(1, b.headers);
+    for (const before of [theirs, randomUUID()]) {
+      const res = await api("GET", `/webhook/deliveries?before=${before}`, undefined, a.headers);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(kitValidation("before", "must be an event id of this account"));
+    }
+  });
+
   it("never shows another account's events", async () => {
     const a = await t.account();
     const b = await t.account();
@@ -157,6 +197,12 @@ describe("GET /api/v1/webhook/deliveries", () => {
     ["state=lost", "state", "must be pending, delivered or failed"],
     ["since=yesterday", "since", "must be an RFC 3339 date-time"],
     ["since=2025-03-01T09:30:00", "since", "must be an RFC 3339 date-time"],
+    ["before=last", "before", "must be an event id"],
+    [
+      "before=00000000-0000-4000-8000-000000000001&before=00000000-0000-4000-8000-000000000002",
+      "before",
+      "must be an event id",
+    ],
   ])("?%s is a Kit validation error", async (query, field, description) => {
     const res = await api("GET", `/webhook/deliveries?${query}`);
     expect(res.status).toBe(400);

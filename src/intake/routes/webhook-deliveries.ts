@@ -52,6 +52,14 @@ export const listDeliveriesQuery = z
       .enum(["pending", "delivered", "failed"], { error: "must be pending, delivered or failed" })
       .optional(),
     since: dateTime().optional().meta({ description: "events created then or later" }),
+    before: z
+      .string({ error: "must be an event id" })
+      .regex(UUID_PATTERN, { message: "must be an event id" })
+      .optional()
+      .meta({
+        format: "uuid",
+        description: "the next page: events older than this one, the last of the previous page",
+      }),
   })
   .strict();
 
@@ -66,15 +74,20 @@ export const redeliverRangeBody = z
 
 const SCHEDULED = "redelivery scheduled";
 
-/** GET /api/v1/webhook/deliveries?limit=&state=&since= — newest first, at most 100. */
+/** GET /api/v1/webhook/deliveries?limit=&state=&since=&before= — newest first, at most 100. */
 export function getDeliveries(deps: IntakeDeps): RequestHandler {
   return async (req, res) => {
-    const { limit, state, since } = parseBody(listDeliveriesQuery, queryOf(req.query));
+    const { limit, state, since, before } = parseBody(listDeliveriesQuery, queryOf(req.query));
     const data = await listCallbackLog(deps.pool, res.locals.accountId, {
       limit: limit ?? DEFAULT_LIMIT,
       state,
       since,
+      before,
     });
+    if (data === null)
+      throw new ApiError("validation", [
+        { field: "before", description: "must be an event id of this account" },
+      ]);
     res.status(200).json({ status: "success", message: "", data });
   };
 }
@@ -166,7 +179,8 @@ export const getDeliveriesEndpoint = endpoint({
   operationId: "listWebhookDeliveries",
   summary: "Recent callback events and their outcome",
   description:
-    "Newest first; an unknown parameter is a validation error, so a misspelt filter never returns everything.",
+    "Newest first; an unknown parameter is a validation error, so a misspelt filter never returns everything. " +
+    "The next page: the same query with `before` set to the last event's id.",
   request: { query: listDeliveriesQuery },
   responses: {
     200: { description: "The events (message is empty).", body: kitEnvelope(z.array(deliverySchema), "") },
