@@ -96,7 +96,10 @@ export interface SmppSessionOptions {
    */
   onRefusedPdu?: (command: string) => void;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
-  /** Pause of new submits after ESME_RTHROTTLED / ESME_RMSGQFUL, doubling while they persist. */
+  /**
+   * Pause of new submits after ESME_RTHROTTLED / ESME_RMSGQFUL, doubling while they persist (the
+   * window is cut to one as well, and grows back by one per accepted answer: congestion-window.ts).
+   */
   throttle?: { initialDelayMs?: number; maxDelayMs?: number };
   /** How long close() waits for submits in flight; default response_timeout_ms. */
   closeTimeoutMs?: number;

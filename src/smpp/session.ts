@@ -1,12 +1,14 @@
 /**
  * One SMPP 3.4 transceiver session to one carrier, its PDUs framed by wire.ts and coded by
  * pdu-codec.ts: bind and rebind with back-off, a window of submits in flight, per-PDU response
- * timeouts, enquire_link both ways, throttling back-off, and an honest outcome for every submit,
- * including those lost on the wire. Its options and outcomes are typed in session-types.ts.
+ * timeouts, enquire_link both ways, throttling back-off with a slow start after it
+ * (congestion-window.ts), and an honest outcome for every submit, including those lost on the
+ * wire. Its options and outcomes are typed in session-types.ts.
  */
 import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
+import { CongestionWindow, type WindowChange } from "./congestion-window.ts";
 import { toDeliverSm } from "./deliver-sm.ts";
 import type { LinkLossReason } from "./link-events.ts";
 import { isResponse, type Pdu, request, responseTo, stringField, tlvValue } from "./pdu.ts";
@@ -107,6 +109,8 @@ export class SmppSession {
   private readonly boundWaiters = new Set<(bound: boolean) => void>();
   private pausedUntil = 0;
   private throttleDelayMs: number;
+  /** The unanswered submits allowed now: window_size, cut to one by throttling and grown back. */
+  private readonly window: CongestionWindow;
   private bindAnswer: { system_id: string; interface_version: number | null } | null = null;
   private bindRefusal: string | null = null;
   private readonly log: SmppLogger;
@@ -119,6 +123,7 @@ export class SmppSession {
     this.unanswered = options.unanswered ?? new UnansweredSubmits();
     this.refused = new RefusedPdus(options.logger, options.onRefusedPdu);
     this.throttleDelayMs = options.throttle?.initialDelayMs ?? 250;
+    this.window = new CongestionWindow(options.settings.window_size);
   }
 
   get state(): SessionState {
@@ -148,6 +153,11 @@ export class SmppSession {
   /** Submits holding a window slot (on the wire, or about to be). */
   get inFlight(): number {
     return this.slotsInUse;
+  }
+
+  /** Submits that may hold a window slot at once now: window_size, or fewer after throttling. */
+  get effectiveWindow(): number {
+    return this.window.size;
   }
 
   /** Connect and bind, and keep doing so after every loss until close(). */
@@ -187,6 +197,9 @@ export class SmppSession {
     let slotKeptForLateAnswer = false;
     const { ref } = options;
     try {
+      // A pause that began while this submit waited for its slot holds it too: else each slot
+      // freed by a throttled answer would send the next submit straight into the same throttle.
+      await this.throttlePause();
       // The TPS token is taken last, right before the write, so that a wait for a window slot
       // cannot bunch PDUs up on the wire closer together than the limit spaced them.
       try {
@@ -593,22 +606,45 @@ export class SmppSession {
     return fields;
   }
 
-  /** Throttling answers pause every new submit; success resets the pause length. */
+  /**
+   * Throttling answers pause every new submit and cut the window to one unanswered submit; each
+   * accepted answer grows it back by one (a slow start, decision 0038) and resets the pause length.
+   */
   private noteStatus(status: number): void {
     const { initialDelayMs = 250, maxDelayMs = 10_000 } = this.options.throttle ?? {};
     if (actionFor(status) === "backoff") {
+      const cut = this.window.throttled();
       // Answers to one burst arrive together: only a throttle after the pause ended escalates it.
-      if (Date.now() < this.pausedUntil) return;
+      if (Date.now() < this.pausedUntil) {
+        // Only an answer accepted amid the burst's throttles can have grown it back meanwhile.
+        if (cut) this.logWindowCut(status, cut);
+        return;
+      }
       const pause = backoff(0, this.throttleDelayMs, maxDelayMs);
       this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
       this.throttleDelayMs = Math.min(maxDelayMs, this.throttleDelayMs * 2);
       this.log.warn(
-        { status: describeStatus(status), pauseMs: Math.round(pause) },
+        {
+          status: describeStatus(status),
+          pauseMs: Math.round(pause),
+          window: this.window.size,
+          ...(cut && { windowWas: cut.from }),
+        },
         "carrier throttling; pausing submits",
       );
     } else if (status === STATUS.ESME_ROK) {
       this.throttleDelayMs = initialDelayMs;
+      const grown = this.window.accepted();
+      if (grown && !this.window.reduced)
+        this.log.info({ window: grown.to }, "carrier accepting again; submit window back to window_size");
     }
+  }
+
+  private logWindowCut(status: number, cut: NonNullable<WindowChange>): void {
+    this.log.warn(
+      { status: describeStatus(status), window: cut.to, windowWas: cut.from },
+      "carrier throttling; submit window cut to 1",
+    );
   }
 
   private async throttlePause(): Promise<void> {
@@ -619,18 +655,27 @@ export class SmppSession {
   }
 
   private acquireSlot(): Promise<void> {
-    if (this.slotsInUse < this.settings.window_size) {
+    // Behind any waiter, never past it: first come, first served.
+    if (this.slotsInUse < this.window.size && this.slotWaiters.length === 0) {
       this.slotsInUse++;
       return Promise.resolve();
     }
-    // The releasing submit hands its slot straight over, so the count never exceeds the window.
     return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
+  /**
+   * A releasing submit hands slots over, oldest waiter first, only while those in use are under
+   * the effective window: none after a throttle cut it below them (the waiters stay queued, and
+   * go as answers free slots), two when an accepted answer grew it by one.
+   */
   private releaseSlot(): void {
-    const next = this.slotWaiters.shift();
-    if (next) next();
-    else this.slotsInUse--;
+    this.slotsInUse--;
+    while (this.slotsInUse < this.window.size) {
+      const next = this.slotWaiters.shift();
+      if (!next) break;
+      this.slotsInUse++;
+      next();
+    }
     if (this.slotsInUse === 0) for (const done of [...this.drainWaiters]) done();
   }
 

@@ -255,6 +255,48 @@ describe("SmppSession", () => {
     for (const t of times) expect(times.filter((u) => u >= t && u < t + 1_000).length).toBeLessThanOrEqual(5);
   });
 
+  it("after a throttle, holds one submit unanswered at the SMSC until one is accepted, then grows back", async () => {
+    const { sim, port } = await startSimulator({ tpsLimit: 5, submitLatencyMs: 20 });
+    const { session, logs } = await boundSession(
+      port,
+      { window_size: 10 },
+      { throttle: { initialDelayMs: 50, maxDelayMs: 200 } },
+    );
+    const burst = (tag: string) =>
+      Promise.all(Array.from({ length: 10 }, (_, i) => session.submit(message(`${tag} ${i}`))));
+    const statusesOf = (outcomes: SubmitOutcome[]) => outcomes.map((o) => responseOf(o).command_status);
+
+    // The full window goes; the carrier takes 5 and throttles the rest: the window drops to one.
+    const first = statusesOf(await burst("first"));
+    expect(first.filter((s) => s === STATUS.ESME_ROK)).toHaveLength(5);
+    expect(session.effectiveWindow).toBe(1);
+    const cuts = logs.filter((l) => l.level === "warn" && "windowWas" in l.obj);
+    expect(cuts).toHaveLength(1); // once for the burst's five throttles, not once a submit
+    expect(cuts[0]?.obj).toMatchObject({ window: 1, windowWas: 10 });
+
+    // While the carrier throttles everything, ten submits queue for the one slot: each goes
+    // alone, after the pause its predecessor's throttle began, and none is lost.
+    sim.setBehaviour({ tpsLimit: 0, rejectRate: 1, rejectStatus: STATUS.ESME_RTHROTTLED });
+    sim.stats.maxOutstanding = 0;
+    const throttledBefore = sim.rejections.length;
+    const second = statusesOf(await burst("second"));
+    expect(second).toEqual(Array(10).fill(STATUS.ESME_RTHROTTLED));
+    expect(sim.stats.maxOutstanding).toBe(1);
+    const times = sim.rejections.slice(throttledBefore).map((r) => r.at.getTime());
+    for (let i = 1; i < times.length; i++)
+      expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(20);
+    expect(session.effectiveWindow).toBe(1);
+
+    // Accepting again: one more unanswered submit per accepted answer, back to window_size.
+    sim.setBehaviour({ rejectRate: 0 });
+    const third = statusesOf(await burst("third"));
+    expect(third).toEqual(Array(10).fill(STATUS.ESME_ROK));
+    expect(sim.stats.maxOutstanding).toBeGreaterThan(1);
+    expect(session.effectiveWindow).toBe(10);
+    expect(logs.filter((l) => l.msg.includes("back to window_size"))).toHaveLength(1);
+    expect(session.inFlight).toBe(0);
+  });
+
   it("awaits the rate limiter once per submit_sm, holding its window slot, right before the write", async () => {
     const { sim, port } = await startSimulator();
     const calls: string[] = [];
