@@ -1,6 +1,6 @@
 /**
  * How many submits one session may have unanswered: a slow start after carrier throttling
- * (decision 0038). It starts at the link's window_size, its ceiling. A throttling answer
+ * (decision 0039). It starts at the link's window_size, its ceiling. A throttling answer
  * (ESME_RTHROTTLED, ESME_RMSGQFUL) cuts it to one, however far it had grown back; each accepted
  * answer adds one, up to the ceiling again. Every other answer leaves it as it is: a refusal of
  * the message says nothing about the carrier's load. Pure arithmetic; session.ts holds the slots.

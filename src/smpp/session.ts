@@ -608,7 +608,7 @@ export class SmppSession {
 
   /**
    * Throttling answers pause every new submit and cut the window to one unanswered submit; each
-   * accepted answer grows it back by one (a slow start, decision 0038) and resets the pause length.
+   * accepted answer grows it back by one (a slow start, decision 0039) and resets the pause length.
    */
   private noteStatus(status: number): void {
     const { initialDelayMs = 250, maxDelayMs = 10_000 } = this.options.throttle ?? {};
