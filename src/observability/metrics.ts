@@ -344,6 +344,11 @@ export function createMetrics() {
       help: "Times a callback receiver left pipelined requests unanswered (it hung up, or one timed out), after which its host was sent one request at a time for 10 minutes (WEBHOOK_PIPELINE_DEPTH).",
       registers: r,
     }),
+    webhookHostsHeld: new Counter({
+      name: "shiri_webhook_hosts_held_total",
+      help: "Times a callback host left a request unanswered past WEBHOOK_TIMEOUT_MS, after which the worker ran one job at a time for it until it answered again.",
+      registers: r,
+    }),
     webhookBacklog: new Gauge({
       name: "shiri_webhook_events_pending",
       help: "Callback events not yet delivered or given up.",

@@ -16,6 +16,7 @@ import { WEBHOOK_JOB_HEARTBEAT_SECONDS, WEBHOOK_QUEUE, type WebhookJob } from ".
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
 import { callbackConnections } from "./callback-connections.ts";
+import { HostCircuits } from "./host-circuits.ts";
 import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
@@ -66,7 +67,8 @@ const STRANDED_CHUNK = 10_000;
  * that fetches those jobs and sends each one's events. Each request is bounded by its timeout,
  * each host's requests in flight by pg-boss group concurrency (a job sends one request at a
  * time) and the process's by maxInFlight; a fetch never waits for a request. A receiver that
- * hangs holds a few slots of its own host, never the loop, other hosts, sending or dispatch.
+ * hangs holds a few slots of its own host, never the loop, other hosts, sending or dispatch; once
+ * one of its requests timed out, one slot of this process (host-circuits.ts).
  */
 export function startCallbacks(deps: {
   pool: Pool;
@@ -80,6 +82,7 @@ export function startCallbacks(deps: {
   const { pool, boss, options } = deps;
   const logger = deps.logger.child({ stage: "webhooks" });
   const inFlight = new Set<Promise<void>>();
+  const circuits = new HostCircuits();
   // Each loop polls just after work and, idle, sleeps until an announcement or the due watch's
   // wake (a retry come due, a lost announcement); the long idle wait is only a backstop.
   const timing = {
@@ -163,7 +166,11 @@ export function startCallbacks(deps: {
       }
       let jobs: Job<WebhookJob>[];
       try {
-        jobs = await fetchJobs(free);
+        // Open hosts (a request of theirs timed out) stay out of the main fetch; a fetch of one
+        // job, which skips only those whose probe runs, lets each of them have one at a time.
+        jobs = await fetchJobs(free, circuits.openHosts());
+        if (jobs.length < free && circuits.wantsProbe())
+          jobs.push(...(await fetchJobs(1, circuits.probing())));
         if (jobs.length > 0) await startJobs(jobs);
       } catch (err) {
         // Jobs fetched but not started expire and come back; the outbox guards against doubles.
@@ -182,12 +189,13 @@ export function startCallbacks(deps: {
    * transaction-scoped advisory lock first, so each one sees every earlier fetch's jobs (a fetch
    * takes a few milliseconds; the wait is that long).
    */
-  function fetchJobs(count: number): Promise<Job<WebhookJob>[]> {
+  function fetchJobs(count: number, ignoreHosts: string[]): Promise<Job<WebhookJob>[]> {
     return withTransaction(pool, async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock($1)", [WEBHOOK_FETCH_LOCK]);
       return boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
         batchSize: count,
         groupConcurrency: options.concurrencyPerHost,
+        ...(ignoreHosts.length > 0 ? { ignoreGroups: ignoreHosts } : {}),
         db: statementsOn(tx),
       });
     });
@@ -201,7 +209,9 @@ export function startCallbacks(deps: {
     const settings = await callbackSettings(pool, accounts, options.secretGraceMs);
     const stopped = await stoppedUrls(pool, rows);
     for (const job of jobs) {
-      const running = runJob(job, events, settings, stopped).finally(() => {
+      const host = job.groupId ?? null;
+      if (host !== null) circuits.started(host);
+      const running = runJob(job, host, events, settings, stopped).finally(() => {
         inFlight.delete(running);
         sendPace.wake();
       });
@@ -211,13 +221,16 @@ export function startCallbacks(deps: {
 
   async function runJob(
     job: Job<WebhookJob>,
+    host: string | null,
     events: Map<string, EventRow>,
     settings: Map<string, CallbackSettings>,
     stopped: StoppedUrls,
   ): Promise<void> {
     heartbeat.running(job.id);
+    // Neither answered nor timed out (nothing sent, or not recorded): the circuit stays as it was.
+    let outcome = { answered: false, timedOut: false };
     try {
-      await sendCallbackBatch(ctx, job.data, events, settings, stopped);
+      outcome = await sendCallbackBatch(ctx, job.data, events, settings, stopped);
       await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
     } catch (err) {
       // Left active and no longer touched, the job's heartbeat runs out and pg-boss runs it again;
@@ -225,6 +238,13 @@ export function startCallbacks(deps: {
       logger.error({ err, job_id: job.id }, "webhook job could not be recorded");
     } finally {
       heartbeat.done(job.id);
+      if (host !== null && circuits.finished(host, outcome)) {
+        deps.metrics.webhookHostsHeld.inc();
+        logger.warn(
+          { host },
+          "callback receiver did not answer in time: one batch at a time to it until it answers",
+        );
+      }
     }
   }
 

@@ -21,7 +21,7 @@ import {
 /** What one attempt came to: delivered, worth another attempt, or failed for good. */
 export type AttemptOutcome =
   | { kind: "delivered"; status: number }
-  | { kind: "retry"; status: number | null; error: string }
+  | { kind: "retry"; status: number | null; error: string; timedOut?: true }
   | { kind: "failed"; status: number | null; error: string; refused?: true };
 
 export interface Callback {
@@ -159,7 +159,8 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
       const { error } = answer;
       if (error instanceof RefusedAddressError)
         return { kind: "failed", status: null, error: error.message, refused: true };
-      return { kind: "retry", status: null, error: answer.timedOut ? error.message : describe(error) };
+      if (answer.timedOut) return { kind: "retry", status: null, error: error.message, timedOut: true };
+      return { kind: "retry", status: null, error: describe(error) };
     });
 }
 

@@ -4,6 +4,7 @@ import type { Metrics } from "../observability/metrics.ts";
 import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "../queue/webhook-jobs.ts";
 import type { CallbackSettings } from "./account-webhooks.ts";
 import type { CallbackConnections } from "./callback-connections.ts";
+import type { HostOutcome } from "./host-circuits.ts";
 import { type AttemptOutcome, type PostOptions, postCallback } from "./post-callback.ts";
 import { stopKey, stoppedError, stopUrls } from "./refusals.ts";
 import { nextAttemptAt, type RetryPolicy } from "./retry.ts";
@@ -65,6 +66,7 @@ export type StoppedUrls = Map<string, Date>;
  * (no answer, any status but 2xx and 410), the rest of the job is not tried: it is handed back to
  * the outbox to wait out the same back-off, so a dead receiver costs one request per job (up to
  * the depth when pipelining), not one per event. Outcomes are recorded in one statement per job.
+ * Says whether the host answered and whether a request of it timed out (its circuit's input).
  */
 export async function sendCallbackBatch(
   ctx: BatchContext,
@@ -72,8 +74,9 @@ export async function sendCallbackBatch(
   events: Map<string, EventRow>,
   settings: Map<string, CallbackSettings>,
   stopped: StoppedUrls = new Map(),
-): Promise<void> {
+): Promise<HostOutcome> {
   const started = Date.now();
+  const host: HostOutcome = { answered: false, timedOut: false };
   const recorded: Recorded[] = [];
   const handBack: Array<{ id: string; attempt: number }> = [];
   const stops: Array<{ accountId: string; url: string; eventId: string }> = [];
@@ -88,6 +91,8 @@ export async function sendCallbackBatch(
     if (!sent) return;
     const { request } = sent;
     const outcome = await sent.outcome;
+    if (outcome.status !== null) host.answered = true;
+    if (outcome.kind === "retry" && outcome.timedOut) host.timedOut = true;
     const [first] = request.events;
     for (const event of request.events) recorded.push(decide(event, outcome, ctx.retry));
     const key = outcome.status === GONE && first ? stopKey(first.account_id, request.url) : null;
@@ -145,6 +150,7 @@ export async function sendCallbackBatch(
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
   if (handBack.length > 0 || recorded.some((r) => r.retryAt)) ctx.dueLater?.();
   report(ctx, recorded);
+  return host;
 }
 
 interface CallbackRequest {

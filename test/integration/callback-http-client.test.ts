@@ -261,6 +261,7 @@ describe("callbacks over kept-alive connections", () => {
       kind: "retry",
       status: null,
       error: "no answer within 200 ms",
+      timedOut: true,
     });
     expect(rx.counts.connections).toBe(1);
     await new Promise((r) => setTimeout(r, 50));
@@ -491,7 +492,12 @@ describe("a job's callbacks pipelined on its own connection", () => {
     const outcomes = await asJob(rx.url, 5, 4, { timeoutMs: 300 });
     expect(outcomes[0]).toEqual(delivered);
     for (const outcome of outcomes.slice(1))
-      expect(outcome).toEqual({ kind: "retry", status: null, error: "no answer within 300 ms" });
+      expect(outcome).toEqual({
+        kind: "retry",
+        status: null,
+        error: "no answer within 300 ms",
+        timedOut: true,
+      });
     // One timeout for the four written together, not one after another.
     expect(Date.now() - started).toBeLessThan(900);
     expect(rx.counts).toEqual({ connections: 1, requests: 5 });

@@ -143,7 +143,12 @@ describe("posting a callback", () => {
       allowPrivate: true,
       connections,
     });
-    expect(outcome).toEqual({ kind: "retry", status: null, error: "no answer within 200 ms" });
+    expect(outcome).toEqual({
+      kind: "retry",
+      status: null,
+      error: "no answer within 200 ms",
+      timedOut: true,
+    });
   });
 
   it("retries a refused connection", async () => {

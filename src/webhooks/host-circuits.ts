@@ -1,0 +1,82 @@
+/**
+ * Which destination hosts this worker process keeps out of its callback fetches
+ * (docs/decisions/0040-a-host-that-hangs-gets-one-batch.md). A host whose request got no answer
+ * within WEBHOOK_TIMEOUT_MS is open: the process's main fetch leaves its jobs in the queue, and a
+ * fetch of one job at a time, which skips the open hosts whose probe runs, takes them one by one
+ * (the probe) until one of its requests is answered again, whatever the answer. So a receiver that
+ * hangs holds one of the process's slots, not its whole per-host share, and hosts that hang cannot
+ * together fill the process. Each process learns on its own; the per-host bound across workers
+ * (pg-boss group concurrency) is untouched.
+ */
+
+/** Open hosts remembered at most: hosts come from clients, so the oldest is forgotten first. */
+const MAX_OPEN = 10_000;
+/** An open host with no timeout for this long is forgotten (it had no job): its next job finds out. */
+export const OPEN_FORGET_MS = 10 * 60_000;
+
+/** What a job's requests came to, for its host's circuit. */
+export interface HostOutcome {
+  /** Some request got an answer (any status). */
+  answered: boolean;
+  /** Some request got no answer within the timeout. */
+  timedOut: boolean;
+}
+
+export class HostCircuits {
+  /** Jobs this process runs, by host. */
+  private readonly running = new Map<string, number>();
+  /** Open hosts, by when a request of theirs last timed out (insertion order: oldest first). */
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Hosts the main fetch leaves in the queue: every open one. */
+  openHosts(): string[] {
+    const forgetBefore = this.now() - OPEN_FORGET_MS;
+    for (const [host, at] of this.open)
+      if (at < forgetBefore && !this.running.has(host)) this.open.delete(host);
+    return [...this.open.keys()];
+  }
+
+  /** Hosts the probe fetch leaves in the queue: open, and their probe running here. */
+  probing(): string[] {
+    return [...this.open.keys()].filter((host) => this.running.has(host));
+  }
+
+  /** Whether an open host has no job running here: a probe fetch may find one of its jobs. */
+  wantsProbe(): boolean {
+    for (const host of this.open.keys()) if (!this.running.has(host)) return true;
+    return false;
+  }
+
+  /** A job for `host` started. */
+  started(host: string): void {
+    this.running.set(host, (this.running.get(host) ?? 0) + 1);
+  }
+
+  /**
+   * A job for `host` is done. A timeout opens the host (or keeps it open); an answer alone closes
+   * it; a job that neither got an answer nor timed out leaves it as it was. Says whether it opened.
+   */
+  finished(host: string, outcome: HostOutcome): boolean {
+    const running = (this.running.get(host) ?? 1) - 1;
+    if (running > 0) this.running.set(host, running);
+    else this.running.delete(host);
+    if (outcome.timedOut) {
+      const opened = !this.open.has(host);
+      if (opened && this.open.size >= MAX_OPEN) {
+        const oldest = this.open.keys().next().value;
+        if (oldest !== undefined) this.open.delete(oldest);
+      }
+      this.open.delete(host); // re-inserted: the order stays oldest timeout first
+      this.open.set(host, this.now());
+      return opened;
+    }
+    if (outcome.answered) this.open.delete(host);
+    return false;
+  }
+
+  isOpen(host: string): boolean {
+    return this.open.has(host);
+  }
+}
