@@ -205,7 +205,7 @@ export class SmppSession {
       try {
         answered = (await this.options.pacer?.acquire()) ?? answered;
       } catch (error) {
-        this.log.error({ err: String(error) }, "rate limiter failed");
+        this.log.error({ err: error }, "rate limiter failed");
         return { kind: "not_sent", reason: "rate_limiter" };
       }
       const conn = this.conn;
@@ -220,7 +220,7 @@ export class SmppSession {
         reply = this.request(conn, pdu);
       } catch (error) {
         this.log.error(
-          { err: String(error), destination_addr: numberForLog(params.destination_addr), ref },
+          { err: error, destination_addr: numberForLog(params.destination_addr), ref },
           "submit_sm not encodable",
         );
         return { kind: "not_sent", reason: "invalid_pdu" };
@@ -293,7 +293,8 @@ export class SmppSession {
   private setState(state: SessionState): void {
     if (state === this.stateNow) return;
     this.stateNow = state;
-    this.log.debug({ state }, "smpp session state");
+    // A carrier link logs each change itself (at info); a session without one does at debug.
+    if (!this.options.onStateChange) this.log.debug({ state }, "smpp session state");
     if (state === "bound") for (const waiter of [...this.boundWaiters]) waiter(true);
     this.options.onStateChange?.(state);
   }
