@@ -335,7 +335,7 @@ export function createMetrics() {
     }),
     webhookRequeued: new Counter({
       name: "shiri_webhook_events_requeued_total",
-      help: "Callback events put back in the outbox, by reason (stranded: their job was lost; redeliver: on request).",
+      help: "Callback events put back in the outbox, by reason (stranded: their job was lost; redeliver: on request; host_held: their host hangs, and its queued jobs went back at its timeout).",
       labelNames: ["reason"] as const,
       registers: r,
     }),
@@ -408,7 +408,7 @@ export function initialiseSeries(
   }
   for (const outcome of ["delivered", "retry", "failed", "refused", "stopped"])
     metrics.webhookDeliveries.inc({ outcome }, 0);
-  for (const reason of ["stranded", "redeliver"]) metrics.webhookRequeued.inc({ reason }, 0);
+  for (const reason of ["stranded", "redeliver", "host_held"]) metrics.webhookRequeued.inc({ reason }, 0);
   metrics.rateLimited.inc({ scope: "redeliveries" }, 0);
   for (const scope of ["key", "account", "recipients"]) {
     metrics.rateLimited.inc({ scope }, 0);

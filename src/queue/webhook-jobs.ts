@@ -1,3 +1,5 @@
+import type { Queryable } from "../db/pool.ts";
+
 /**
  * The pg-boss queue of callbacks (its name, "webhook-delivery", is stored in pg-boss and stays). A
  * job carries a few events bound for one destination host (its group), sent one after another:
@@ -71,4 +73,29 @@ export function webhookJobs(
     for (let i = 0; i < list.length; i += batchSize)
       jobs.push({ data: { events: list.slice(i, i + batchSize) }, group: { id: group } });
   return jobs;
+}
+
+/**
+ * Takes up to `limit` of one destination host's jobs that wait in the queue (not running) out of
+ * it, and says which events they carried: for a host that hangs, whose jobs would otherwise pile
+ * up in front of every fetch (src/webhooks/host-circuits.ts). A job another worker is fetching
+ * right now is skipped, not waited for; the caller gives the events back to the outbox in the
+ * same transaction.
+ */
+export async function takeQueuedJobsOf(
+  db: Queryable,
+  group: string,
+  limit: number,
+): Promise<WebhookJob["events"]> {
+  const { rows } = await db.query<{ data: WebhookJob }>(
+    `DELETE FROM pgboss.job j
+      USING (SELECT id FROM pgboss.job
+              WHERE name = $1 AND group_id = $2 AND state IN ('created', 'retry')
+              LIMIT $3
+              FOR UPDATE SKIP LOCKED) queued
+      WHERE j.name = $1 AND j.id = queued.id
+     RETURNING j.data`,
+    [WEBHOOK_QUEUE, group, limit],
+  );
+  return rows.flatMap((r) => r.data.events);
 }

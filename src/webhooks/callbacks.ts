@@ -12,17 +12,23 @@ import {
   OUTBOX_TOPIC,
   type WorkSignals,
 } from "../queue/wakeups.ts";
-import { WEBHOOK_JOB_HEARTBEAT_SECONDS, WEBHOOK_QUEUE, type WebhookJob } from "../queue/webhook-jobs.ts";
+import {
+  takeQueuedJobsOf,
+  WEBHOOK_JOB_HEARTBEAT_SECONDS,
+  WEBHOOK_QUEUE,
+  type WebhookJob,
+} from "../queue/webhook-jobs.ts";
 import { type CallbackSettings, callbackSettings } from "./account-webhooks.ts";
 import { resolverAt, systemResolve } from "./address-guard.ts";
 import { callbackConnections } from "./callback-connections.ts";
-import { HostCircuits } from "./host-circuits.ts";
+import { HostCircuits, type HostOutcome } from "./host-circuits.ts";
 import { stoppedUrls } from "./refusals.ts";
 import { relayDueEvents } from "./relay.ts";
 import type { RetryPolicy } from "./retry.ts";
 import {
   type BatchContext,
   type EventRow,
+  giveBack,
   LOAD_EVENTS,
   type StoppedUrls,
   sendCallbackBatch,
@@ -56,6 +62,8 @@ export interface CallbackOptions {
 /** The advisory lock webhook fetches take one after another (any constant, the same in every process). */
 const WEBHOOK_FETCH_LOCK = 7_426_023;
 
+/** An open host's queued jobs returned to the outbox per timeout: a bounded statement. */
+const RETURN_JOBS_LIMIT = 1000;
 /** Events the relay moves into jobs per transaction. */
 const RELAY_LIMIT = 1000;
 /** Stranded events requeued per pass: a bounded statement; the next pass takes the rest. */
@@ -164,20 +172,18 @@ export function startCallbacks(deps: {
         await sendPace.brief();
         continue;
       }
-      let jobs: Job<WebhookJob>[];
+      let started = 0;
       try {
-        // Open hosts (a request of theirs timed out) stay out of the main fetch; a fetch of one
-        // job, which skips only those whose probe runs, lets each of them have one at a time.
-        jobs = await fetchJobs(free, circuits.openHosts());
-        if (jobs.length < free && circuits.wantsProbe())
-          jobs.push(...(await fetchJobs(1, circuits.probing())));
-        if (jobs.length > 0) await startJobs(jobs);
+        // Open hosts (a request of theirs timed out with no answer) stay out of the main fetch. A
+        // fetch of one job first, which skips only those whose probe runs, gives each of them one
+        // job at a time, in its turn among the others' even when the main fetch would fill the slots.
+        if (circuits.wantsProbe()) started += await fetchAndStart(1, circuits.probing());
+        if (free > started) started += await fetchAndStart(free - started, circuits.openHosts());
       } catch (err) {
         // Jobs fetched but not started expire and come back; the outbox guards against doubles.
         logger.error({ err }, "webhook fetch failed; retrying");
-        jobs = [];
       }
-      if (jobs.length > 0) sendPace.worked();
+      if (started > 0) sendPace.worked();
       else await sendPace.next();
     }
   }
@@ -189,8 +195,8 @@ export function startCallbacks(deps: {
    * transaction-scoped advisory lock first, so each one sees every earlier fetch's jobs (a fetch
    * takes a few milliseconds; the wait is that long).
    */
-  function fetchJobs(count: number, ignoreHosts: string[]): Promise<Job<WebhookJob>[]> {
-    return withTransaction(pool, async (tx) => {
+  async function fetchAndStart(count: number, ignoreHosts: string[]): Promise<number> {
+    const jobs = await withTransaction(pool, async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock($1)", [WEBHOOK_FETCH_LOCK]);
       return boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
         batchSize: count,
@@ -199,6 +205,8 @@ export function startCallbacks(deps: {
         db: statementsOn(tx),
       });
     });
+    if (jobs.length > 0) await startJobs(jobs);
+    return jobs.length;
   }
 
   async function startJobs(jobs: Job<WebhookJob>[]): Promise<void> {
@@ -228,7 +236,7 @@ export function startCallbacks(deps: {
   ): Promise<void> {
     heartbeat.running(job.id);
     // Neither answered nor timed out (nothing sent, or not recorded): the circuit stays as it was.
-    let outcome = { answered: false, timedOut: false };
+    let outcome: HostOutcome = { answered: false, timedOut: false };
     try {
       outcome = await sendCallbackBatch(ctx, job.data, events, settings, stopped);
       await boss.complete(WEBHOOK_QUEUE, job.id, null, { db: onPool });
@@ -245,6 +253,30 @@ export function startCallbacks(deps: {
           "callback receiver did not answer in time: one batch at a time to it until it answers",
         );
       }
+      if (host !== null && circuits.isOpen(host) && outcome.timedOut)
+        await returnQueuedJobs(host, outcome.backOffUntil ?? new Date(Date.now() + options.retry.baseMs));
+    }
+  }
+
+  /**
+   * An open host's jobs that wait in the queue, back to the outbox until `until` (the back-off of
+   * the job that just timed out): else they would pile up, and every fetch of every worker would
+   * read past them. Their events come back in new jobs, each in its turn for the probe.
+   */
+  async function returnQueuedJobs(host: string, until: Date): Promise<void> {
+    try {
+      const events = await withTransaction(pool, async (tx) => {
+        const taken = await takeQueuedJobsOf(tx, host, RETURN_JOBS_LIMIT);
+        await giveBack(tx, taken, until);
+        return taken;
+      });
+      if (events.length > 0) {
+        deps.metrics.webhookRequeued.inc({ reason: "host_held" }, events.length);
+        ctx.dueLater?.();
+      }
+    } catch (err) {
+      // The jobs stay queued: the next timeout tries again.
+      logger.warn({ err, host }, "a held host's queued callback jobs could not be returned to the outbox");
     }
   }
 

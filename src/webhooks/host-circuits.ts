@@ -3,7 +3,8 @@
  * (docs/decisions/0040-a-host-that-hangs-gets-one-batch.md). A host whose request got no answer
  * within WEBHOOK_TIMEOUT_MS is open: the process's main fetch leaves its jobs in the queue, and a
  * fetch of one job at a time, which skips the open hosts whose probe runs, takes them one by one
- * (the probe) until one of its requests is answered again, whatever the answer. So a receiver that
+ * (the probe) until one of its requests is answered again, whatever the answer; the jobs of it that
+ * wait in the queue go back to the outbox at each of its timeouts. So a receiver that
  * hangs holds one of the process's slots, not its whole per-host share, and hosts that hang cannot
  * together fill the process. Each process learns on its own; the per-host bound across workers
  * (pg-boss group concurrency) is untouched.
@@ -20,6 +21,8 @@ export interface HostOutcome {
   answered: boolean;
   /** Some request got no answer within the timeout. */
   timedOut: boolean;
+  /** Until when the events the job handed back wait (after a failed attempt); null if none did. */
+  backOffUntil?: Date | null;
 }
 
 export class HostCircuits {
@@ -55,13 +58,17 @@ export class HostCircuits {
   }
 
   /**
-   * A job for `host` is done. A timeout opens the host (or keeps it open); an answer alone closes
-   * it; a job that neither got an answer nor timed out leaves it as it was. Says whether it opened.
+   * A job for `host` is done. Any answer closes the host; a timeout with no answer opens it (or
+   * keeps it open); a job that got neither leaves it as it was. Says whether it opened.
    */
   finished(host: string, outcome: HostOutcome): boolean {
     const running = (this.running.get(host) ?? 1) - 1;
     if (running > 0) this.running.set(host, running);
     else this.running.delete(host);
+    if (outcome.answered) {
+      this.open.delete(host);
+      return false;
+    }
     if (outcome.timedOut) {
       const opened = !this.open.has(host);
       if (opened && this.open.size >= MAX_OPEN) {
@@ -72,7 +79,6 @@ export class HostCircuits {
       this.open.set(host, this.now());
       return opened;
     }
-    if (outcome.answered) this.open.delete(host);
     return false;
   }
 

@@ -1,4 +1,4 @@
-import type { Pool } from "../db/pool.ts";
+import type { Pool, Queryable } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { destinationGroup, JOB_BUDGET_MS, type WebhookJob } from "../queue/webhook-jobs.ts";
@@ -66,7 +66,8 @@ export type StoppedUrls = Map<string, Date>;
  * (no answer, any status but 2xx and 410), the rest of the job is not tried: it is handed back to
  * the outbox to wait out the same back-off, so a dead receiver costs one request per job (up to
  * the depth when pipelining), not one per event. Outcomes are recorded in one statement per job.
- * Says whether the host answered and whether a request of it timed out (its circuit's input).
+ * Says whether the host answered, whether a request of it timed out (its circuit's input), and
+ * until when what it handed back waits.
  */
 export async function sendCallbackBatch(
   ctx: BatchContext,
@@ -76,7 +77,7 @@ export async function sendCallbackBatch(
   stopped: StoppedUrls = new Map(),
 ): Promise<HostOutcome> {
   const started = Date.now();
-  const host: HostOutcome = { answered: false, timedOut: false };
+  const host = { answered: false, timedOut: false };
   const recorded: Recorded[] = [];
   const handBack: Array<{ id: string; attempt: number }> = [];
   const stops: Array<{ accountId: string; url: string; eventId: string }> = [];
@@ -150,7 +151,7 @@ export async function sendCallbackBatch(
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
   if (handBack.length > 0 || recorded.some((r) => r.retryAt)) ctx.dueLater?.();
   report(ctx, recorded);
-  return host;
+  return { ...host, backOffUntil };
 }
 
 interface CallbackRequest {
@@ -278,7 +279,11 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
 }
 
 /** Events not tried: back to the outbox, due again at `at`, their attempt count untouched. */
-async function giveBack(pool: Pool, refs: Array<{ id: string; attempt: number }>, at: Date): Promise<void> {
+export async function giveBack(
+  pool: Queryable,
+  refs: ReadonlyArray<{ id: string; attempt: number }>,
+  at: Date,
+): Promise<void> {
   await pool.query(
     `WITH due AS (${stillPending("$1::uuid[], $2::int[]", "id, attempt")})
      UPDATE webhook_events e SET enqueued_at = NULL, next_attempt_at = $3 FROM due o WHERE e.id = o.id`,

@@ -45,11 +45,16 @@ describe("host circuits", () => {
     expect(c.openHosts()).toEqual([]);
   });
 
-  it("a job that got answers and then a timeout leaves the host open", () => {
+  it("a job that got answers and a timeout does not open the host, and closes it if open", () => {
     const c = new HostCircuits();
     c.started("a:1");
+    expect(c.finished("a:1", { answered: true, timedOut: true })).toBe(false);
+    expect(c.isOpen("a:1")).toBe(false);
+    c.started("a:1");
+    c.finished("a:1", timedOut);
+    c.started("a:1");
     c.finished("a:1", { answered: true, timedOut: true });
-    expect(c.isOpen("a:1")).toBe(true);
+    expect(c.isOpen("a:1")).toBe(false);
   });
 
   it("forgets an open host with no job and no timeout for OPEN_FORGET_MS", () => {
