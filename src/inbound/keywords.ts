@@ -2,11 +2,11 @@ import type { Queryable } from "../db/pool.ts";
 import { countSegments } from "../domain/segments.ts";
 
 /**
- * Keywords: an inbound message whose whole text, ignoring case and the spaces and punctuation
- * around it, is one of
- * an account's opt-out words adds its sender to the account's opt-out list, an opt-in word takes
- * it off, a help word asks for the account's help text. Each kind may have a reply, sent from the
- * number written to and billed as a send; none is sent when the account has configured none.
+ * Keywords: an inbound message whose whole text is one of an account's opt-out words adds its
+ * sender to the account's opt-out list, an opt-in word takes it off, a help word asks for the
+ * account's help text (how loosely a text is read for each kind: keywordOf). Each kind may have a
+ * reply, sent from the number written to and billed as a send; none is sent when the account has
+ * configured none.
  */
 export const KEYWORD_KINDS = ["opt_out", "opt_in", "help"] as const;
 export type KeywordKind = (typeof KEYWORD_KINDS)[number];
@@ -28,27 +28,45 @@ export const DEFAULT_KEYWORD_SETTINGS: KeywordSettings = {
   replies: { opt_out: null, opt_in: null, help: null },
 };
 
-/** A keyword as lists hold it and texts are compared with it. */
+/** A keyword as lists hold it. */
 export const normaliseKeyword = (text: string): string => text.trim().toUpperCase();
 
 /** A keyword is one word of letters and digits (so a list can be given as "STOP,QUIT"). */
 export const KEYWORD_PATTERN = /^[A-Z0-9]{1,20}$/;
 
-/**
- * What may surround a keyword in a text: white space, punctuation ("Stop.", "STOP!") and control
- * characters. The last covers an SMSC that counts a C string's terminating NUL into the message,
- * which GSM 03.38 decodes as "@" (decision 0038): when in doubt, a STOP is honoured.
- */
-const AROUND_KEYWORD = /^[\s\p{P}\p{Cc}]+|[\s\p{P}\p{Cc}]+$/gu;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+/** White space and invisible characters (controls, NUL among them, and format marks). */
+const BLANK = /[\s\p{Cc}\p{Cf}]/u;
 
-/** The keyword a whole text is, and its kind; null for any other text. */
+/** The text without what `strip` matches at either end; one pass, whatever the text's length. */
+function trimmed(text: string, strip: (char: string) => boolean): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && strip(text.charAt(start))) start++;
+  while (end > start && strip(text.charAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+/**
+ * The keyword a whole text is, and its kind; null for any other text. Full-width and other
+ * compatibility forms are read as their plain letters (NFKC), case ignored. An opt-out or help
+ * word may have anything but letters and digits around it (spaces, punctuation, emoji, a NUL
+ * that GSM 03.38 reads as "@"): when in doubt, a STOP is honoured (decision 0038). An opt-in word
+ * only white space and invisible characters: "Yes." or "Start?" said to something else must not
+ * put a number back on the send lists. Nothing inside the text is removed.
+ */
 export function keywordOf(
   text: string,
   lists: KeywordSettings["lists"],
 ): { keyword: string; kind: KeywordKind } | null {
-  const word = text.replace(AROUND_KEYWORD, "").toUpperCase();
-  if (!KEYWORD_PATTERN.test(word)) return null;
-  for (const kind of KEYWORD_KINDS) if (lists[kind].includes(word)) return { keyword: word, kind };
+  const plain = text.normalize("NFKC");
+  const loose = trimmed(plain, (char) => !LETTER_OR_DIGIT.test(char)).toUpperCase();
+  if (KEYWORD_PATTERN.test(loose))
+    for (const kind of ["opt_out", "help"] as const)
+      if (lists[kind].includes(loose)) return { keyword: loose, kind };
+  const strict = trimmed(plain, (char) => BLANK.test(char)).toUpperCase();
+  if (KEYWORD_PATTERN.test(strict) && lists.opt_in.includes(strict))
+    return { keyword: strict, kind: "opt_in" };
   return null;
 }
 
