@@ -28,6 +28,9 @@ interface Row extends Omit<CallbackLogEntry, "created_at" | "completed_at"> {
   completed_at: Date | null;
 }
 
+/** A page's row: an event, or, when the page is empty, nulls beside whether the cursor was found. */
+type PageRow = { cursor_found: boolean } & (Row | { [K in keyof Row]: null });
+
 const COLUMNS =
   "id, type, message_id, url, state, attempts, last_status, last_error, created_at, completed_at";
 
@@ -53,23 +56,27 @@ export async function listCallbackLog(
     before?: string | undefined;
   },
 ): Promise<CallbackLogEntry[] | null> {
-  if (filter.before !== undefined) {
-    const found = await db.query("SELECT 1 FROM webhook_events WHERE id = $1 AND account_id = $2", [
-      filter.before,
-      accountId,
-    ]);
-    if (found.rowCount === 0) return null;
-  }
-  // The cursor's created_at is read in SQL: a JavaScript Date would cut its microseconds.
-  const { rows } = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM webhook_events
-      WHERE account_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::timestamptz IS NULL OR created_at >= $3)
-        AND ($5::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_events WHERE id = $5))
-      ORDER BY created_at DESC, id DESC
-      LIMIT $4`,
+  // One statement, so the cursor is read in the page's own snapshot: a cursor that retention
+  // deletes meanwhile is found missing, never an empty page. Its created_at stays in SQL, too: a
+  // JavaScript Date would cut its microseconds.
+  const { rows } = await db.query<PageRow>(
+    `WITH page_cursor AS (SELECT created_at, id FROM webhook_events WHERE id = $5 AND account_id = $1)
+     SELECT found.cursor_found, page.*
+       FROM (SELECT $5::uuid IS NULL OR EXISTS (SELECT FROM page_cursor) AS cursor_found) found
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM webhook_events
+          WHERE found.cursor_found AND account_id = $1 AND ($2::text IS NULL OR state = $2)
+            AND ($3::timestamptz IS NULL OR created_at >= $3)
+            AND ($5::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM page_cursor))
+          ORDER BY created_at DESC, id DESC
+          LIMIT $4) page ON true
+      ORDER BY page.created_at DESC, page.id DESC`,
     [accountId, filter.state ?? null, filter.since ?? null, filter.limit, filter.before ?? null],
   );
-  return rows.map(view);
+  if (rows[0]?.cursor_found === false) return null;
+  return rows
+    .filter((row): row is Row & { cursor_found: boolean } => row.id !== null)
+    .map(({ cursor_found: _, ...row }) => view(row));
 }
 
 /**

@@ -143,30 +143,46 @@ describe("GET /api/v1/webhook/deliveries", () => {
   it("pages with before, the last event's id: every event once, those of one commit included", async () => {
     const a = await t.account();
     const ids = await events(7, a.headers); // one bulk send: its events share one created_at
-    const seen: string[] = [];
-    let before: string | undefined;
-    for (let page = 0; page < 5; page++) {
-      const res = await api(
-        "GET",
-        `/webhook/deliveries?limit=3${before ? `&before=${before}` : ""}`,
-        undefined,
-        a.headers,
-      );
-      expect(res.status).toBe(200);
-      const list = listOf(res);
-      if (list.length === 0) break;
-      seen.push(...list.map((d) => d.id));
-      before = list.at(-1)?.id;
-    }
-    expect(seen).toHaveLength(7);
-    expect([...seen].sort()).toEqual([...ids].sort());
-    const failedOnly = await api(
-      "GET",
-      `/webhook/deliveries?state=failed&before=${seen[0]}`,
-      undefined,
-      a.headers,
+    const { rows: times } = await t.service.pool.query<{ n: number }>(
+      "SELECT count(DISTINCT created_at)::int AS n FROM webhook_events WHERE id = ANY($1)",
+      [ids],
     );
-    expect(listOf(failedOnly)).toEqual([]);
+    expect(times[0]?.n).toBe(1);
+    const pages = async (query: string) => {
+      const seen: string[] = [];
+      let before: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const res = await api(
+          "GET",
+          `/webhook/deliveries?${query}${before ? `&before=${before}` : ""}`,
+          undefined,
+          a.headers,
+        );
+        expect(res.status).toBe(200);
+        const list = listOf(res);
+        if (list.length === 0) break;
+        seen.push(...list.map((d) => d.id));
+        before = list.at(-1)?.id;
+      }
+      return seen;
+    };
+    const all = await pages("limit=3");
+    expect(all).toHaveLength(7);
+    expect([...all].sort()).toEqual([...ids].sort());
+
+    // With a filter: three of them failed, paged two at a time from a cursor that is not one of them.
+    const failed = [ids[1], ids[3], ids[5]];
+    await t.service.pool.query(
+      "UPDATE webhook_events SET state = 'failed', completed_at = now() WHERE id = ANY($1)",
+      [failed],
+    );
+    const failedPages = await pages("state=failed&limit=2");
+    expect([...failedPages].sort()).toEqual([...failed].sort());
+    const afterFirst = listOf(
+      await api("GET", `/webhook/deliveries?state=failed&before=${all[0]}`, undefined, a.headers),
+    );
+    // The page after the newest event: the failed ones older than it, in the list's order.
+    expect(afterFirst.map((d) => d.id)).toEqual(all.slice(1).filter((id) => failed.includes(id)));
   });
 
   it("refuses a before that is no event of the account", async () => {
