@@ -199,7 +199,9 @@ export function startCallbacks(deps: {
     const jobs = await withTransaction(pool, async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock($1)", [WEBHOOK_FETCH_LOCK]);
       return boss.fetch<WebhookJob>(WEBHOOK_QUEUE, {
-        batchSize: count,
+        // The fetch's text holds its count, and ignoring hosts makes another text of each: those
+        // counts go in powers of two, so their named statements stay few (src/queue/boss.ts).
+        batchSize: ignoreHosts.length > 0 ? 2 ** Math.floor(Math.log2(count)) : count,
         groupConcurrency: options.concurrencyPerHost,
         ...(ignoreHosts.length > 0 ? { ignoreGroups: ignoreHosts } : {}),
         db: statementsOn(tx),
