@@ -104,6 +104,12 @@ export class SmppSession {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private enquireTimer: NodeJS.Timeout | undefined;
   private slotsInUse = 0;
+  /**
+   * Of slotsInUse, those kept by submits that timed out, until their late answer or the end of the
+   * late-answer window. They count against window_size only, not against a window cut by
+   * throttling: else one silent submit would stop the bind for the whole late-answer window.
+   */
+  private lateKept = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private readonly drainWaiters = new Set<() => void>();
   private readonly boundWaiters = new Set<(bound: boolean) => void>();
@@ -232,7 +238,10 @@ export class SmppSession {
       if (r === "timeout") {
         const late = this.lateAnswer(conn, pdu, { ref, sentAt });
         slotKeptForLateAnswer = true;
-        void late.finally(() => this.releaseSlot());
+        // Its slot now counts against window_size only: a waiter may take its place in a cut window.
+        this.lateKept++;
+        this.handOverSlots();
+        void late.finally(() => this.releaseSlot(true));
         return { kind: "unknown", reason: "timeout", late };
       }
       if (r === "closed") return { kind: "unknown", reason: "connection_lost" };
@@ -655,29 +664,44 @@ export class SmppSession {
     }
   }
 
+  /**
+   * Whether one more submit may take a slot: those awaiting their answer in time stay under the
+   * effective window, and every slot, those kept for a late answer included, under window_size,
+   * so the SMSC never holds more than window_size of ours unanswered.
+   */
+  private slotFree(): boolean {
+    return this.slotsInUse - this.lateKept < this.window.size && this.slotsInUse < this.window.ceiling;
+  }
+
   private acquireSlot(): Promise<void> {
     // Behind any waiter, never past it: first come, first served.
-    if (this.slotsInUse < this.window.size && this.slotWaiters.length === 0) {
+    if (this.slotWaiters.length === 0 && this.slotFree()) {
       this.slotsInUse++;
       return Promise.resolve();
     }
     return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
-  /**
-   * A releasing submit hands slots over, oldest waiter first, only while those in use are under
-   * the effective window: none after a throttle cut it below them (the waiters stay queued, and
-   * go as answers free slots), two when an accepted answer grew it by one.
-   */
-  private releaseSlot(): void {
+  /** `keptForLateAnswer`: the slot of a submit that timed out, counted in lateKept. */
+  private releaseSlot(keptForLateAnswer = false): void {
     this.slotsInUse--;
-    while (this.slotsInUse < this.window.size) {
+    if (keptForLateAnswer) this.lateKept--;
+    this.handOverSlots();
+    if (this.slotsInUse === 0) for (const done of [...this.drainWaiters]) done();
+  }
+
+  /**
+   * Hands free slots over, oldest waiter first, only while slotFree: none after a throttle cut the
+   * window below those in use (the waiters stay queued, and go as answers free slots), two when an
+   * accepted answer grew it by one, one when a submit's timeout moved its slot to lateKept.
+   */
+  private handOverSlots(): void {
+    while (this.slotWaiters.length > 0 && this.slotFree()) {
       const next = this.slotWaiters.shift();
       if (!next) break;
       this.slotsInUse++;
       next();
     }
-    if (this.slotsInUse === 0) for (const done of [...this.drainWaiters]) done();
   }
 
   private drained(timeoutMs: number): Promise<void> {

@@ -297,6 +297,38 @@ describe("SmppSession", () => {
     expect(session.inFlight).toBe(0);
   });
 
+  it("after a throttle, a submit that times out does not hold the cut window until its late answer", async () => {
+    const { sim, port } = await startSimulator({ rejectRate: 1, rejectStatus: STATUS.ESME_RTHROTTLED });
+    const { session } = await boundSession(
+      port,
+      { window_size: 2, response_timeout_ms: 100 },
+      { throttle: { initialDelayMs: 20, maxDelayMs: 40 }, lateAnswerWindowMs: 3_000 },
+    );
+    expect(responseOf(await session.submit(message("throttled"))).command_status).toBe(
+      STATUS.ESME_RTHROTTLED,
+    );
+    expect(session.effectiveWindow).toBe(1);
+
+    // The carrier takes the next submit and never answers it; three more queue behind it.
+    sim.setBehaviour({ rejectRate: 0, unansweredRate: 1 });
+    sim.stats.maxOutstanding = 0;
+    const started = Date.now();
+    const silent = session.submit(message("silent"));
+    const after = Array.from({ length: 3 }, (_, i) => session.submit(message(`after ${i}`)));
+    await waitFor(() => sim.unanswered.length === 1, { what: "the silent submit" });
+    sim.setBehaviour({ unansweredRate: 0 });
+    expect(await silent).toMatchObject({ kind: "unknown", reason: "timeout" });
+
+    // Its slot, kept for a late answer, counts against window_size, not the cut window: the others
+    // go at its timeout, not when the 3 s late-answer window ends.
+    expect((await Promise.all(after)).map((o) => responseOf(o).command_status)).toEqual([0, 0, 0]);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(session.effectiveWindow).toBe(2);
+    // Still never more than window_size (2) unanswered at the SMSC: the silent one and one more.
+    expect(sim.stats.maxOutstanding).toBe(1);
+    expect(session.inFlight).toBe(1);
+  });
+
   it("awaits the rate limiter once per submit_sm, holding its window slot, right before the write", async () => {
     const { sim, port } = await startSimulator();
     const calls: string[] = [];
