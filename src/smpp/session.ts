@@ -258,6 +258,8 @@ export class SmppSession {
           },
           "submit_sm answered with generic_nack",
         );
+        // A nack that says the carrier is throttling pauses and cuts the window as an answer would.
+        if (actionFor(command_status) === "backoff") this.noteStatus(command_status);
         return { kind: "response", command_status, message_id: "" };
       }
       this.noteStatus(r.command_status);
@@ -481,6 +483,10 @@ export class SmppSession {
             ? "late submit_sm_resp: recorded, not resent"
             : "late submit_sm_resp: a refusal, the segment goes again",
         );
+        // A late answer says as much about the carrier's load as one in time (decision 0039): a
+        // throttle cuts the window and pauses, an acceptance grows it. A nack only when throttling.
+        if (pdu.command !== "generic_nack" || actionFor(pdu.command_status) === "backoff")
+          this.noteStatus(pdu.command_status);
         late.heard(pdu);
         return;
       }

@@ -329,6 +329,61 @@ describe("SmppSession", () => {
     expect(session.inFlight).toBe(1);
   });
 
+  it("takes a generic_nack saying ESME_RTHROTTLED as throttling: it pauses and cuts the window", async () => {
+    const { sim, port } = await startSimulator({
+      genericNackRate: 1,
+      genericNackStatus: STATUS.ESME_RTHROTTLED,
+    });
+    const { session, logs } = await boundSession(
+      port,
+      { window_size: 10 },
+      { throttle: { initialDelayMs: 400, maxDelayMs: 800 } },
+    );
+
+    const nacked = responseOf(await session.submit(message("nacked")));
+    expect(nacked.command_status).toBe(STATUS.ESME_RTHROTTLED);
+    expect(session.effectiveWindow).toBe(1);
+    expect(logs.find((l) => l.msg === "carrier throttling; pausing submits")?.obj).toMatchObject({
+      window: 1,
+      windowWas: 10,
+    });
+
+    // The next submit waits out the pause, at least half initialDelayMs, and grows the window.
+    sim.setBehaviour({ genericNackRate: 0 });
+    expect(responseOf(await session.submit(message("after"))).command_status).toBe(STATUS.ESME_ROK);
+    const nackedAt = sim.nacked[0]?.at.getTime() ?? Number.NaN;
+    const acceptedAt = sim.accepted[0]?.at.getTime() ?? Number.NaN;
+    expect(acceptedAt - nackedAt).toBeGreaterThanOrEqual(200);
+    expect(session.effectiveWindow).toBe(2);
+  });
+
+  it("counts a late answer as one in time: a late throttle cuts the window, a late acceptance grows it", async () => {
+    // Every answer 200 ms after its submit: past the 100 ms timeout, inside the 300 ms late window.
+    const { sim, port } = await startSimulator({
+      submitLatencyMs: 200,
+      rejectRate: 1,
+      rejectStatus: STATUS.ESME_RTHROTTLED,
+    });
+    const { session, logs } = await boundSession(
+      port,
+      { window_size: 10, response_timeout_ms: 100 },
+      { throttle: { initialDelayMs: 20, maxDelayMs: 40 } },
+    );
+    const lateAnswerTo = async (text: string) => {
+      const outcome = await session.submit(message(text));
+      if (outcome.kind !== "unknown" || outcome.reason !== "timeout") throw new Error("expected a timeout");
+      return outcome.late;
+    };
+
+    expect((await lateAnswerTo("late throttle"))?.command_status).toBe(STATUS.ESME_RTHROTTLED);
+    expect(session.effectiveWindow).toBe(1);
+    expect(logs.some((l) => l.msg === "carrier throttling; pausing submits")).toBe(true);
+
+    sim.setBehaviour({ rejectRate: 0 });
+    expect((await lateAnswerTo("late acceptance"))?.command_status).toBe(STATUS.ESME_ROK);
+    expect(session.effectiveWindow).toBe(2);
+  });
+
   it("awaits the rate limiter once per submit_sm, holding its window slot, right before the write", async () => {
     const { sim, port } = await startSimulator();
     const calls: string[] = [];
