@@ -194,7 +194,8 @@ export class SmppSession {
     if (this.closing) return { kind: "not_sent", reason: "closing" };
     if (options.stillWanted && !options.stillWanted()) return { kind: "not_sent", reason: "withdrawn" };
     if (this.stateNow !== "bound") return { kind: "not_sent", reason: "not_bound" };
-    await this.throttlePause();
+    // Guarded here, not only inside: a link that never throttles pays no promise per submit.
+    if (Date.now() < this.pausedUntil) await this.throttlePause();
     await this.acquireSlot();
     let answered = () => {};
     // A submit that timed out is still outstanding at the SMSC until its late answer or the end of
@@ -205,7 +206,7 @@ export class SmppSession {
     try {
       // A pause that began while this submit waited for its slot holds it too: else each slot
       // freed by a throttled answer would send the next submit straight into the same throttle.
-      await this.throttlePause();
+      if (Date.now() < this.pausedUntil) await this.throttlePause();
       // The TPS token is taken last, right before the write, so that a wait for a window slot
       // cannot bunch PDUs up on the wire closer together than the limit spaced them.
       try {
