@@ -5,8 +5,8 @@ import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.
 /**
  * The SRE probe's case: a carrier that takes at most 5 submits a second, and no TPS limit of
  * Shiri's own (window_size 50). Before the slow start (decision 0039) every throttling pause ended
- * with the whole window on the wire again, nearly all of it throttled: 605-610 ESME_RTHROTTLED
- * answers for 50 messages, in this test and in the probe. With it, about 100: 45 from the first
+ * with the whole window on the wire again, nearly all of it throttled: 605–615 ESME_RTHROTTLED
+ * answers for 50 messages, in this test and in the probe. With it, 101–103: 45 from the first
  * burst (the window starts at window_size), then a few each second.
  */
 let h: DispatchHarness;

@@ -29,7 +29,7 @@ describe("CongestionWindow", () => {
     expect(window.size).toBe(4);
   });
 
-  it("drops to one again on a throttle while growing back (multiplicative decrease)", () => {
+  it("drops to one again on a throttle while growing back, however far it had grown", () => {
     const window = new CongestionWindow(10);
     window.throttled();
     for (let i = 0; i < 5; i++) window.accepted();
