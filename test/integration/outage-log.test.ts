@@ -17,6 +17,7 @@ import { listenForWork } from "../../src/queue/wakeups.ts";
 import { STATUS } from "../../src/smpp/command-status.ts";
 import { SmppSession } from "../../src/smpp/session.ts";
 import { createTestDatabase } from "../support/database.ts";
+import { relayTo } from "../support/postgres-relay.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -47,50 +48,6 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/**
- * A TCP relay to Postgres that can be cut the ways an outage cuts: "closing" accepts and closes
- * at once (a container's published port while its Postgres is down), "silent" accepts and never
- * answers (a network cut). Cutting ends the connections it relays.
- */
-async function relayTo(url: string) {
-  const target = new URL(url);
-  let mode: "relay" | "closing" | "silent" = "relay";
-  const open = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    client.on("error", () => {});
-    open.add(client);
-    client.on("close", () => open.delete(client));
-    if (mode === "closing") return client.destroy();
-    if (mode === "silent") return;
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    upstream.on("error", () => client.destroy());
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of open) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  const relayed = new URL(url);
-  relayed.hostname = "127.0.0.1";
-  relayed.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: relayed.toString(),
-    cut(how: "closing" | "silent") {
-      mode = how;
-      for (const socket of open) socket.destroy();
-    },
-    mend() {
-      mode = "relay";
-    },
-  };
 }
 
 describe("a database out of reach, in the log of", () => {
@@ -142,6 +99,7 @@ describe("a database out of reach, in the log of", () => {
     const db = await createTestDatabase();
     cleanups.push(() => db.drop());
     const relay = await relayTo(db.url);
+    cleanups.push(() => relay.close());
     const { logger, lines, said } = serviceLogger();
     const timeouts = { statementMs: 5_000, lockMs: 2_000, idleInTransactionMs: 5_000, connectMs: 200 };
     const listening = await listenForWork(relay.url, timeouts, logger);
