@@ -208,7 +208,7 @@ export function createMetrics() {
     // Per link (one SMPP account; the default links are named after their operators).
     receipts: new Counter({
       name: "shiri_receipts_total",
-      help: "Delivery receipts received, by link and state (a state SMPP 3.4 names, else OTHER).",
+      help: "Delivery receipts taken, by link and state (a state SMPP 3.4 names, else OTHER): a readable one once applied (a receipt refused and sent again by the SMSC counts once), an unreadable one when acknowledged.",
       labelNames: ["link", "state"] as const,
       registers: r,
     }),

@@ -91,10 +91,12 @@ export class ReceiptStage {
       );
       return;
     }
-    metrics.receipts.inc({ link, state: stateLabel(read.receipt.state) });
     // The wait lets a submit_sm_resp that came in the same read register its segment first.
     await nextTurn();
     await this.registry.deliver(read.receipt, this.apply, (receipt) => this.afterAnswers(receipt, mark));
+    // Counted once applied: a receipt refused (not applied) is sent again by the SMSC, and would
+    // otherwise count at every try.
+    metrics.receipts.inc({ link, state: stateLabel(read.receipt.state) });
   }
 
   /**
