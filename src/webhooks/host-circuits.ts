@@ -1,13 +1,12 @@
 /**
  * Which destination hosts this worker process keeps out of its callback fetches
- * (docs/decisions/0040-a-host-that-hangs-gets-one-batch.md). A host whose request got no answer
- * within WEBHOOK_TIMEOUT_MS is open: the process's main fetch leaves its jobs in the queue, and a
- * fetch of one job at a time, which skips the open hosts whose probe runs, takes them one by one
- * (the probe) until one of its requests is answered again, whatever the answer; the jobs of it that
- * wait in the queue go back to the outbox at each of its timeouts. So a receiver that
- * hangs holds one of the process's slots, not its whole per-host share, and hosts that hang cannot
- * together fill the process. Each process learns on its own; the per-host bound across workers
- * (pg-boss group concurrency) is untouched.
+ * (docs/decisions/0040-a-host-that-hangs-gets-one-batch.md). A host is open once a job of it timed
+ * out with no answer: the process's main fetch leaves its jobs in the queue, a fetch of one job at
+ * a time, which skips the open hosts whose probe runs, gives it one (the probe), and at each of its
+ * timeouts its jobs waiting in the queue go back to the outbox; any answer closes it. So a
+ * receiver that hangs holds one of the process's slots, not its whole per-host share, and hosts
+ * that hang cannot together fill the process. Each process learns on its own; the per-host bound
+ * across workers (pg-boss group concurrency) is untouched.
  */
 
 /** Open hosts remembered at most: hosts come from clients, so the oldest is forgotten first. */
