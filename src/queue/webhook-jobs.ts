@@ -80,7 +80,8 @@ export function webhookJobs(
  * it, and says which events they carried: for a host that hangs, whose jobs would otherwise pile
  * up in front of every fetch (src/webhooks/host-circuits.ts). A job another worker is fetching
  * right now is skipped, not waited for; the caller gives the events back to the outbox in the
- * same transaction.
+ * same transaction. Its filter is the fetch index's (pg-boss's job_i11): it reads the queued jobs,
+ * not the finished ones kept for an hour.
  */
 export async function takeQueuedJobsOf(
   db: Queryable,
@@ -90,7 +91,7 @@ export async function takeQueuedJobsOf(
   const { rows } = await db.query<{ data: WebhookJob }>(
     `DELETE FROM pgboss.job j
       USING (SELECT id FROM pgboss.job
-              WHERE name = $1 AND group_id = $2 AND state IN ('created', 'retry')
+              WHERE name = $1 AND state < 'active' AND NOT blocked AND group_id = $2
               LIMIT $3
               FOR UPDATE SKIP LOCKED) queued
       WHERE j.name = $1 AND j.id = queued.id

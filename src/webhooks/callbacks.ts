@@ -62,8 +62,8 @@ export interface CallbackOptions {
 /** The advisory lock webhook fetches take one after another (any constant, the same in every process). */
 const WEBHOOK_FETCH_LOCK = 7_426_023;
 
-/** An open host's queued jobs returned to the outbox per timeout: a bounded statement. */
-const RETURN_JOBS_LIMIT = 1000;
+/** An open host's queued jobs returned to the outbox per timeout: a bounded transaction. */
+const RETURN_JOBS_LIMIT = 200;
 /** Events the relay moves into jobs per transaction. */
 const RELAY_LIMIT = 1000;
 /** Stranded events requeued per pass: a bounded statement; the next pass takes the rest. */
@@ -91,6 +91,8 @@ export function startCallbacks(deps: {
   const logger = deps.logger.child({ stage: "webhooks" });
   const inFlight = new Set<Promise<void>>();
   const circuits = new HostCircuits();
+  /** Hosts whose queued jobs are being returned to the outbox now. */
+  const returning = new Set<string>();
   // Each loop polls just after work and, idle, sleeps until an announcement or the due watch's
   // wake (a retry come due, a lost announcement); the long idle wait is only a backstop.
   const timing = {
@@ -255,30 +257,34 @@ export function startCallbacks(deps: {
           "callback receiver did not answer in time: one batch at a time to it until it answers",
         );
       }
-      if (host !== null && circuits.isOpen(host) && outcome.timedOut)
-        await returnQueuedJobs(host, outcome.backOffUntil ?? new Date(Date.now() + options.retry.baseMs));
+      if (host !== null && circuits.isOpen(host) && outcome.timedOut) await returnQueuedJobs(host);
     }
   }
 
   /**
-   * An open host's jobs that wait in the queue, back to the outbox until `until` (the back-off of
-   * the job that just timed out): else they would pile up, and every fetch of every worker would
-   * read past them. Their events come back in new jobs, each in its turn for the probe.
+   * An open host's jobs that wait in the queue, back to the outbox: else they would pile up, and
+   * every fetch of every worker would read past them. They wait as long as the host has been held
+   * (from WEBHOOK_RETRY_BASE_MS up to WEBHOOK_RETRY_MAX_DELAY_MS): a back-off of the host, not of
+   * one event, since none of them was tried. Then their events come back in new jobs, each in its
+   * turn for the probe. One return at a time for a host.
    */
-  async function returnQueuedJobs(host: string, until: Date): Promise<void> {
+  async function returnQueuedJobs(host: string): Promise<void> {
+    if (returning.has(host)) return;
+    returning.add(host);
     try {
-      const events = await withTransaction(pool, async (tx) => {
-        const taken = await takeQueuedJobsOf(tx, host, RETURN_JOBS_LIMIT);
-        await giveBack(tx, taken, until);
-        return taken;
-      });
-      if (events.length > 0) {
-        deps.metrics.webhookRequeued.inc({ reason: "host_held" }, events.length);
+      const wait = Math.min(options.retry.maxDelayMs, Math.max(options.retry.baseMs, circuits.heldFor(host)));
+      const returned = await withTransaction(pool, async (tx) =>
+        giveBack(tx, await takeQueuedJobsOf(tx, host, RETURN_JOBS_LIMIT), new Date(Date.now() + wait)),
+      );
+      if (returned > 0) {
+        deps.metrics.webhookRequeued.inc({ reason: "host_held" }, returned);
         ctx.dueLater?.();
       }
     } catch (err) {
       // The jobs stay queued: the next timeout tries again.
       logger.warn({ err, host }, "a held host's queued callback jobs could not be returned to the outbox");
+    } finally {
+      returning.delete(host);
     }
   }
 

@@ -20,8 +20,6 @@ export interface HostOutcome {
   answered: boolean;
   /** Some request got no answer within the timeout. */
   timedOut: boolean;
-  /** Until when the events the job handed back wait (after a failed attempt); null if none did. */
-  backOffUntil?: Date | null;
 }
 
 export class HostCircuits {
@@ -29,14 +27,15 @@ export class HostCircuits {
   private readonly running = new Map<string, number>();
   /** Open hosts, by when a request of theirs last timed out (insertion order: oldest first). */
   private readonly open = new Map<string, number>();
+  /** When each open host opened (its first timeout since it last answered). */
+  private readonly openedAt = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Hosts the main fetch leaves in the queue: every open one. */
   openHosts(): string[] {
     const forgetBefore = this.now() - OPEN_FORGET_MS;
-    for (const [host, at] of this.open)
-      if (at < forgetBefore && !this.running.has(host)) this.open.delete(host);
+    for (const [host, at] of this.open) if (at < forgetBefore && !this.running.has(host)) this.forget(host);
     return [...this.open.keys()];
   }
 
@@ -65,20 +64,32 @@ export class HostCircuits {
     if (running > 0) this.running.set(host, running);
     else this.running.delete(host);
     if (outcome.answered) {
-      this.open.delete(host);
+      this.forget(host);
       return false;
     }
     if (outcome.timedOut) {
       const opened = !this.open.has(host);
       if (opened && this.open.size >= MAX_OPEN) {
         const oldest = this.open.keys().next().value;
-        if (oldest !== undefined) this.open.delete(oldest);
+        if (oldest !== undefined) this.forget(oldest);
       }
       this.open.delete(host); // re-inserted: the order stays oldest timeout first
       this.open.set(host, this.now());
+      if (opened) this.openedAt.set(host, this.now());
       return opened;
     }
     return false;
+  }
+
+  /** How long `host` has been open (0 when it is not). */
+  heldFor(host: string): number {
+    const since = this.openedAt.get(host);
+    return since === undefined ? 0 : this.now() - since;
+  }
+
+  private forget(host: string): void {
+    this.open.delete(host);
+    this.openedAt.delete(host);
   }
 
   isOpen(host: string): boolean {

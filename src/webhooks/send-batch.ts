@@ -66,8 +66,7 @@ export type StoppedUrls = Map<string, Date>;
  * (no answer, any status but 2xx and 410), the rest of the job is not tried: it is handed back to
  * the outbox to wait out the same back-off, so a dead receiver costs one request per job (up to
  * the depth when pipelining), not one per event. Outcomes are recorded in one statement per job.
- * Says whether the host answered, whether a request of it timed out (its circuit's input), and
- * until when what it handed back waits.
+ * Says whether the host answered and whether a request of it timed out (its circuit's input).
  */
 export async function sendCallbackBatch(
   ctx: BatchContext,
@@ -77,7 +76,7 @@ export async function sendCallbackBatch(
   stopped: StoppedUrls = new Map(),
 ): Promise<HostOutcome> {
   const started = Date.now();
-  const host = { answered: false, timedOut: false };
+  const host: HostOutcome = { answered: false, timedOut: false };
   const recorded: Recorded[] = [];
   const handBack: Array<{ id: string; attempt: number }> = [];
   const stops: Array<{ accountId: string; url: string; eventId: string }> = [];
@@ -151,7 +150,7 @@ export async function sendCallbackBatch(
   if (handBack.length > 0) await giveBack(ctx.pool, handBack, backOffUntil ?? new Date());
   if (handBack.length > 0 || recorded.some((r) => r.retryAt)) ctx.dueLater?.();
   report(ctx, recorded);
-  return { ...host, backOffUntil };
+  return host;
 }
 
 interface CallbackRequest {
@@ -278,17 +277,18 @@ async function record(pool: Pool, rs: Recorded[]): Promise<void> {
   });
 }
 
-/** Events not tried: back to the outbox, due again at `at`, their attempt count untouched. */
+/** Events not tried: back to the outbox, due again at `at`, their attempt count untouched; how many. */
 export async function giveBack(
   pool: Queryable,
   refs: ReadonlyArray<{ id: string; attempt: number }>,
   at: Date,
-): Promise<void> {
-  await pool.query(
+): Promise<number> {
+  const { rowCount } = await pool.query(
     `WITH due AS (${stillPending("$1::uuid[], $2::int[]", "id, attempt")})
      UPDATE webhook_events e SET enqueued_at = NULL, next_attempt_at = $3 FROM due o WHERE e.id = o.id`,
     [refs.map((r) => r.id), refs.map((r) => r.attempt), at],
   );
+  return rowCount ?? 0;
 }
 
 /** Metrics and logs of a job's outcomes: the counters moved once per outcome, not once per event. */

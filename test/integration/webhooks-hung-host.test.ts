@@ -176,5 +176,17 @@ describe("a hanging receiver and another account's callbacks", () => {
     );
     const seen = hung.received.map((r) => r.event.id);
     expect(new Set(seen).size).toBe(seen.length);
+
+    // Every event of A is somewhere: delivered, in a job, or waiting in the outbox. None lost.
+    const { rows: lost } = await h.pool.query<{ id: string }>(
+      `SELECT e.id FROM webhook_events e
+        WHERE e.account_id = $1
+          AND NOT (e.state = 'delivered' OR (e.state = 'pending' AND e.enqueued_at IS NULL)
+                   OR EXISTS (SELECT 1 FROM pgboss.job j
+                               WHERE j.name = 'webhook-delivery' AND j.state IN ('created', 'retry', 'active')
+                                 AND j.data->'events' @> jsonb_build_array(jsonb_build_object('id', e.id))))`,
+      [h.acct.id],
+    );
+    expect(lost).toEqual([]);
   }, 40_000);
 });

@@ -57,6 +57,21 @@ describe("host circuits", () => {
     expect(c.isOpen("a:1")).toBe(false);
   });
 
+  it("says how long a host has been held, from its first timeout until an answer", () => {
+    let now = 1_000_000;
+    const c = new HostCircuits(() => now);
+    expect(c.heldFor("a:1")).toBe(0);
+    c.started("a:1");
+    c.finished("a:1", timedOut);
+    now += 60_000;
+    c.started("a:1");
+    c.finished("a:1", timedOut); // still held: its first timeout counts
+    expect(c.heldFor("a:1")).toBe(60_000);
+    c.started("a:1");
+    c.finished("a:1", answered);
+    expect(c.heldFor("a:1")).toBe(0);
+  });
+
   it("forgets an open host with no job and no timeout for OPEN_FORGET_MS", () => {
     let now = 1_000_000;
     const c = new HostCircuits(() => now);
