@@ -35,17 +35,34 @@ export const normaliseKeyword = (text: string): string => text.trim().toUpperCas
 export const KEYWORD_PATTERN = /^[A-Z0-9]{1,20}$/;
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
-/** White space and invisible characters (controls, NUL among them, and format marks). */
+/** White space and invisible characters (controls and format marks). */
 const BLANK = /[\s\p{Cc}\p{Cf}]/u;
 
-/** The text without what `strip` matches at either end; one pass, whatever the text's length. */
+/**
+ * The text without what `strip` matches at either end, a whole character (code point) at a time,
+ * so a letter outside the Basic Multilingual Plane is one letter, not two halves; one pass,
+ * whatever the text's length.
+ */
 function trimmed(text: string, strip: (char: string) => boolean): string {
   let start = 0;
   let end = text.length;
-  while (start < end && strip(text.charAt(start))) start++;
-  while (end > start && strip(text.charAt(end - 1))) end--;
+  while (start < end) {
+    const char = String.fromCodePoint(text.codePointAt(start) ?? 0);
+    if (!strip(char)) break;
+    start += char.length;
+  }
+  while (end > start) {
+    const last = text.charCodeAt(end - 1);
+    const pair =
+      end - 2 >= start && last >= 0xdc00 && last <= 0xdfff && isHighSurrogate(text.charCodeAt(end - 2));
+    const char = text.slice(pair ? end - 2 : end - 1, end);
+    if (!strip(char)) break;
+    end -= char.length;
+  }
   return text.slice(start, end);
 }
+
+const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 
 /**
  * The keyword a whole text is, and its kind; null for any other text. Full-width and other

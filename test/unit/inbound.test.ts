@@ -115,7 +115,7 @@ describe("keywordOf", () => {
   });
 
   it("reads an opt-in word with white space and invisible characters around it only", () => {
-    for (const text of [" start \n", "\u200bYES", "ＹＥＳ", "unstop\u0000"])
+    for (const text of [" start \n", "\u200bYES", "ＹＥＳ", "unstop\r\n"])
       expect(keywordOf(text, DEFAULT_KEYWORDS), JSON.stringify(text)).toMatchObject({ kind: "opt_in" });
     for (const text of ["Yes.", "Start?", "yes :)", "YES!"])
       expect(keywordOf(text, DEFAULT_KEYWORDS), JSON.stringify(text)).toBeNull();
@@ -133,6 +133,15 @@ describe("keywordOf", () => {
     expect(withNul("gsm7")).toBe("STOP@");
     for (const encoding of ["gsm7", "ucs2"] as const)
       expect(keywordOf(withNul(encoding), DEFAULT_KEYWORDS)).toEqual({ keyword: "STOP", kind: "opt_out" });
+  });
+
+  it("reads a character outside the Basic Multilingual Plane as one character", () => {
+    // A letter is a letter, however it is encoded: STOP followed by one is not STOP.
+    expect(keywordOf("STOP𐐀", DEFAULT_KEYWORDS)).toBeNull(); // Deseret
+    expect(keywordOf("STOP𞤀", DEFAULT_KEYWORDS)).toBeNull(); // Adlam
+    // A format mark outside it is invisible, so an opt-in word may carry one.
+    expect(keywordOf("YES\u{E0001}", DEFAULT_KEYWORDS)).toEqual({ keyword: "YES", kind: "opt_in" });
+    expect(keywordOf("🛑STOP🛑", DEFAULT_KEYWORDS)).toEqual({ keyword: "STOP", kind: "opt_out" });
   });
 
   it("matches nothing inside a longer text", () => {
