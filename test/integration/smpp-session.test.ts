@@ -311,14 +311,15 @@ describe("SmppSession", () => {
     );
     expect(session.effectiveWindow).toBe(1);
 
-    // The carrier takes the next submit and never answers it; three more queue behind it.
+    // The carrier takes the next submit and never answers it; three more queue behind it. They are
+    // made once it is on the wire, so that it, not one of them, is the one left unanswered.
     sim.setBehaviour({ rejectRate: 0, unansweredRate: 1 });
     sim.stats.maxOutstanding = 0;
     const started = Date.now();
     const silent = session.submit(message("silent"));
-    const after = Array.from({ length: 3 }, (_, i) => session.submit(message(`after ${i}`)));
     await waitFor(() => sim.unanswered.length === 1, { what: "the silent submit" });
     sim.setBehaviour({ unansweredRate: 0 });
+    const after = Array.from({ length: 3 }, (_, i) => session.submit(message(`after ${i}`)));
     expect(await silent).toMatchObject({ kind: "unknown", reason: "timeout" });
 
     // Its slot, kept for a late answer, counts against window_size, not the cut window: the others
