@@ -44,25 +44,13 @@ const BLANK = /[\s\p{Cc}\p{Cf}]/u;
  * whatever the text's length.
  */
 function trimmed(text: string, strip: (char: string) => boolean): string {
+  const chars = Array.from(text);
   let start = 0;
-  let end = text.length;
-  while (start < end) {
-    const char = String.fromCodePoint(text.codePointAt(start) ?? 0);
-    if (!strip(char)) break;
-    start += char.length;
-  }
-  while (end > start) {
-    const last = text.charCodeAt(end - 1);
-    const pair =
-      end - 2 >= start && last >= 0xdc00 && last <= 0xdfff && isHighSurrogate(text.charCodeAt(end - 2));
-    const char = text.slice(pair ? end - 2 : end - 1, end);
-    if (!strip(char)) break;
-    end -= char.length;
-  }
-  return text.slice(start, end);
+  let end = chars.length;
+  while (start < end && strip(chars[start] as string)) start++;
+  while (end > start && strip(chars[end - 1] as string)) end--;
+  return chars.slice(start, end).join("");
 }
-
-const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 
 /**
  * The keyword a whole text is, and its kind; null for any other text. Full-width and other

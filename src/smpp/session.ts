@@ -259,11 +259,10 @@ export class SmppSession {
           },
           "submit_sm answered with generic_nack",
         );
-        // A nack that says the carrier is throttling pauses and cuts the window as an answer would.
-        if (actionFor(command_status) === "backoff") this.noteStatus(command_status);
+        this.noteAnswer(r);
         return { kind: "response", command_status, message_id: "" };
       }
-      this.noteStatus(r.command_status);
+      this.noteAnswer(r);
       return { kind: "response", command_status: r.command_status, message_id: stringField(r, "message_id") };
     } finally {
       answered();
@@ -484,10 +483,8 @@ export class SmppSession {
             ? "late submit_sm_resp: recorded, not resent"
             : "late submit_sm_resp: a refusal, the segment goes again",
         );
-        // A late answer says as much about the carrier's load as one in time (decision 0039): a
-        // throttle cuts the window and pauses, an acceptance grows it. A nack only when throttling.
-        if (pdu.command !== "generic_nack" || actionFor(pdu.command_status) === "backoff")
-          this.noteStatus(pdu.command_status);
+        // A late answer says as much about the carrier's load as one in time (decision 0039).
+        this.noteAnswer(pdu);
         late.heard(pdu);
         return;
       }
@@ -626,8 +623,11 @@ export class SmppSession {
   /**
    * Throttling answers pause every new submit and cut the window to one unanswered submit; each
    * accepted answer grows it back by one (a slow start, decision 0039) and resets the pause length.
+   * A generic_nack counts only when its status says the carrier is throttling.
    */
-  private noteStatus(status: number): void {
+  private noteAnswer(answer: Pdu): void {
+    const status = answer.command_status;
+    if (answer.command === "generic_nack" && actionFor(status) !== "backoff") return;
     const { initialDelayMs = 250, maxDelayMs = 10_000 } = this.options.throttle ?? {};
     if (actionFor(status) === "backoff") {
       const cut = this.window.throttled();

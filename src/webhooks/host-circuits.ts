@@ -25,17 +25,19 @@ export interface HostOutcome {
 export class HostCircuits {
   /** Jobs this process runs, by host. */
   private readonly running = new Map<string, number>();
-  /** Open hosts, by when a request of theirs last timed out (insertion order: oldest first). */
-  private readonly open = new Map<string, number>();
-  /** When each open host opened (its first timeout since it last answered). */
-  private readonly openedAt = new Map<string, number>();
+  /**
+   * Open hosts: when each opened (its first timeout since it last answered) and last timed out;
+   * in the order of their last timeouts, oldest first.
+   */
+  private readonly open = new Map<string, { openedAt: number; lastTimeoutAt: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Hosts the main fetch leaves in the queue: every open one. */
   openHosts(): string[] {
     const forgetBefore = this.now() - OPEN_FORGET_MS;
-    for (const [host, at] of this.open) if (at < forgetBefore && !this.running.has(host)) this.forget(host);
+    for (const [host, { lastTimeoutAt }] of this.open)
+      if (lastTimeoutAt < forgetBefore && !this.running.has(host)) this.open.delete(host);
     return [...this.open.keys()];
   }
 
@@ -64,32 +66,25 @@ export class HostCircuits {
     if (running > 0) this.running.set(host, running);
     else this.running.delete(host);
     if (outcome.answered) {
-      this.forget(host);
+      this.open.delete(host);
       return false;
     }
-    if (outcome.timedOut) {
-      const opened = !this.open.has(host);
-      if (opened && this.open.size >= MAX_OPEN) {
-        const oldest = this.open.keys().next().value;
-        if (oldest !== undefined) this.forget(oldest);
-      }
-      this.open.delete(host); // re-inserted: the order stays oldest timeout first
-      this.open.set(host, this.now());
-      if (opened) this.openedAt.set(host, this.now());
-      return opened;
+    if (!outcome.timedOut) return false;
+    const now = this.now();
+    const was = this.open.get(host);
+    if (!was && this.open.size >= MAX_OPEN) {
+      const oldest = this.open.keys().next().value;
+      if (oldest !== undefined) this.open.delete(oldest);
     }
-    return false;
+    this.open.delete(host); // re-inserted: the order stays oldest timeout first
+    this.open.set(host, { openedAt: was?.openedAt ?? now, lastTimeoutAt: now });
+    return !was;
   }
 
   /** How long `host` has been open (0 when it is not). */
   heldFor(host: string): number {
-    const since = this.openedAt.get(host);
-    return since === undefined ? 0 : this.now() - since;
-  }
-
-  private forget(host: string): void {
-    this.open.delete(host);
-    this.openedAt.delete(host);
+    const state = this.open.get(host);
+    return state ? this.now() - state.openedAt : 0;
   }
 
   isOpen(host: string): boolean {
