@@ -17,6 +17,7 @@ import { SmppSession } from "../../src/smpp/session.ts";
 import { createTestDatabase } from "../support/database.ts";
 import { startForeignSmsc } from "../support/foreign-smsc.ts";
 import { relayTo } from "../support/postgres-relay.ts";
+import { insertSentMessage } from "../support/sent-message.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -29,20 +30,7 @@ describe("shiri_receipts_total and receipts the SMSC sends again", () => {
     cleanups.push(() => db.drop());
     const direct = createPool(db.url, 1);
     cleanups.push(() => direct.end());
-    const account = await direct.query<{ id: string }>(
-      "INSERT INTO accounts (id, name, currency) VALUES (gen_random_uuid(), 'r', 'USD') RETURNING id",
-    );
-    const message = await direct.query<{ id: string }>(
-      `INSERT INTO messages (id, account_id, "to", body, sender_id, operator, encoding, segments, charge, charge_currency,
-                             status, billing, received_at, created_at, accepted_at)
-       VALUES (gen_random_uuid(), $1, '+263771234567', 'x', 'SHIRI', 'econet', 'gsm7', 1, 450, 'USD',
-               'success', 'captured', now(), now(), now()) RETURNING id`,
-      [account.rows[0]?.id],
-    );
-    await direct.query(
-      "INSERT INTO message_parts (message_id, part_no, link, smsc_id, accepted_at) VALUES ($1, 1, 'econet', '7001', now())",
-      [message.rows[0]?.id],
-    );
+    await insertSentMessage(direct, "7001");
 
     // The receipt stage reaches the database through the relay, as a worker across a network.
     const relay = await relayTo(db.url);

@@ -4,6 +4,7 @@ import { createPool, withTransaction } from "../../src/db/pool.ts";
 import { applyReceipts, sweepEarlyReceipts } from "../../src/receipts/apply-receipts.ts";
 import type { Receipt } from "../../src/receipts/read-receipt.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { insertSentMessage } from "../support/sent-message.ts";
 
 /** Receipt matching at the database level: ids that match nothing yet, and ids that never will. */
 let db: TestDatabase;
@@ -24,21 +25,7 @@ describe("receipts without a recorded segment", () => {
       applyReceipts(tx, "econet", [{ smscId: "4242", state: "DELIVRD" }]),
     );
     expect(early).toMatchObject({ matched: 0, early: 1 });
-    const account = await pool.query<{ id: string }>(
-      "INSERT INTO accounts (id, name, currency) VALUES (gen_random_uuid(), 'r', 'USD') RETURNING id",
-    );
-    const message = await pool.query<{ id: string }>(
-      `INSERT INTO messages (id, account_id, "to", body, sender_id, operator, encoding, segments, charge, charge_currency,
-                             status, billing, received_at, created_at, accepted_at)
-       VALUES (gen_random_uuid(), $1, '+263771234567', 'x', 'SHIRI', 'econet', 'gsm7', 1, 450, 'USD',
-               'success', 'captured', now(), now(), now()) RETURNING id`,
-      [account.rows[0]?.id],
-    );
-    const id = message.rows[0]?.id;
-    await pool.query(
-      "INSERT INTO message_parts (message_id, part_no, link, smsc_id) VALUES ($1, 1, 'econet', '4242')",
-      [id],
-    );
+    const id = await insertSentMessage(pool, "4242");
     const swept = await withTransaction(pool, (tx) =>
       sweepEarlyReceipts(tx, 600, () => ({ tolerant: false })),
     );
