@@ -197,6 +197,9 @@ function lateAcceptance(
 ): LateAcceptance {
   return late.then((answer) => {
     if (!answer) return null;
+    // Counted as one in time would be: the throttle metric is how an SRE sees a carrier's limit.
+    if (actionFor(answer.command_status) === "backoff")
+      context.metrics.throttled.inc({ operator: context.operator });
     const verdict = judge(context, { kind: "response", ...answer });
     const recorded = verdict.kind === "accepted";
     context.metrics.lateAnswers.inc({

@@ -157,7 +157,7 @@ export function createMetrics() {
     }),
     throttled: new Counter({
       name: "shiri_smpp_throttled_total",
-      help: "submit_sm answered with ESME_RTHROTTLED or ESME_RMSGQFUL, by operator.",
+      help: "submit_sm answered with ESME_RTHROTTLED or ESME_RMSGQFUL, in time or late, by operator.",
       labelNames: ["operator"] as const,
       registers: r,
     }),

@@ -29,6 +29,11 @@ const submitsTo = (destinations: readonly string[]) => {
   return counts;
 };
 
+async function throttled(): Promise<number> {
+  const metric = await h.t.service.metrics.throttled.get();
+  return metric.values.find((v) => v.labels.operator === "econet")?.value ?? 0;
+}
+
 async function lateAnswers(outcome: string): Promise<number> {
   const metric = await h.t.service.metrics.lateAnswers.get();
   return (
@@ -103,6 +108,31 @@ describe("late answers", () => {
       await expectLedgerBalanced(h.pool, h.acct.id);
     } finally {
       h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
+    }
+  });
+
+  // Last: the throttle cuts the session's window, which later tests would start with.
+  it("counts a throttling answer that comes late in shiri_smpp_throttled_total", async () => {
+    const to = numbers(1, 300);
+    const destination = (to[0] as string).slice(1);
+    const throttledBefore = await throttled();
+    const refusedBefore = await lateAnswers("refused");
+    h.sims.get("econet").setBehaviour({
+      submitLatencyMs: TIMEOUT_MS * 2,
+      rejectDestinations: [destination],
+      rejectStatus: 0x58, // ESME_RTHROTTLED
+    });
+    try {
+      const id = await h.send(to[0] as string, "throttled late");
+      await waitFor(async () => (await lateAnswers("refused")) > refusedBefore, {
+        what: "the late throttle",
+      });
+      expect((await throttled()) - throttledBefore).toBe(1);
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0, rejectDestinations: [] });
+      await h.waitUntilSettled([id], { timeoutMs: 20_000 });
+      expect((await h.statusOf([id])).get(id)).toMatchObject({ status: "success" });
+    } finally {
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0, rejectDestinations: [], rejectStatus: 0x0b });
     }
   });
 });
