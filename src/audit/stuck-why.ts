@@ -15,6 +15,8 @@ export interface StuckMessage {
 interface Row {
   id: string;
   locked_until: Date | null;
+  /** Held by no run: a lease kept while a late answer may come (src/lifecycle/outcomes.ts). */
+  unowned: boolean;
   last_error: string | null;
   job_state: string | null;
   job_start_after: Date | null;
@@ -28,7 +30,7 @@ interface Row {
  * few messages an audit lists, so the look through each queue's pending jobs stays small.
  */
 const HOLDS = `
-  SELECT m.id, m.locked_until, m.last_error, j.state::text AS job_state, j.start_after AS job_start_after,
+  SELECT m.id, m.locked_until, m.locked_by IS NULL AS unowned, m.last_error, j.state::text AS job_state, j.start_after AS job_start_after,
          j.started_on AS job_started_on, now() AS now
     FROM messages m
     LEFT JOIN LATERAL (SELECT state, start_after, started_on FROM pgboss.job j
@@ -50,6 +52,8 @@ export async function whyStuck(db: Queryable, messageIds: readonly string[]): Pr
 function explain(r: Row): string {
   const at = (d: Date) => d.toISOString();
   const last = r.last_error ? ` (last attempt: ${r.last_error})` : "";
+  if (r.locked_until && r.locked_until > r.now && r.unowned)
+    return `waits until ${at(r.locked_until)} for the carrier's late answer to a submit that timed out${last}`;
   if (r.locked_until && r.locked_until > r.now)
     return `held by a dispatch batch until ${at(r.locked_until)}: a worker is submitting it, or died and its hold runs out then`;
   if (r.job_state === "active")

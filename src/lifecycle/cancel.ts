@@ -2,6 +2,7 @@ import type { Queryable } from "../db/pool.ts";
 import { writtenForms } from "../domain/numbers.ts";
 import { recordMessageEvents } from "../events/events.ts";
 import { release } from "../ledger/ledger.ts";
+import { settleFailedHolds } from "./failed-holds.ts";
 
 /** The operator response of a message its sender cancelled before it was dispatched. */
 export const CANCELLED = "CANCELLED";
@@ -11,9 +12,11 @@ export const CANCELLED = "CANCELLED";
  * carrier down or throttling, a transient refusal). A claim takes it under the same row lock, and
  * the lock's wait reads the row again, so whichever commits first wins — a claimed message is
  * never cancelled and a cancelled one is never claimed (the claim takes enqueued or processing
- * only). A lapsed lease is not waiting: its run may still be submitting.
+ * only). A lapsed lease is not waiting: its run may still be submitting. Nor is one kept, with no
+ * run, while a late answer may come (src/lifecycle/outcomes.ts giveUpLease).
  */
-const BETWEEN_TRIES = "status = 'processing' AND locked_until IS NULL";
+const BETWEEN_TRIES =
+  "status = 'processing' AND locked_by IS NULL AND (locked_until IS NULL OR locked_until < now())";
 /* One the carrier has nothing of: no segment it took, no submit left unanswered. */
 const REACHED_NOBODY = `NOT maybe_at_carrier
   AND NOT EXISTS (SELECT 1 FROM message_parts p WHERE p.message_id = messages.id)`;
@@ -89,8 +92,9 @@ const OPT_OUT_WAITING = `
 /**
  * Fails the account's messages still waiting (queued, or scheduled for later) to numbers that
  * have just opted out (given in international form), in the caller's transaction: each fails with
- * OPTED_OUT, its hold is released and its message.failed event recorded. A message already
- * claimed by dispatch is on its way and is left as it is.
+ * OPTED_OUT, its hold is released (captured where the carrier took a segment of it) and its
+ * message.failed event recorded. A message already claimed by dispatch is on its way and is left
+ * as it is.
  */
 export async function failOptedOutMessages(
   tx: Queryable,
@@ -105,7 +109,7 @@ export async function failOptedOutMessages(
   ]);
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);
-    await release(tx, ids);
+    await settleFailedHolds(tx, ids);
     await recordMessageEvents(tx, ids, "message.failed");
   }
   return rows;

@@ -1,6 +1,6 @@
 import type { Queryable, Tx } from "../db/pool.ts";
 import { recordMessageEvents } from "../events/events.ts";
-import { release } from "../ledger/ledger.ts";
+import { settleFailedHolds } from "./failed-holds.ts";
 import { openMark } from "./open-mark.ts";
 
 /** Why a message that was never submitted in its validity period failed (not a carrier answer). */
@@ -29,9 +29,12 @@ export interface ExpiredMessage {
  * statements, as a prepared plan for "these ids" must not be shared with "any"; "any" starts at
  * the open-messages watermark (open-mark.ts): no waiting message was due before it, and none
  * expires before it is due (the API refuses a delivery window that opens after the expiry), so
- * each kind is one index range (messages_due_idx, messages_expires_idx).
+ * each kind is one index range (messages_due_idx, messages_expires_idx). A message whose every
+ * segment the carrier took (a late answer recorded the last) is not expired: its next claim sends
+ * nothing and settles it a success.
  */
-const WAITING = `status IN ('enqueued', 'processing') AND (locked_until IS NULL OR locked_until < now())`;
+const WAITING = `status IN ('enqueued', 'processing') AND (locked_until IS NULL OR locked_until < now())
+  AND (SELECT count(*) FROM message_parts p WHERE p.message_id = messages.id) < messages.segments`;
 const PAST_VALIDITY = `expires_at IS NULL AND COALESCE(send_at, received_at) < now() - $1::float8 * interval '1 hour'`;
 const expireFrom = (due: string) => `
   UPDATE messages m SET status = 'failed',
@@ -61,8 +64,9 @@ const EXPIRE_THESE = expireFrom(`
 
 /**
  * Fails waiting messages past their expires_at, else their due time (send_at, else received_at) +
- * validity, releases their holds and records their message.failed events, all in the caller's
- * transaction; at most `limit` of each kind per call, only among `messageIds` when given.
+ * validity, releases their holds (captures them where the carrier took a segment) and records their
+ * message.failed events, all in the caller's transaction; at most `limit` of each kind per call,
+ * only among `messageIds` when given.
  */
 export async function expireMessages(
   tx: Queryable,
@@ -76,7 +80,7 @@ export async function expireMessages(
   );
   if (rows.length > 0) {
     const ids = rows.map((r) => r.id);
-    await release(tx, ids);
+    await settleFailedHolds(tx, ids);
     await recordMessageEvents(tx, ids, "message.failed");
   }
   return rows;

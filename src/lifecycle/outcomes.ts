@@ -1,6 +1,7 @@
 import type { Tx } from "../db/pool.ts";
 import { recordMessageEvents } from "../events/events.ts";
-import { captureRows, release } from "../ledger/ledger.ts";
+import { captureRows } from "../ledger/ledger.ts";
+import { settleFailedHolds } from "./failed-holds.ts";
 
 /*
  * The listed messages still processing under `owner`, each locked, with the list's columns and
@@ -71,9 +72,10 @@ export async function markAccepted(
 }
 
 /**
- * processing → failed: the carrier refused the message for good. The hold is released (once) and
- * message.failed recorded. Only messages still processing and leased to `owner` move: a run whose
- * lease was taken over must not fail a message its new holder may be getting accepted.
+ * processing → failed: the carrier refused the message for good. The hold is released (once), or
+ * captured when the carrier took a segment of it, and message.failed recorded. Only messages still
+ * processing and leased to `owner` move: a run whose lease was taken over must not fail a message
+ * its new holder may be getting accepted.
  */
 export async function markRefused(
   tx: Tx,
@@ -90,14 +92,17 @@ export async function markRefused(
     [items.map((i) => i.id), items.map((i) => i.response), items.map((i) => i.error), owner],
   );
   const ids = rows.map((r) => r.id);
-  await release(tx, ids);
+  await settleFailedHolds(tx, ids);
   await recordMessageEvents(tx, ids, "message.failed");
   return ids;
 }
 
 /**
  * processing stays processing, its lease given up for a later try (no money, no event). Only the
- * lease's owner gives it up: a run whose lease ran out leaves the new owner's alone.
+ * lease's owner gives it up: a run whose lease ran out leaves the new owner's alone. A message the
+ * carrier may still answer a timed-out submit of (`notBeforeSeconds`) stays out of the expiry's,
+ * the cancel's and the claim's reach until then: the late answer may record a segment the handset
+ * has, which they must see.
  */
 export async function giveUpLease(
   tx: Tx,
@@ -107,13 +112,15 @@ export async function giveUpLease(
     unanswered?: boolean;
     maybeAtCarrier?: boolean;
     refused?: boolean;
+    notBeforeSeconds?: number;
   }[],
   owner: string,
 ): Promise<{ id: string; attempts: number }[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<{ id: string; attempts: number }>(
-    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[], $4::bool[], $5::bool[]", "id, error, unanswered, maybe_at_carrier, refused", "$6")})
-     UPDATE messages m SET locked_until = NULL, locked_by = NULL, last_error = mine.error, updated_at = now(),
+    `WITH mine AS (${ownProcessing("$1::uuid[], $2::text[], $3::bool[], $4::bool[], $5::bool[], $7::float8[]", "id, error, unanswered, maybe_at_carrier, refused, not_before", "$6")})
+     UPDATE messages m SET locked_until = CASE WHEN mine.not_before > 0 THEN now() + make_interval(secs => mine.not_before) END,
+                           locked_by = NULL, last_error = mine.error, updated_at = now(),
                            unanswered = m.unanswered + mine.unanswered::int,
                            refusals = m.refusals + mine.refused::int,
                            maybe_at_carrier = m.maybe_at_carrier OR mine.maybe_at_carrier
@@ -126,6 +133,7 @@ export async function giveUpLease(
       items.map((i) => i.maybeAtCarrier === true),
       items.map((i) => i.refused === true),
       owner,
+      items.map((i) => i.notBeforeSeconds ?? 0),
     ],
   );
   return rows;

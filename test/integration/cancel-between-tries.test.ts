@@ -29,13 +29,16 @@ const row = async (id: string) =>
       attempts: number;
       maybe_at_carrier: boolean;
     }>(
-      `SELECT status, operator_response, billing, locked_until IS NOT NULL AS leased, attempts, maybe_at_carrier
+      `SELECT status, operator_response, billing, locked_by IS NOT NULL AS leased, attempts, maybe_at_carrier
          FROM messages WHERE id = $1`,
       [id],
     )
   ).rows[0];
 
-/** Until the message has been tried and refused for now, and waits for its next try. */
+/**
+ * Until the message has been tried and refused for now, and waits for its next try: no run holds
+ * it (its lease may still be kept while a late answer can come).
+ */
 const betweenTries = (id: string, tries = 1) =>
   waitFor(
     async () => {

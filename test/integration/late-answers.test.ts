@@ -111,6 +111,28 @@ describe("late answers", () => {
     }
   });
 
+  it("a message whose validity ends while its late answer is on the way is a success, billed", async () => {
+    h.sims.get("econet").setBehaviour({ submitLatencyMs: TIMEOUT_MS * 2 });
+    const to = numbers(1, 400);
+    try {
+      const id = await h.send(to[0] as string, "answered late, past its validity");
+      await waitFor(async () => h.sims.get("econet").onTheWire > 0, { what: "the submit at the carrier" });
+      // Its validity ends while the submit is on the wire, before its timeout and its late answer.
+      await h.pool.query("UPDATE messages SET expires_at = now() - interval '1 second' WHERE id = $1", [id]);
+      await h.waitUntilSettled([id], { timeoutMs: 20_000 });
+      const { rows } = await h.pool.query<{ status: string; billing: string }>(
+        "SELECT status, billing FROM messages WHERE id = $1",
+        [id],
+      );
+      // Before, the sweep or the retry's claim expired it and gave its hold back: the handset had it.
+      expect(rows[0]).toEqual({ status: "success", billing: "captured" });
+      expect(submitsTo(to).get((to[0] as string).slice(1))).toBe(1);
+      await expectLedgerBalanced(h.pool, h.acct.id);
+    } finally {
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
+    }
+  });
+
   // Last: the throttle cuts the session's window, which later tests would start with.
   it("counts a throttling answer that comes late in shiri_smpp_throttled_total", async () => {
     const to = numbers(1, 300);

@@ -49,13 +49,13 @@ afterAll(async () => {
 const PRICE = 450;
 const lease = () => ({ owner: randomUUID(), lockSeconds: 60, validityHours: 24 });
 
-async function send(sendAt?: Date, to?: string): Promise<string> {
+async function send(sendAt?: Date, to?: string, message = "life"): Promise<string> {
   const res = await call(t.base, "POST", "/api/v1/sms", {
     headers: acct.headers,
     body: {
       to: to ?? `+26377${String(1_000_000 + Math.floor(Math.random() * 8_999_999))}`,
       from: "SHIRI",
-      message: "life",
+      message,
       ...(sendAt ? { send_at: sendAt.toISOString() } : {}),
     },
   });
@@ -410,6 +410,93 @@ describe("the message lifecycle", () => {
     );
     expect(expired.map((e) => e.id)).toEqual([late]);
     expect(await row(early)).toMatchObject({ status: "enqueued", billing: "held" });
+  });
+
+  /** A two-segment message, claimed, of which the carrier took the given parts. */
+  async function claimedWithParts(parts: readonly number[]) {
+    const id = await send(undefined, undefined, "x".repeat(200));
+    const held = await claimed(id);
+    for (const part of parts)
+      await t.service.pool.query(
+        "INSERT INTO message_parts (message_id, part_no, link, smsc_id) VALUES ($1, $2, 'econet', $3)",
+        [id, part, randomUUID()],
+      );
+    return { id, owner: held.owner };
+  }
+
+  it("expire: a message the carrier took a segment of is billed; one it took whole waits for its claim", async () => {
+    const partly = await claimedWithParts([1]);
+    const whole = await claimedWithParts([1, 2]);
+    for (const { id, owner } of [partly, whole])
+      await tx((c) => giveUpLease(c, [{ id, error: "throttled" }], owner));
+    await t.service.pool.query(
+      "UPDATE messages SET received_at = now() - interval '2 days' WHERE id = ANY($1)",
+      [[partly.id, whole.id]],
+    );
+    const before = await balanceNow(t.service.pool, acct.id);
+    const expired = await tx((c) =>
+      expireMessages(c, { validityHours: 24, limit: 10, messageIds: [partly.id, whole.id] }),
+    );
+    expect(expired.map((e) => e.id)).toEqual([partly.id]);
+    // The handset has its first segment and the carrier bills it: charged, not given back.
+    expect(await row(partly.id)).toMatchObject({
+      status: "failed",
+      billing: "captured",
+      operator_response: "VALIDITY_EXPIRED",
+    });
+    expect(await ledgerKinds(partly.id)).toEqual([]);
+    expect((await balanceNow(t.service.pool, acct.id))?.available).toBe(before?.available);
+    expect(await events(partly.id)).toEqual(["message.failed"]);
+    // Every segment is at the carrier: its next claim sends nothing and settles it a success.
+    expect(await row(whole.id)).toMatchObject({ status: "processing", billing: "held" });
+    const again = await tx((c) => claimMessages(c, [whole.id], lease()));
+    expect(again.claimed.map((m) => [m.id, m.accepted_parts])).toEqual([[whole.id, [1, 2]]]);
+  });
+
+  it("refuse and opt out: a message the carrier took a segment of is billed, not released", async () => {
+    const refusedOne = await claimedWithParts([1]);
+    const refused = { id: refusedOne.id, response: "ESME_RINVDSTADR", error: "carrier refused part 2" };
+    expect(await tx((c) => markRefused(c, [refused], refusedOne.owner))).toEqual([refusedOne.id]);
+    expect(await row(refusedOne.id)).toMatchObject({ status: "failed", billing: "captured" });
+    expect(await ledgerKinds(refusedOne.id)).toEqual([]);
+
+    const number = "263771555009";
+    const optedOut = await send(undefined, `+${number}`, "x".repeat(200));
+    const { owner } = await claimed(optedOut);
+    await t.service.pool.query(
+      "INSERT INTO message_parts (message_id, part_no, link, smsc_id) VALUES ($1, 1, 'econet', $2)",
+      [optedOut, randomUUID()],
+    );
+    await tx((c) => giveUpLease(c, [{ id: optedOut, error: "throttled" }], owner));
+    const failed = await tx((c) => failOptedOutMessages(c, acct.id, [number]));
+    expect(failed.map((m) => m.id)).toEqual([optedOut]);
+    expect(await row(optedOut)).toMatchObject({ status: "failed", billing: "captured" });
+    expect(await ledgerKinds(optedOut)).toEqual([]);
+  });
+
+  it("give up the lease with a late answer due: neither expired nor cancelled until it may come", async () => {
+    const id = await send();
+    const { owner } = await claimed(id);
+    await tx((c) =>
+      giveUpLease(c, [{ id, error: "no response: timeout", unanswered: true, notBeforeSeconds: 30 }], owner),
+    );
+    await t.service.pool.query("UPDATE messages SET received_at = now() - interval '2 days' WHERE id = $1", [
+      id,
+    ]);
+    expect(await tx((c) => expireMessages(c, { validityHours: 24, limit: 10, messageIds: [id] }))).toEqual(
+      [],
+    );
+    expect(await tx((c) => cancelMessages(c, acct.id, { messageId: id }))).toEqual([]);
+    expect(await claimOf([id])).toEqual({ claimed: [], busy: [id], notDue: [] });
+    expect(await row(id)).toMatchObject({ status: "processing", billing: "held", locked_by: null });
+    // The window over with no answer heard: it waits like any other, and expires.
+    await t.service.pool.query(
+      "UPDATE messages SET locked_until = now() - interval '1 second' WHERE id = $1",
+      [id],
+    );
+    const expired = await tx((c) => expireMessages(c, { validityHours: 24, limit: 10, messageIds: [id] }));
+    expect(expired.map((e) => e.id)).toEqual([id]);
+    expect(await row(id)).toMatchObject({ status: "failed", billing: "released" });
   });
 
   it("deliver: success → delivered_at when every segment says DELIVRD; refused before success", async () => {
