@@ -1,6 +1,7 @@
-import { type Pool, withTransaction } from "../db/pool.ts";
+import { isDatabaseOutOfReach, type Pool, withTransaction } from "../db/pool.ts";
 import type { Queue } from "../queue/boss.ts";
 import { announcementsLost } from "../queue/wakeups.ts";
+import { OPTED_OUT } from "./prepare-send.ts";
 import { recordSends, type SendToRecord, UnapprovedSenderError } from "./record-send.ts";
 
 export interface SendCommitterOptions {
@@ -89,15 +90,47 @@ export class SendCommitter {
     } catch (err) {
       // Rolled back: whatever it announced was never sent (src/queue/wakeups.ts).
       announcementsLost();
+      if (isDatabaseOutOfReach(err) && (await this.answeredAsWritten(batch, err))) return;
       if (batch.length === 1) return batch[0]?.reject(err);
       // One send's trouble — most often a balance that covers some of the sends, not all — must
       // not fail the others: each is tried again on its own, in the order they came.
-      for (const waiting of batch)
-        await this.record(account, [waiting]).catch((failed: unknown) => {
-          announcementsLost();
-          waiting.reject(failed);
-        });
+      for (const waiting of batch) await this.write(account, [waiting]);
     }
+  }
+
+  /**
+   * After its connection was lost, perhaps with the COMMIT's answer: answers a batch that committed
+   * as written (its sends tried again would meet their own rows), and every send with the error
+   * when that cannot be told. False only for a batch known not to have committed.
+   */
+  private async answeredAsWritten(batch: Waiting[], err: unknown): Promise<boolean> {
+    const written = await this.writtenOf(batch).catch(() => null);
+    if (written?.sends.size === 0) return false;
+    for (const waiting of batch)
+      if (written === null) waiting.reject(err);
+      else if (written.sends.has(waiting)) waiting.resolve(written.optedOut);
+      else waiting.reject(new UnapprovedSenderError());
+    return true;
+  }
+
+  /**
+   * What of the batch is in the database: the sends whose messages are there (their ids are new,
+   * so only this batch wrote them) and the opted-out messages among them. A committed batch writes
+   * nothing only for a send whose sender is not approved.
+   */
+  private async writtenOf(
+    batch: Waiting[],
+  ): Promise<{ sends: ReadonlySet<Waiting>; optedOut: ReadonlySet<string> }> {
+    const ids = batch.flatMap((waiting) => waiting.item.send.messages.map((m) => m.id));
+    const { rows } = await this.pool.query<{ id: string; opted_out: boolean }>(
+      "SELECT id, operator_response = $2 AS opted_out FROM messages WHERE id = ANY($1::uuid[])",
+      [ids, OPTED_OUT],
+    );
+    const found = new Set(rows.map((r) => r.id));
+    return {
+      sends: new Set(batch.filter((waiting) => waiting.item.send.messages.some((m) => found.has(m.id)))),
+      optedOut: new Set(rows.filter((r) => r.opted_out).map((r) => r.id)),
+    };
   }
 
   private async record(account: string, batch: Waiting[]): Promise<void> {

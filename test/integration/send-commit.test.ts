@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool } from "../../src/db/pool.ts";
 import { InsufficientBalanceError } from "../../src/ledger/ledger.ts";
 import { balanceNow } from "../../src/lifecycle/open-mark.ts";
 import { prepareSend } from "../../src/sending/prepare-send.ts";
 import { UnapprovedSenderError } from "../../src/sending/record-send.ts";
 import { SendCommitter } from "../../src/sending/send-committer.ts";
 import { expectLedgerBalanced } from "../support/ledger.ts";
+import { relayTo } from "../support/postgres-relay.ts";
 import { call, startTestService, type TestService } from "../support/service.ts";
 
 /** Group commit of sends: an account's sends that wait together are written in one transaction. */
@@ -19,8 +21,8 @@ afterAll(async () => {
 /** One segment to an econet number costs 450 (USD ten-thousandths; carriers/econet.ts). */
 const PRICE = 450;
 
-const committer = () =>
-  new SendCommitter(t.service.pool, t.service.boss, {
+const committer = (pool = t.service.pool) =>
+  new SendCommitter(pool, t.service.boss, {
     maxSends: 200,
     maxMessages: 2_000,
     maxOpen: 2,
@@ -95,6 +97,36 @@ describe("group commit of sends", () => {
     expect(await holdTransactions(acct.id)).toBe(2);
     expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(9 * PRICE);
     await expectLedgerBalanced(t.service.pool, acct.id);
+  });
+
+  it("answers the sends of a commit whose answer was lost as they were written, never twice", async () => {
+    const acct = await t.account({ balance: 100 * PRICE });
+    const relay = await relayTo(t.database.url);
+    const pool = createPool(relay.url, 2);
+    try {
+      const sends = committer(pool);
+      // The first send commits alone; the nine behind it commit together, and that answer is lost.
+      relay.loseCommitAnswer(2);
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, n) => sends.commit(single(acct.id, n, n === 6 ? "NOTOURS" : "SHIRI"))),
+      );
+      // Before, each send of the batch was tried again alone, met its own committed rows, and
+      // rejected with a duplicate key (a 500 over HTTP, for a send that will go out).
+      results.forEach((r, n) => {
+        if (n === 6) expect(r.status === "rejected" && r.reason instanceof UnapprovedSenderError).toBe(true);
+        else expect(r.status).toBe("fulfilled");
+      });
+      const { rows } = await t.service.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM messages WHERE account_id = $1",
+        [acct.id],
+      );
+      expect(rows[0]?.n).toBe(9);
+      expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(9 * PRICE);
+      await expectLedgerBalanced(t.service.pool, acct.id);
+    } finally {
+      await pool.end();
+      await relay.close();
+    }
   });
 
   it("over HTTP: concurrent single sends of one account are all accepted once and billed once", async () => {
