@@ -57,8 +57,12 @@ export class HeldReceipts {
     this.settle();
   }
 
-  /** The settle failed: each receipt goes the ordinary way, and its deliver_sm is answered by that. */
+  /**
+   * The batch failed, before or in its settle: each receipt goes the ordinary way, and its
+   * deliver_sm is answered by that. So does every receipt that comes after, for an id it still holds.
+   */
   handOver(ordinary: (receipt: Receipt) => Promise<void>): void {
+    this.sealed = true;
     for (const t of this.taken) ordinary(t.receipt).then(t.resolve, t.reject);
     this.settle();
   }

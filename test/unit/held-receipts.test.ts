@@ -51,6 +51,19 @@ describe("ReceiptRegistry", () => {
     expect(ordinary).toEqual([receipt("abc")]);
   });
 
+  it("a receipt for a batch that failed before it settled goes the ordinary way, not into the batch", async () => {
+    const registry = new ReceiptRegistry(false);
+    const batch = new HeldReceipts();
+    registry.hold("3039", batch);
+    // The batch threw while submitting: handed over, never sealed, and its ids still held.
+    batch.handOver(async () => {});
+    const { done, ordinary } = deliver(registry, receipt("3039"));
+    // Before, it was taken into the batch, whose settle never comes: never applied, never answered.
+    await done;
+    expect(ordinary).toEqual([receipt("3039")]);
+    expect(batch.takenSoFar()).toEqual([]);
+  });
+
   it("goes the ordinary way at once: on an exact-only link, for an unknown id, and once the id is forgotten", async () => {
     const exactOnly = new ReceiptRegistry(false);
     exactOnly.hold("3039", new HeldReceipts());
