@@ -36,10 +36,13 @@ export const CARRIER_COMMANDS: readonly DataCommand[] = [
     summary: "bind a link with its settings and report what the SMSC negotiated; --to sends one message",
     details: [
       "Binds the link (SMPP_<LINK>_* settings) with one of its bind slots, so it never takes a bind the",
-      "workers hold, and reports the SMSC's system_id and interface version, or why the bind failed",
-      "(exit 1). With --to NUMBER it submits one real message (billed to no account) and waits for its",
-      "receipt: the ids in the answer and in the receipt (TLV and text), and whether Shiri matches them",
-      "(exact, same_number, hex_to_decimal, decimal_to_hex, or no: set SMPP_<LINK>_ID_FORMAT_* then).",
+      "workers hold, as a transmitter, and reports the SMSC's system_id and interface version, or why",
+      "the bind failed (exit 1). With --to NUMBER it binds as a transceiver, submits one real message",
+      "(billed to no account) and waits for its receipt: the ids in the answer and in the receipt (TLV",
+      "and text), and whether Shiri matches them (exact, same_number, hex_to_decimal, decimal_to_hex,",
+      "or no: set SMPP_<LINK>_ID_FORMAT_* then). Every other deliver_sm the SMSC hands it (handsets'",
+      "messages, other messages' receipts) is answered ESME_RX_T_APPN, for the SMSC to deliver again",
+      "to a worker's bind, and counted in others_refused.",
     ].join("\n"),
     positionals: [
       { name: "LINK", help: "the link's name, as in SMPP_LINKS (econet, netone, telecel by default)" },

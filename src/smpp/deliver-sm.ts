@@ -44,6 +44,13 @@ export interface DeliverSm extends SmppAddresses {
   tlvs: DeliverSmTlvs;
 }
 
+/**
+ * Thrown by a deliver_sm handler that does not take this PDU, on purpose: the session answers it
+ * ESME_RX_T_APPN, as for any throw, so the SMSC delivers it again (to another bind, it may be),
+ * and logs it at debug rather than as a failure.
+ */
+export class DeliverLater extends Error {}
+
 /** esm_class bits 2–5: the message type (SMPP 3.4 5.2.12). */
 const ESM_CLASS_TYPE_MASK = 0x3c;
 /** SMSC delivery receipt (0x04), and the intermediate notifications: 0x20, and 0x08 (SME delivery acknowledgement) that some SMSCs use for it. */

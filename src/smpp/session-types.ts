@@ -85,8 +85,16 @@ export interface SmppSessionOptions {
   logger: SmppLogger;
   /** Shared TPS budget; awaited once per submit_sm, after it has a window slot, just before the write. */
   pacer?: SubmitPacer;
-  /** deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC retries. */
+  /**
+   * deliver_sm_resp is sent only after this settles; a throw answers ESME_RX_T_APPN so the SMSC
+   * retries (logged as a failure, unless it is a DeliverLater).
+   */
   onDeliverSm?: (pdu: DeliverSm) => Promise<void> | void;
+  /**
+   * How it binds: as a transceiver (default), or as a transmitter, to which SMPP 3.4 has an SMSC
+   * send no deliver_sm: for a session that only submits and stores nothing it would hear.
+   */
+  bindAs?: "transceiver" | "transmitter";
   onStateChange?: (state: SessionState) => void;
   /** A bound session lost (not by close()), and each bind that follows such a loss. */
   onLinkEvent?: (event: LinkEvent, reason: LinkLossReason) => void;

@@ -1,15 +1,15 @@
 /**
- * One SMPP 3.4 transceiver session to one carrier, its PDUs framed by wire.ts and coded by
- * pdu-codec.ts: bind and rebind with back-off, a window of submits in flight, per-PDU response
- * timeouts, enquire_link both ways, throttling back-off with a slow start after it
- * (congestion-window.ts), and an honest outcome for every submit, including those lost on the
- * wire. Its options and outcomes are typed in session-types.ts.
+ * One SMPP 3.4 session to one carrier, a transceiver (a transmitter when asked), its PDUs framed
+ * by wire.ts and coded by pdu-codec.ts: bind and rebind with back-off, a window of submits in
+ * flight, per-PDU response timeouts, enquire_link both ways, throttling back-off with a slow start
+ * after it (congestion-window.ts), and an honest outcome for every submit, including those lost on
+ * the wire. Its options and outcomes are typed in session-types.ts.
  */
 import type { SmppSettings } from "../../carriers/types.ts";
 import { numberForLog } from "../logger.ts";
 import { actionFor, describeStatus, STATUS } from "./command-status.ts";
 import { CongestionWindow, type WindowChange } from "./congestion-window.ts";
-import { toDeliverSm } from "./deliver-sm.ts";
+import { DeliverLater, toDeliverSm } from "./deliver-sm.ts";
 import type { LinkLossReason } from "./link-events.ts";
 import { isResponse, type Pdu, request, responseTo, stringField, tlvValue } from "./pdu.ts";
 import type { PduBodyError } from "./pdu-codec.ts";
@@ -27,7 +27,7 @@ import { type SubmitSmFields, secondsLeft, submitSm, validityPeriod } from "./su
 import { UnansweredSubmits } from "./unanswered-submits.ts";
 import { SmppWire } from "./wire.ts";
 
-export type { DeliverSm, DeliverSmTlvs } from "./deliver-sm.ts";
+export { DeliverLater, type DeliverSm, type DeliverSmTlvs } from "./deliver-sm.ts";
 // Every session type, so dispatch, receipts and inbound import from one place.
 export type * from "./session-types.ts";
 
@@ -141,7 +141,7 @@ export class SmppSession {
     return this.options.settings;
   }
 
-  /** What the SMSC said in its bind_transceiver_resp: its system_id and interface version, if any. */
+  /** What the SMSC said in its bind resp: its system_id and interface version, if any. */
   get negotiated(): { system_id: string; interface_version: number | null } | null {
     return this.bindAnswer;
   }
@@ -356,7 +356,8 @@ export class SmppSession {
 
   private async bind(conn: Connection): Promise<void> {
     const { host, port, system_id, system_type } = this.settings;
-    const pdu = request("bind_transceiver", {
+    const command = this.options.bindAs === "transmitter" ? "bind_transmitter" : "bind_transceiver";
+    const pdu = request(command, {
       system_id,
       password: this.settings.password,
       system_type,
@@ -370,7 +371,7 @@ export class SmppSession {
     if (r === "closed") return;
     if (r === "timeout" || r.command_status !== STATUS.ESME_ROK) {
       const status = r === "timeout" ? "timeout" : describeStatus(r.command_status);
-      this.log.error({ host, port, system_id, status }, "bind_transceiver refused");
+      this.log.error({ host, port, system_id, status }, `${command} refused`);
       this.bindRefusal = status;
       conn.session.destroy();
       return;
@@ -574,9 +575,14 @@ export class SmppSession {
     } catch (error) {
       // A temporary application error tells the SMSC to deliver the receipt again later.
       command_status = STATUS.ESME_RX_T_APPN;
+      if (error instanceof DeliverLater)
+        this.log.debug(
+          { reason: error.message, sequence_number: pdu.sequence_number },
+          "deliver_sm left for later",
+        );
       // The error itself, not its text: the outage log (src/logger.ts) knows a database out of
       // reach by it, and holds back the line each receipt would otherwise log.
-      this.log.error({ err: error, sequence_number: pdu.sequence_number }, "deliver_sm handler failed");
+      else this.log.error({ err: error, sequence_number: pdu.sequence_number }, "deliver_sm handler failed");
     }
     if (!conn.closed) write(conn, responseTo(pdu, command_status));
   }

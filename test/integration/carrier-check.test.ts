@@ -1,12 +1,15 @@
 /**
  * `shiri carrier check`'s work over loopback SMPP: a bind reported with what the SMSC answered, a
  * refused bind reported as refused, and one message whose answer and receipt ids are reported
- * with how Shiri matches them, against an SMSC that is not carriers/simulator.
+ * with how Shiri matches them, against an SMSC that is not carriers/simulator. On a live link's
+ * account the SMSC hands the check's bind other deliver_sm too: it takes only its own receipt and
+ * refuses the rest for the SMSC to deliver again, to a worker's bind, where they are stored.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { checkCarrier } from "../../src/dispatch/carrier-check.ts";
 import { createLogger } from "../../src/logger.ts";
+import { STATUS } from "../../src/smpp/command-status.ts";
 import { type ForeignSmscOptions, startForeignSmsc } from "../support/foreign-smsc.ts";
 
 const stops: (() => Promise<void>)[] = [];
@@ -44,6 +47,12 @@ describe("carrier check", () => {
     expect(report.message).toBeUndefined();
   });
 
+  it("binds as a transmitter without --to, so the SMSC hands it no deliver_sm", async () => {
+    const { smsc, port } = await smscAt({});
+    expect((await check(port)).bound).toBe(true);
+    expect(smsc.bindCommands).toEqual(["bind_transmitter"]);
+  });
+
   it("reports a refused bind", async () => {
     const { port } = await smscAt({ refuseBinds: true });
     const report = await check(port);
@@ -65,11 +74,57 @@ describe("carrier check", () => {
       answer_id: submit?.answeredId,
       receipt: { tlv_id: null, text_id: submit?.receiptId, state: "DELIVRD" },
       matched: "hex_to_decimal",
+      others_refused: 0,
     });
   });
 
   it("says exact for an opaque id written the same in both", async () => {
     const { port } = await smscAt({ ids: { answer: "base36", receipt: "base36" } });
     expect((await check(port, "+263771234567")).message?.matched).toBe("exact");
+  });
+
+  it("refuses a handset's message and another message's receipt for the SMSC to deliver again, and reports its own receipt", async () => {
+    const { smsc, port } = await smscAt({
+      ids: { answer: "base36", receipt: "base36" },
+      receiptDelayMs: 1_500,
+    });
+    const running = check(port, "+263771234567");
+    // Once the check is bound and waiting for its receipt, the SMSC hands its bind other traffic
+    // of the account: a handset's message (esm_class 0) and another message's final receipt.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const handsetMessage = await smsc.sendReceipt({
+      id: "x",
+      stat: "x",
+      handset: "263771111111",
+      esmClass: 0,
+    });
+    const otherReceipt = await smsc.sendReceipt({
+      id: "someoneelse1",
+      stat: "UNDELIV",
+      handset: "263772222222",
+    });
+    const report = await running;
+    // ESME_RX_T_APPN: stored nowhere by the check, so not acknowledged; the SMSC retries them.
+    expect(handsetMessage).toBe(STATUS.ESME_RX_T_APPN);
+    expect(otherReceipt).toBe(STATUS.ESME_RX_T_APPN);
+    expect(smsc.bindCommands).toEqual(["bind_transceiver"]);
+    const submit = smsc.submits[0];
+    expect(report.message).toEqual({
+      to: "+263771234567",
+      submit_status: expect.stringMatching(/^ESME_ROK/),
+      answer_id: submit?.answeredId,
+      receipt: { tlv_id: submit?.receiptId, text_id: submit?.receiptId, state: "DELIVRD" },
+      matched: "exact",
+      others_refused: 2,
+    });
+    // Its own receipt was acknowledged: nothing is owed for it.
+    expect(smsc.receipts.map((r) => r.commandStatus)).toEqual([STATUS.ESME_ROK]);
+  });
+
+  it("takes its own receipt that overtook the answer once the answer names it", async () => {
+    const { smsc, port } = await smscAt({ script: () => ({ answerAfterReceiptMs: 300 }) });
+    const report = await check(port, "+263771234567");
+    expect(report.message).toMatchObject({ matched: "exact", others_refused: 0 });
+    expect(smsc.receipts.map((r) => r.commandStatus)).toEqual([STATUS.ESME_ROK]);
   });
 });

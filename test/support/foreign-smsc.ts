@@ -113,6 +113,8 @@ export interface ForeignSmsc {
   submittedMoreThanOnce(): string[];
   /** Binds answered ESME_ROK, and refused. */
   readonly binds: { accepted: number; refused: number };
+  /** Each bind's command (bind_transceiver, bind_transmitter, bind_receiver), in order. */
+  readonly bindCommands: readonly string[];
   /** Sessions bound now, of one system_id or of any. */
   boundSessions(systemId?: string): number;
   setRefuseBinds(refuse: boolean): void;
@@ -211,6 +213,7 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
   const submits: ForeignSubmit[] = [];
   const receipts: ForeignReceipt[] = [];
   const binds = { accepted: 0, refused: 0 };
+  const bindCommands: string[] = [];
   const sessions = new Set<Bound>();
   const timers = new Set<NodeJS.Timeout>();
   /** Receipts waiting for a session to carry them (none bound, or no other one yet). */
@@ -315,6 +318,7 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
   };
 
   const onBind = (bound: Bound, pdu: PDU) => {
+    bindCommands.push(pdu.command);
     if (refuseBinds) {
       binds.refused++;
       bound.session.send(pdu.response({ command_status: STATUS.RBINDFAIL }), () => bound.session.close());
@@ -354,6 +358,7 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
     submits,
     receipts,
     binds,
+    bindCommands,
     async start() {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
