@@ -2,15 +2,18 @@
  * PDUs to and from bytes, by the tables of pdu.ts: the one codec for every PDU Shiri sends or
  * receives (docs/decisions/0008-smpp-codec.md). Reading is as forgiving as SMPP allows and no
  * more: a body may end at a field's boundary (an error answer often has none), and the fields
- * after it are absent; a field that starts but does not fit (a C-octet string with no NUL within
- * its maximum size or before the end, an octet string or TLV longer than what is left, an integer
- * TLV of the wrong size) is a PduBodyError, which names the PDU's header so it can be answered.
+ * after it are absent; a response's last mandatory field may run to the end with no NUL; a field
+ * that starts but does not fit (a C-octet string with no NUL within its maximum size or before the
+ * end, an octet string or TLV longer than what is left, an integer TLV of the wrong size) is a
+ * PduBodyError, which names the PDU's header so it can be answered (a request) or still settle
+ * the request it answers (a response).
  */
 import {
   COMMAND_NAMES,
   COMMANDS,
   type FieldSpec,
   type FieldValue,
+  isResponse,
   type Pdu,
   TLV_TYPES,
   type Tlv,
@@ -47,9 +50,11 @@ export function decodePdu(bytes: Buffer): Pdu {
   const body = COMMANDS[pdu.command]?.body;
   if (!body) return pdu;
   let at = HEADER_BYTES;
-  for (const field of body) {
+  const response = isResponse(pdu);
+  for (let i = 0; i < body.length; i++) {
+    const field = body[i] as FieldSpec;
     if (at >= bytes.length) return pdu;
-    const value = readField(bytes, at, field);
+    const value = readField(bytes, at, field, response && i === body.length - 1);
     const next = fieldEnd;
     if (next > bytes.length) throw bodyError(pdu, `${field.name} runs past the end of the PDU`);
     if (value === null)
@@ -83,8 +88,13 @@ function bodyError(pdu: Pdu, reason: string): PduBodyError {
   return new PduBodyError({ ...pdu, fields: {}, tlvs: [] }, reason);
 }
 
-/** A field's value, its end in fieldEnd; null for a C-octet string with no NUL in reach. */
-function readField(bytes: Buffer, at: number, field: FieldSpec): FieldValue | null {
+/**
+ * A field's value, its end in fieldEnd; null for a C-octet string with no NUL in reach.
+ * `mayRunToEnd`: the last mandatory field of a response, a C-octet string read to the end of the
+ * PDU when its NUL is missing, as node-smpp read it: an SMSC writing a submit_sm_resp's message_id
+ * so (not seen on a live link) must not have its ESME_ROK lost with the id (decision 0001).
+ */
+function readField(bytes: Buffer, at: number, field: FieldSpec, mayRunToEnd: boolean): FieldValue | null {
   switch (field.type) {
     case "int8":
       fieldEnd = at + 1;
@@ -96,10 +106,11 @@ function readField(bytes: Buffer, at: number, field: FieldSpec): FieldValue | nu
       fieldEnd = at + 4;
       return fieldEnd > bytes.length ? 0 : bytes.readUInt32BE(at);
     case "cstring": {
-      const end = bytes.indexOf(0, at);
+      const nul = bytes.indexOf(0, at);
+      const end = nul < 0 && mayRunToEnd ? bytes.length : nul;
       fieldEnd = at;
       if (end < 0 || end - at >= (field.max ?? Number.POSITIVE_INFINITY)) return null;
-      fieldEnd = end + 1;
+      fieldEnd = nul < 0 ? end : end + 1;
       // node-smpp read C-octet strings as ASCII (the eighth bit cleared); Shiri reads them the same.
       return bytes.toString("ascii", at, end);
     }

@@ -551,13 +551,19 @@ export class SmppSession {
 
   /**
    * A PDU whose body does not fit its command_length: a request is answered with generic_nack
-   * and ESME_RINVCMDLEN (SMPP 3.4 4.3); a response is dropped, and its request, left unanswered,
-   * times out (an unknown outcome, settled by its receipt).
+   * and ESME_RINVCMDLEN (SMPP 3.4 4.3). A response still answers its request by its header:
+   * its command_status counts, and an ESME_ROK is the carrier's acceptance whatever its id holds
+   * (decision 0001); dropped, its submit would time out and be sent again. Its fields are
+   * unread, so an accepted submit's message_id is empty.
    */
   private onInvalidPdu(conn: Connection, error: PduBodyError): void {
     const { header } = error;
     this.log.warn({ err: error.message, sequence_number: header.sequence_number }, "unreadable PDU");
-    if (isResponse(header) || NO_RESPONSE.has(header.command)) return;
+    if (isResponse(header)) {
+      this.onPdu(conn, header);
+      return;
+    }
+    if (NO_RESPONSE.has(header.command)) return;
     write(conn, {
       command: "generic_nack",
       command_id: 0x80000000,

@@ -78,6 +78,11 @@ export interface ScriptedSubmit {
   answerId?: string;
   receipt?: boolean;
   answerAfterReceiptMs?: number;
+  /**
+   * Answer ESME_ROK with these raw octets as the submit_sm_resp's body (say, a message_id with no
+   * NUL), framed with a correct command_length.
+   */
+  answerBody?: Buffer;
 }
 
 /** One submit_sm as this SMSC received and answered it. */
@@ -298,7 +303,18 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
       session: bound.number,
     };
     submits.push(submit);
-    const answer = () => bound.session.send(pdu.response({ message_id: submit.answeredId }));
+    const answer = () => {
+      if (script?.answerBody) {
+        const header = Buffer.alloc(16);
+        header.writeUInt32BE(16 + script.answerBody.length, 0);
+        header.writeUInt32BE(0x80000004, 4);
+        header.writeUInt32BE(0, 8);
+        header.writeUInt32BE(num(pdu.sequence_number), 12);
+        bound.session.socket.write(Buffer.concat([header, script.answerBody]));
+        return;
+      }
+      bound.session.send(pdu.response({ message_id: submit.answeredId }));
+    };
     const wanted = (num(pdu.registered_delivery) & RECEIPT_REQUEST_MASK) !== 0 && script?.receipt !== false;
     if (script?.answerAfterReceiptMs !== undefined) {
       if (wanted) deliver(submit, pdu);

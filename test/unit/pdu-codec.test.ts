@@ -461,11 +461,37 @@ describe("decodePdu: malformed input", () => {
     ).toBe("1".repeat(20));
   });
 
-  it("reads a message_id over SMPP's 65 octets, as carriers send them, but not one with no NUL", () => {
+  it("reads a message_id over SMPP's 65 octets, as carriers send them", () => {
     const long = theirBytes("submit_sm_resp", { message_id: "a".repeat(100), sequence_number: 3 });
     expect(stringField(decodePdu(long), "message_id")).toBe("a".repeat(100));
-    expect(() => decodePdu(withLength(long.subarray(0, long.length - 1)))).toThrow(
-      /message_id has no NUL before the end/,
+  });
+
+  it("reads a response's last field with no NUL to the end of the PDU, as node-smpp did", () => {
+    const unterminated = (command: string, field: string, value: string) => {
+      const bytes = theirBytes(command, { [field]: value, sequence_number: 3 });
+      return withLength(bytes.subarray(0, bytes.length - 1));
+    };
+    for (const [command, field, value] of [
+      ["submit_sm_resp", "message_id", "ABC123"],
+      ["deliver_sm_resp", "message_id", "a".repeat(100)],
+      ["bind_transceiver_resp", "system_id", "SMSC"],
+    ] as const) {
+      const bytes = unterminated(command, field, value);
+      expect(stringField(decodePdu(bytes), field)).toBe(value);
+      expect(new smpp.PDU(bytes)[field]).toBe(value);
+    }
+    // Still within its maximum size: a system_id of 16 octets and no NUL does not fit 16.
+    expect(() => decodePdu(unterminated("bind_transceiver_resp", "system_id", "S".repeat(16)))).toThrow(
+      /system_id has no NUL within 16 octets/,
+    );
+    // Only a response's last field: a request's is refused, its NUL missing.
+    const bind = theirBytes("bind_transceiver", {
+      system_id: "shiri",
+      address_range: "263",
+      sequence_number: 4,
+    });
+    expect(() => decodePdu(withLength(bind.subarray(0, bind.length - 1)))).toThrow(
+      /address_range has no NUL within 41 octets/,
     );
   });
 
