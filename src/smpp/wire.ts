@@ -3,8 +3,13 @@ import net from "node:net";
 import { isResponse, type Pdu } from "./pdu.ts";
 import { decodePdu, encodePdu, HEADER_BYTES, PduBodyError } from "./pdu-codec.ts";
 
-/** The largest PDU read (node-smpp's PDU.maxLength): a longer command_length is a framing error. */
-const MAX_PDU_BYTES = 16_384;
+/**
+ * The largest PDU read; a longer command_length is a framing error. SMPP 3.4 sets no limit, but a
+ * deliver_sm's message_payload TLV holds up to 65,535 octets (65,539 with its tag and length),
+ * its mandatory fields under 400 and the header 16: 70,000 leaves room for its other TLVs.
+ * (node-smpp's 16,384 dropped well-formed long MOs, and with them the answers behind them.)
+ */
+export const MAX_PDU_BYTES = 70_000;
 const LAST_SEQUENCE_NUMBER = 0x7fffffff;
 
 /**

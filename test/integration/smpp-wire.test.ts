@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Pdu, request, responseTo, stringField, tlvValue } from "../../src/smpp/pdu.ts";
 import type { PduBodyError } from "../../src/smpp/pdu-codec.ts";
 import { submitSm } from "../../src/smpp/submit-sm.ts";
-import { SmppWire } from "../../src/smpp/wire.ts";
-import { deliverSmBytes, receiptText, SUBMIT_FIELDS } from "../support/pdus.ts";
+import { MAX_PDU_BYTES, SmppWire } from "../../src/smpp/wire.ts";
+import { deliverSmBytes, payloadMoBytes, receiptText, SUBMIT_FIELDS } from "../support/pdus.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 const cleanups: (() => void)[] = [];
@@ -114,6 +114,47 @@ describe("SmppWire", () => {
     await waitFor(() => errors.length === 1, { timeoutMs: 5_000 });
     expect(errors[0]?.message).toMatch(/PDU length/);
     expect(received.map((p) => p.sequence_number)).toEqual([1]);
+  });
+
+  it("reads a deliver_sm with a message_payload of 65,535 octets whole, and the PDUs after it", async () => {
+    const large = payloadMoBytes(7, "263771799999", 65_535);
+    const answer = new smpp.PDU("submit_sm_resp", { message_id: "abc", sequence_number: 8 }).toBuffer();
+    const wire = await connected((socket) => socket.write(Buffer.concat([receipt(1), large, answer])));
+    const received: Pdu[] = [];
+    const errors: Error[] = [];
+    wire.on("pdu", (pdu: Pdu) => received.push(pdu));
+    wire.on("error", (error: Error) => errors.push(error));
+    await waitFor(() => received.length === 3 || errors.length > 0, { timeoutMs: 5_000 });
+    expect(errors).toEqual([]);
+    expect(received.map((p) => [p.command, p.sequence_number])).toEqual([
+      ["deliver_sm", 1],
+      ["deliver_sm", 7],
+      ["submit_sm_resp", 8],
+    ]);
+    expect((tlvValue(received[1] as Pdu, "message_payload") as Buffer).length).toBe(65_535);
+  });
+
+  it("hands over the answers ahead of a command_length over its bound before giving up", async () => {
+    const answers = [3, 4].map((sequence) =>
+      new smpp.PDU("submit_sm_resp", { message_id: `id${sequence}`, sequence_number: sequence }).toBuffer(),
+    );
+    const tooLong = Buffer.alloc(16);
+    tooLong.writeUInt32BE(MAX_PDU_BYTES + 1, 0);
+    const after = new smpp.PDU("submit_sm_resp", { message_id: "id5", sequence_number: 5 }).toBuffer();
+    const wire = await connected((socket) => socket.write(Buffer.concat([...answers, tooLong, after])));
+    const received: Pdu[] = [];
+    const errors: Error[] = [];
+    /** What had been read when the error came, when the session drops the connection. */
+    const readBeforeError: number[] = [];
+    wire.on("pdu", (pdu: Pdu) => received.push(pdu));
+    wire.on("error", (error: Error) => {
+      errors.push(error);
+      readBeforeError.push(...received.map((p) => p.sequence_number));
+    });
+    await waitFor(() => errors.length === 1, { timeoutMs: 5_000 });
+    expect(errors[0]?.message).toMatch(/PDU length was out of bounds \(70001, 16 to 70000\)/);
+    expect(readBeforeError).toEqual([3, 4]);
+    expect(received.map((p) => stringField(p, "message_id"))).toEqual(["id3", "id4"]);
   });
 
   it("reports a PDU whose body does not read, with its header, and reads on", async () => {

@@ -83,6 +83,8 @@ export interface ScriptedSubmit {
    * NUL), framed with a correct command_length.
    */
   answerBody?: Buffer;
+  /** Raw octets written just before the submit_sm_resp, in the same write (say, a large PDU). */
+  beforeAnswer?: Buffer;
 }
 
 /** One submit_sm as this SMSC received and answered it. */
@@ -304,6 +306,11 @@ export function startForeignSmsc(options: ForeignSmscOptions = {}): ForeignSmsc 
     };
     submits.push(submit);
     const answer = () => {
+      if (script?.beforeAnswer) {
+        const resp = pdu.response({ message_id: submit.answeredId }).toBuffer();
+        bound.session.socket.write(Buffer.concat([script.beforeAnswer, resp]));
+        return;
+      }
       if (script?.answerBody) {
         const header = Buffer.alloc(16);
         header.writeUInt32BE(16 + script.answerBody.length, 0);

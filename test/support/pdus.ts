@@ -38,3 +38,28 @@ export function deliverSmBytes(options: PduOptions): Buffer {
     ...options,
   }).toBuffer();
 }
+
+/**
+ * The bytes of a deliver_sm that is not a receipt, its text all in a message_payload TLV of
+ * `payloadOctets` octets of "a": SMPP 3.4 lets it hold up to 65,535.
+ */
+export function payloadMoBytes(sequence: number, source: string, payloadOctets: number): Buffer {
+  const body = Buffer.concat([
+    Buffer.from([0]), // service_type
+    Buffer.from([1, 1]), // source_addr_ton, source_addr_npi
+    Buffer.from(`${source}\0`, "ascii"),
+    Buffer.from([5, 0]), // dest_addr_ton, dest_addr_npi
+    Buffer.from("SHIRI\0", "ascii"),
+    Buffer.from([0, 0, 0]), // esm_class, protocol_id, priority_flag
+    Buffer.from([0, 0]), // schedule_delivery_time, validity_period
+    Buffer.from([0, 0, 0, 0, 0]), // registered_delivery, replace_if_present, data_coding, sm_default_msg_id, sm_length
+  ]);
+  const tlv = Buffer.alloc(4);
+  tlv.writeUInt16BE(0x0424, 0); // message_payload
+  tlv.writeUInt16BE(payloadOctets, 2);
+  const header = Buffer.alloc(16);
+  header.writeUInt32BE(16 + body.length + 4 + payloadOctets, 0);
+  header.writeUInt32BE(0x00000005, 4); // deliver_sm
+  header.writeUInt32BE(sequence, 12);
+  return Buffer.concat([header, body, tlv, Buffer.alloc(payloadOctets, 0x61)]);
+}
