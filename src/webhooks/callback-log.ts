@@ -40,6 +40,17 @@ const view = (r: Row): CallbackLogEntry => ({
   completed_at: r.completed_at ? r.completed_at.toISOString() : null,
 });
 
+/*
+ * An account's pending events, read off the outbox's two partial indexes (those waiting for a job,
+ * those a job carries): the backlog, small by design, where the account's range holds every event
+ * it kept (WEBHOOK_RETENTION_DAYS of them), of which few or none are pending.
+ */
+const PENDING_EVENTS = `(
+  SELECT * FROM webhook_events WHERE enqueued_at IS NULL AND state = 'pending' AND account_id = $1
+  UNION ALL
+  SELECT * FROM webhook_events WHERE enqueued_at IS NOT NULL AND state = 'pending' AND account_id = $1
+) AS webhook_events`;
+
 /**
  * The account's events, newest first, optionally of one state, from `since` on, and older than
  * the event `before` (the last of the previous page: the order is by creation, then id, so events
@@ -64,7 +75,7 @@ export async function listCallbackLog(
      SELECT found.cursor_found, page.*
        FROM (SELECT $5::uuid IS NULL OR EXISTS (SELECT FROM page_cursor) AS cursor_found) found
        LEFT JOIN LATERAL (
-         SELECT ${COLUMNS} FROM webhook_events
+         SELECT ${COLUMNS} FROM ${filter.state === "pending" ? PENDING_EVENTS : "webhook_events"}
           WHERE found.cursor_found AND account_id = $1 AND ($2::text IS NULL OR state = $2)
             AND ($3::timestamptz IS NULL OR created_at >= $3)
             AND ($5::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM page_cursor))

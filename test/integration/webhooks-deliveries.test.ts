@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countPendingEvents } from "../../src/webhooks/callback-log.ts";
+import { createPool, withTransaction } from "../../src/db/pool.ts";
+import { countPendingEvents, listCallbackLog } from "../../src/webhooks/callback-log.ts";
 import { call, startTestService, type TestAccount, type TestService } from "../support/service.ts";
 
 /**
@@ -375,5 +376,59 @@ describe("the outbox's backlog (shiri_webhook_events_pending)", () => {
     );
     expect((await outbox([waiting, carried])).map((r) => r.enqueued).sort()).toEqual([false, true]);
     expect(await countPendingEvents(t.service.pool)).toBe(before + 2);
+  });
+});
+
+describe("a page of pending events", () => {
+  it("reads the outbox's backlog, not every event the account kept", async () => {
+    // A database of its own: the events above leave a backlog no outbox in service has.
+    const own = await startTestService();
+    try {
+      const big = await own.account();
+      await own.service.pool.query(
+        `INSERT INTO webhook_events (id, account_id, message_id, type, url, payload, state, attempts,
+                                     created_at, completed_at, enqueued_at)
+         SELECT gen_random_uuid(), $1, gen_random_uuid(), 'message.delivered', 'https://hooks.example.com/sms',
+                '{}'::json, 'delivered', 1, now() - g * interval '1 second', now(), now()
+           FROM generate_series(1, 20000) g`,
+        [big.id],
+      );
+      const bulk = await call(own.base, "POST", "/api/v1/sms/bulk", {
+        headers: big.headers,
+        body: {
+          to: ["+263772000001", "+263772000002"],
+          from: "SHIRI",
+          message: "d",
+          webhook_url: "https://hooks.example.com/sms",
+        },
+      });
+      expect(bulk.status).toBe(202);
+      const { rows: pending } = await own.service.pool.query<{ id: string }>(
+        "SELECT id FROM webhook_events WHERE account_id = $1 AND state = 'pending' ORDER BY id",
+        [big.id],
+      );
+      await own.service.pool.query("UPDATE webhook_events SET enqueued_at = now() WHERE id = $1", [
+        pending[0]?.id,
+      ]);
+      // As Shiri's vacuum pass (or autovacuum) leaves the table's statistics.
+      await own.service.pool.query("ANALYZE webhook_events");
+      // A connection of its own: a backend's table counts include its earlier statements' until
+      // they are flushed, a second later.
+      const probe = createPool(own.database.url, 1);
+      const read = await withTransaction(probe, async (tx) => {
+        const page = await listCallbackLog(tx, big.id, { limit: 20, state: "pending" });
+        const { rows } = await tx.query<{ read: number }>(
+          `SELECT (COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0))::int AS read
+             FROM pg_stat_xact_user_tables WHERE relname = 'webhook_events'`,
+        );
+        return { ids: page?.map((e) => e.id).sort(), rows: rows[0]?.read ?? -1 };
+      }).finally(() => probe.end());
+      expect(read.ids).toEqual(pending.map((e) => e.id));
+      expect(pending).toHaveLength(2);
+      // Before, it walked the account's 20,002 events for the two pending among them.
+      expect(read.rows).toBeLessThan(100);
+    } finally {
+      await own.stop();
+    }
   });
 });
