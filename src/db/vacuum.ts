@@ -17,9 +17,12 @@ const CHURNED = [
   "webhook_events",
   "idempotency_keys",
   "smpp_bind_slots",
-  // Retention deletes from these (src/retention); the samplers move the watermark every few seconds.
+  // Retention deletes from these (src/retention); the samplers move the watermark every few seconds;
+  // the auth-failure counter deletes its rows at each flush.
   "bulk_sends",
   "mobile_originated",
+  "inbound_messages",
+  "auth_failures",
   "upkeep_marks",
   "rate_limit_state",
 ];

@@ -82,6 +82,37 @@ describe("vacuuming the churned tables", () => {
     await expect.poll(() => deadRows("early_receipts")).toBe(0);
   });
 
+  it("vacuums the tables retention and the auth-failure counter delete from", async () => {
+    const client = await pool.connect();
+    try {
+      // What a retention pass does to old inbound messages (src/retention/messages.ts).
+      await client.query(
+        `INSERT INTO inbound_messages (id, link, operator, "from", "to", body, encoding, parts, complete, received_at)
+         SELECT gen_random_uuid(), 'econet', 'econet', '263771234567', '12345', 'hi', 'gsm7', 1, true,
+                now() - interval '100 days'
+           FROM generate_series(1, 1000)`,
+      );
+      await client.query("DELETE FROM inbound_messages");
+      // What each flush of the auth-failure counter does (src/limits/auth-failures.ts).
+      await client.query(
+        `INSERT INTO auth_failures (address, window_start, failures)
+         SELECT ('10.0.' || (g / 250) || '.' || (g % 250))::inet, now() - interval '10 minutes', 1
+           FROM generate_series(1, 1000) g`,
+      );
+      await client.query("DELETE FROM auth_failures");
+      await client.query("SELECT pg_stat_force_next_flush()");
+    } finally {
+      client.release();
+    }
+    await expect.poll(() => deadRows("inbound_messages")).toBeGreaterThanOrEqual(1000);
+    await expect.poll(() => deadRows("auth_failures")).toBeGreaterThanOrEqual(1000);
+    // Before, neither was on the list: with autovacuum off their dead rows were never reclaimed.
+    const pass = await vacuumChurnedTables(pool, policy);
+    expect(pass.vacuumed).toEqual(
+      expect.arrayContaining(["public.inbound_messages", "public.auth_failures"]),
+    );
+  });
+
   it("analyses a changed table again only once the interval since its last ANALYZE has passed", async () => {
     const analyses = async () => (await tableStats("early_receipts")).analyses;
     const client = await pool.connect();
