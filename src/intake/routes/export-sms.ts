@@ -63,8 +63,10 @@ function toCsv(row: FoundMessage): string {
   ]);
 }
 
-/** Resolves once the response can take more, or the client has gone. */
-async function drained(res: Response): Promise<void> {
+/** Resolves once the response can take more, or the client has gone (before or while it waits). */
+export async function drained(res: Response): Promise<void> {
+  // Gone already: its "close" has been emitted and will not come again.
+  if (res.destroyed || res.writableEnded) return;
   const ac = new AbortController();
   await Promise.race([
     once(res, "drain", { signal: ac.signal }),
