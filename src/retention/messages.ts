@@ -9,14 +9,18 @@ import type { Queryable } from "../db/pool.ts";
 
 /*
  * Only final messages (success or failed) whose charge is no longer held: a message that still
- * holds money is never deleted, whatever its age. Its parts go in the same statement; its ledger
- * rows stay (no table has a foreign key to messages).
+ * holds money is never deleted, whatever its age. Nor is one the carrier took and may still
+ * deliver: until an hour past the validity its send gave (up to three days, which may outlast a
+ * short window), its receipt may come. Its parts go in the same statement; its ledger rows stay
+ * (no table has a foreign key to messages).
  */
 const DELETE_MESSAGES = `
   WITH doomed AS (
     SELECT id FROM messages
      WHERE COALESCE(send_at, received_at) < now() - make_interval(days => $1)
        AND status IN ('success', 'failed') AND billing <> 'held'
+       AND NOT (status = 'success' AND delivered_at IS NULL AND expires_at IS NOT NULL
+                AND expires_at > now() - interval '1 hour')
      ORDER BY COALESCE(send_at, received_at) LIMIT $2
      FOR UPDATE SKIP LOCKED
   ), parts AS (

@@ -199,6 +199,35 @@ describe("retention", () => {
     });
   }, 90_000);
 
+  it("keeps a sent message whose receipt may still come until its validity has ended", async () => {
+    const [waiting, ended, noValidity] = [
+      await send("+263771000011"),
+      await send("+263771000012"),
+      await send("+263771000013"),
+    ];
+    await h.waitUntilSettled([waiting, ended, noValidity], { delivered: true, timeoutMs: 30_000 });
+    // As a send with a long validity_period leaves them when the handset is off: accepted, no receipt
+    // yet, and (aged) past the retention window; the carrier keeps trying the first a while longer.
+    await h.pool.query(
+      `UPDATE messages SET delivered_at = NULL, operator_response = 'ESME_ROK',
+              expires_at = CASE WHEN id = $1 THEN now() + interval '2 days' ELSE now() - interval '2 hours' END
+        WHERE id = ANY($2)`,
+      [waiting, [waiting, ended]],
+    );
+    // One with no validity of its own, whose receipt never came (a carrier that sends none).
+    await h.pool.query(
+      "UPDATE messages SET delivered_at = NULL, operator_response = 'ESME_ROK' WHERE id = $1",
+      [noValidity],
+    );
+    await age([waiting, ended, noValidity], 91);
+    await runRetention(h.pool, POLICY);
+    const { rows } = await h.pool.query<{ id: string }>("SELECT id FROM messages WHERE id = ANY($1)", [
+      [waiting, ended, noValidity],
+    ]);
+    // Before, both went: the first's receipt, when the handset came back, matched nothing.
+    expect(rows.map((r) => r.id)).toEqual([waiting]);
+  });
+
   it("samples held charges from the open-messages watermark, which never passes a message still open", async () => {
     // As a migration leaves it: before every message. One sample moves it up to the oldest open
     // message (the one waiting for telecel 91 days), and no further however often it runs.
