@@ -21,8 +21,14 @@ export interface Origin {
   servername: string | undefined;
 }
 
-/** What came back: the final status (the body may still be arriving), or why there is none. */
-export type Answer = { status: number } | { status: null; error: Error; timedOut: boolean };
+/**
+ * What came back: the final status (the body may still be arriving), or why there is none;
+ * `unsent` when the request was never written, as one ahead of it on its connection got no answer.
+ */
+export type Answer =
+  | { status: number }
+  | { status: null; error: Error; timedOut: boolean }
+  | { status: null; error: Error; unsent: true };
 
 /** What sends a request and resolves with its answer: the shared pool, or a job's connections. */
 export interface Exchanger {
@@ -430,8 +436,11 @@ class Connection {
     // on them), so its origin gets one request at a time for a while.
     if (this.written > 1 && !this.pool.closed) this.pool.stopPipelining(this.key, this.origin);
     for (const exchange of this.queue.splice(0)) {
-      // Behind a request that got no answer, written or not, each waited out the same timeout.
-      if (this.timedOut) exchange.answer({ status: null, error: this.timedOut, timedOut: true });
+      // Behind a request that got no answer, those written waited out the same timeout; those
+      // not written never reached the receiver, and do not go to it again now that it hangs.
+      if (this.timedOut && exchange.written)
+        exchange.answer({ status: null, error: this.timedOut, timedOut: true });
+      else if (this.timedOut) exchange.answer({ status: null, error: this.timedOut, unsent: true });
       else exchange.gone(this.failure, this.pool.closed);
     }
   }

@@ -18,11 +18,16 @@ import {
   signatureHeader,
 } from "./signing.ts";
 
-/** What one attempt came to: delivered, worth another attempt, or failed for good. */
+/**
+ * What one attempt came to: delivered, worth another attempt, or failed for good; or no attempt
+ * at all (`unsent`): the request was never written, as one ahead of it on its connection got no
+ * answer in time.
+ */
 export type AttemptOutcome =
   | { kind: "delivered"; status: number }
   | { kind: "retry"; status: number | null; error: string; timedOut?: true }
-  | { kind: "failed"; status: number | null; error: string; refused?: true };
+  | { kind: "failed"; status: number | null; error: string; refused?: true }
+  | { kind: "unsent"; status: null };
 
 export interface Callback {
   url: string;
@@ -156,6 +161,7 @@ export function postCallback(cb: Callback, opts: PostOptions): Promise<AttemptOu
     .exchange(destination.origin, lookupOption(opts), request, opts.timeoutMs)
     .then((answer) => {
       if (answer.status !== null) return outcomeOfStatus(answer.status);
+      if ("unsent" in answer) return { kind: "unsent", status: null };
       const { error } = answer;
       if (error instanceof RefusedAddressError)
         return { kind: "failed", status: null, error: error.message, refused: true };

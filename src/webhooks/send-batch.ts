@@ -91,6 +91,13 @@ export async function sendCallbackBatch(
     if (!sent) return;
     const { request } = sent;
     const outcome = await sent.outcome;
+    if (outcome.kind === "unsent") {
+      // Never written, behind a request that got no answer: not an attempt. It waits with the
+      // rest of the batch, whose back-off that timeout has set.
+      for (const event of request.events) handBack.push({ id: event.id, attempt: event.attempts });
+      backOffUntil ??= new Date(Date.now() + ctx.retry.baseMs);
+      return;
+    }
     if (outcome.status !== null) host.answered = true;
     if (outcome.kind === "retry" && outcome.timedOut) host.timedOut = true;
     const [first] = request.events;
@@ -196,7 +203,12 @@ function requestsOf(
   return requests;
 }
 
-function decide(event: EventRow, outcome: AttemptOutcome, policy: RetryPolicy): Recorded {
+/** An attempt made: what its event comes to. */
+function decide(
+  event: EventRow,
+  outcome: Exclude<AttemptOutcome, { kind: "unsent" }>,
+  policy: RetryPolicy,
+): Recorded {
   const at = new Date();
   const retryAt =
     outcome.kind === "retry" ? nextAttemptAt(event.created_at, at, event.attempts + 1, policy) : null;

@@ -507,6 +507,18 @@ describe("a job's callbacks pipelined on its own connection", () => {
     expect(rx.counts.connections).toBe(2);
   });
 
+  it("on a new connection that gets no answer, the requests not yet written come back unsent", async () => {
+    // Never answers: on a new connection only the first request goes out before an answer.
+    const rx = await rawServer(() => {});
+    const outcomes = await asJob(rx.url, 4, 4, { timeoutMs: 300 });
+    expect(outcomes).toEqual([
+      { kind: "retry", status: null, error: "no answer within 300 ms", timedOut: true },
+      ...Array(3).fill({ kind: "unsent", status: null }),
+    ]);
+    // Not sent again elsewhere: the receiver saw one request, on one connection.
+    expect(rx.counts).toEqual({ connections: 1, requests: 1 });
+  });
+
   it("pipelines to Python's HTTP/1.1 server, an implementation that is not node's", async () => {
     const py = await python("HTTP/1.1");
     const job = connections.forJob(8);

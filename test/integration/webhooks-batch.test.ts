@@ -26,12 +26,12 @@ let acct: TestAccount;
 const receivers: Receiver[] = [];
 const connections = callbackConnections();
 const options = callbackOptions(loadConfig({ WEBHOOK_RETRY_BASE_MS: "60000" }));
-const ctx = (pipelineDepth = 1): BatchContext => ({
+const ctx = (pipelineDepth = 1, timeoutMs = 2_000): BatchContext => ({
   pool: t.service.pool,
   pipelineDepth,
   logger: createLogger("silent"),
   metrics: t.service.metrics,
-  post: { timeoutMs: 2_000, allowPrivate: true, connections },
+  post: { timeoutMs, allowPrivate: true, connections },
   retry: options.retry,
   stopping: () => false,
 });
@@ -67,11 +67,15 @@ async function sendTo(n: number, answer: () => Answer) {
   return { rx, job: { events: rows.map((r) => ({ id: r.id, attempt: 0 })) } };
 }
 
-async function run(job: { events: Array<{ id: string; attempt: number }> }, pipelineDepth = 1) {
+async function run(
+  job: { events: Array<{ id: string; attempt: number }> },
+  pipelineDepth = 1,
+  timeoutMs = 2_000,
+) {
   const { rows } = await t.service.pool.query<EventRow>(LOAD_EVENTS, [job.events.map((e) => e.id)]);
   const accounts = [...new Set(rows.map((r) => r.account_id))];
   const settings = await callbackSettings(t.service.pool, accounts, options.secretGraceMs);
-  await sendCallbackBatch(ctx(pipelineDepth), job, new Map(rows.map((r) => [r.id, r])), settings);
+  return sendCallbackBatch(ctx(pipelineDepth, timeoutMs), job, new Map(rows.map((r) => [r.id, r])), settings);
 }
 
 const states = async (ids: string[]) =>
@@ -161,6 +165,33 @@ describe("a delivery job", () => {
         enqueued: false,
         due_in_s: row(9)?.due_in_s,
       });
+  });
+
+  it("pipelined to a host that hangs, counts an attempt for the one request sent; the rest wait unsent", async () => {
+    const retries = async () =>
+      (await t.service.metrics.webhookDeliveries.get()).values.find((v) => v.labels.outcome === "retry")
+        ?.value ?? 0;
+    const before = await retries();
+    const { rx, job } = await sendTo(10, () => "hang");
+    // A new connection carries one request until it is answered: the other seven of the depth
+    // wait unwritten behind it, and go nowhere once it times out.
+    const host = await run(job, 8, 500);
+    expect(rx.received).toHaveLength(1);
+    // Its host's circuit still hears of the timeout (docs/decisions/0040).
+    expect(host).toEqual({ answered: false, timedOut: true });
+    const ids = job.events.map((e) => e.id);
+    const byId = new Map((await states(ids)).map((r) => [r.id, r]));
+    const sentId = rx.received[0]?.event.id as string;
+    expect(byId.get(sentId)).toMatchObject({ state: "pending", attempts: 1, enqueued: false });
+    // Never sent: back in the outbox with no attempt counted, due with the timeout's back-off.
+    for (const id of ids.filter((id) => id !== sentId))
+      expect(byId.get(id)).toMatchObject({
+        state: "pending",
+        attempts: 0,
+        enqueued: false,
+        due_in_s: byId.get(sentId)?.due_in_s,
+      });
+    expect((await retries()) - before).toBe(1);
   });
 
   it("pipelined, a 410 fails its event; those sent behind it keep their answers, the rest fail unsent", async () => {
