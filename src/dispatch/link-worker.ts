@@ -10,6 +10,7 @@ import type { Queue } from "../queue/boss.ts";
 import { INBOUND_TOPIC, type WorkSignals } from "../queue/wakeups.ts";
 import type { IdTally } from "../receipts/id-tally.ts";
 import { ReceiptStage } from "../receipts/receipt-stage.ts";
+import { VALIDITY_PERIOD_MAX } from "../sending/prepare-send.ts";
 import type { DeliverSm } from "../smpp/session.ts";
 import { UnansweredSubmits } from "../smpp/unanswered-submits.ts";
 import { type BindLeases, BindSlot } from "./bind-slot.ts";
@@ -147,7 +148,9 @@ export class LinkWorker {
       transact,
       link: name,
       settings,
-      validityHours: config.MESSAGE_VALIDITY_HOURS,
+      // A receipt may come as late as the longest validity the SMSC was given: a send's own
+      // validity_period can be longer than the configured one.
+      validityHours: Math.max(config.MESSAGE_VALIDITY_HOURS, VALIDITY_PERIOD_MAX / 3600),
       logger,
       metrics,
       tally,

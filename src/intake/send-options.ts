@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { SendDefaults } from "../accounts/send-defaults.ts";
 import { canonicalTimeZone, type DeliveryWindow, TIME_OF_DAY } from "../domain/delivery-window.ts";
 import { smartEncode } from "../domain/look-alikes.ts";
+import { VALIDITY_PERIOD_MAX, VALIDITY_PERIOD_MIN } from "../sending/prepare-send.ts";
 import type { FieldError } from "./errors.ts";
 
 /**
@@ -9,10 +10,6 @@ import type { FieldError } from "./errors.ts";
  * encoding, a validity period and a delivery window, each also given by the account's defaults
  * where it has one. Validated here, resolved against the defaults, then carried by the send.
  */
-
-/** A validity_period's bounds, in seconds: a minute to three days. */
-export const VALIDITY_PERIOD_MIN = 60;
-export const VALIDITY_PERIOD_MAX = 259_200;
 
 const timeOfDay = (what: string) =>
   z

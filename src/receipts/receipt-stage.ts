@@ -44,6 +44,7 @@ export class ReceiptStage {
       transact: Transact;
       link: string;
       settings: SmppSettings;
+      /** A receipt names only segments accepted this long ago at most (and an hour of slack). */
       validityHours: number;
       logger: Logger;
       metrics: Metrics;

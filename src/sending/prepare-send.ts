@@ -7,6 +7,13 @@ import { priceMessage } from "../domain/pricing.ts";
 import { countSegments, type Encoding } from "../domain/segments.ts";
 import type { MessageEventType } from "../events/events.ts";
 
+/**
+ * A send's validity_period bounds, in seconds: a minute to three days. The longest also bounds how
+ * late a receipt may come (src/dispatch/link-worker.ts).
+ */
+export const VALIDITY_PERIOD_MIN = 60;
+export const VALIDITY_PERIOD_MAX = 259_200;
+
 /** The reason a message that no operator serves is failed at once, billed, never sent. */
 export const UNROUTABLE = "UNROUTABLE";
 
