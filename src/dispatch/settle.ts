@@ -185,7 +185,14 @@ export async function settleBatch(
   if (wholeMessage.length > 0) delivered.push(...(await applyReceipts(tx, link, wholeMessage)).delivered);
 
   // A number that opted out while its message was being handed over: refused, not tried again.
-  const optedOut = new Set(await optedOutAmong(tx, outcome.retry));
+  // Not while an answer of its may still come (it is held until then): its next claim, which finds
+  // the number on the list, fails it once a late acceptance is recorded, its hold captured.
+  const optedOut = new Set(
+    await optedOutAmong(
+      tx,
+      outcome.retry.filter((r) => !r.unanswered),
+    ),
+  );
   const refusals = [
     ...outcome.failed,
     ...outcome.retry

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DispatchHarness, startDispatchHarness } from "../support/dispatch.ts";
 import { expectLedgerBalanced } from "../support/ledger.ts";
+import { call } from "../support/service.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -126,6 +127,33 @@ describe("late answers", () => {
       );
       // Before, the sweep or the retry's claim expired it and gave its hold back: the handset had it.
       expect(rows[0]).toEqual({ status: "success", billing: "captured" });
+      expect(submitsTo(to).get((to[0] as string).slice(1))).toBe(1);
+      await expectLedgerBalanced(h.pool, h.acct.id);
+    } finally {
+      h.sims.get("econet").setBehaviour({ submitLatencyMs: 0 });
+    }
+  });
+
+  it("a number that opts out while its submit waits for a late answer is billed once the carrier took it", async () => {
+    h.sims.get("econet").setBehaviour({ submitLatencyMs: TIMEOUT_MS * 2 });
+    const to = numbers(1, 500);
+    try {
+      const id = await h.send(to[0] as string, "answered late, opted out meanwhile");
+      await waitFor(async () => h.sims.get("econet").onTheWire > 0, { what: "the submit at the carrier" });
+      const res = await call(h.t.base, "POST", "/api/v1/opt-outs", {
+        headers: h.acct.headers,
+        body: { number: to[0] },
+      });
+      expect(res.status).toBe(201);
+      await h.waitUntilSettled([id], { timeoutMs: 20_000 });
+      const { rows } = await h.pool.query<{ status: string; billing: string; parts: number }>(
+        `SELECT status, billing, (SELECT count(*)::int FROM message_parts p WHERE p.message_id = m.id) AS parts
+           FROM messages m WHERE id = $1`,
+        [id],
+      );
+      // Before, the settle failed it OPTED_OUT and gave its hold back, then the late ESME_ROK was
+      // recorded: the handset had it, the sender paid nothing.
+      expect(rows[0]).toEqual({ status: "success", billing: "captured", parts: 1 });
       expect(submitsTo(to).get((to[0] as string).slice(1))).toBe(1);
       await expectLedgerBalanced(h.pool, h.acct.id);
     } finally {
