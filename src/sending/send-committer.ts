@@ -1,4 +1,4 @@
-import { isDatabaseOutOfReach, type Pool, withTransaction } from "../db/pool.ts";
+import { isDatabaseOutOfReach, type Pool, sqlState, withTransaction } from "../db/pool.ts";
 import type { Queue } from "../queue/boss.ts";
 import { announcementsLost } from "../queue/wakeups.ts";
 import { OPTED_OUT } from "./prepare-send.ts";
@@ -13,6 +13,9 @@ export interface SendCommitterOptions {
   maxOpen: number;
   dispatchBatchSize: number;
 }
+
+/** SQLSTATE unique_violation. */
+const UNIQUE_VIOLATION = "23505";
 
 interface Waiting {
   item: SendToRecord;
@@ -90,7 +93,13 @@ export class SendCommitter {
     } catch (err) {
       // Rolled back: whatever it announced was never sent (src/queue/wakeups.ts).
       announcementsLost();
-      if (isDatabaseOutOfReach(err) && (await this.answeredAsWritten(batch, err))) return;
+      // Its connection lost, perhaps with the COMMIT's answer; or, tried alone after that, the
+      // send met rows of its own (a unique key): either way the look-up tells.
+      if (
+        (isDatabaseOutOfReach(err) || sqlState(err) === UNIQUE_VIOLATION) &&
+        (await this.answeredAsWritten(account, batch, err))
+      )
+        return;
       if (batch.length === 1) return batch[0]?.reject(err);
       // One send's trouble — most often a balance that covers some of the sends, not all — must
       // not fail the others: each is tried again on its own, in the order they came.
@@ -103,8 +112,8 @@ export class SendCommitter {
    * as written (its sends tried again would meet their own rows), and every send with the error
    * when that cannot be told. False only for a batch known not to have committed.
    */
-  private async answeredAsWritten(batch: Waiting[], err: unknown): Promise<boolean> {
-    const written = await this.writtenOf(batch).catch(() => null);
+  private async answeredAsWritten(account: string, batch: Waiting[], err: unknown): Promise<boolean> {
+    const written = await this.writtenOf(account, batch).catch(() => null);
     if (written?.sends.size === 0) return false;
     for (const waiting of batch)
       if (written === null) waiting.reject(err);
@@ -116,16 +125,22 @@ export class SendCommitter {
   /**
    * What of the batch is in the database: the sends whose messages are there (their ids are new,
    * so only this batch wrote them) and the opted-out messages among them. A committed batch writes
-   * nothing only for a send whose sender is not approved.
+   * nothing only for a send whose sender is not approved. Read once the account's balance row is
+   * free (within lock_timeout): a COMMIT still under way when its connection went holds it, and
+   * its rows are not seen before it ends.
    */
   private async writtenOf(
+    account: string,
     batch: Waiting[],
   ): Promise<{ sends: ReadonlySet<Waiting>; optedOut: ReadonlySet<string> }> {
     const ids = batch.flatMap((waiting) => waiting.item.send.messages.map((m) => m.id));
-    const { rows } = await this.pool.query<{ id: string; opted_out: boolean }>(
-      "SELECT id, operator_response = $2 AS opted_out FROM messages WHERE id = ANY($1::uuid[])",
-      [ids, OPTED_OUT],
-    );
+    const { rows } = await withTransaction(this.pool, async (tx) => {
+      await tx.query("SELECT FROM account_balances WHERE account_id = $1 FOR SHARE", [account]);
+      return tx.query<{ id: string; opted_out: boolean }>(
+        "SELECT id, operator_response = $2 AS opted_out FROM messages WHERE id = ANY($1::uuid[])",
+        [ids, OPTED_OUT],
+      );
+    });
     const found = new Set(rows.map((r) => r.id));
     return {
       sends: new Set(batch.filter((waiting) => waiting.item.send.messages.some((m) => found.has(m.id)))),

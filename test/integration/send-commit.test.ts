@@ -129,6 +129,32 @@ describe("group commit of sends", () => {
     }
   });
 
+  it("waits out a commit still under way when its answer was lost, then answers it as written", async () => {
+    // A COMMIT that takes a second (an fsync stall, a synchronous standby): a deferred trigger.
+    await t.service.pool.query(`
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON messages DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW WHEN (NEW.body = 'group commit 5') EXECUTE FUNCTION slow_commit();`);
+    const acct = await t.account({ balance: 100 * PRICE });
+    const relay = await relayTo(t.database.url);
+    const pool = createPool(relay.url, 2);
+    try {
+      const sends = committer(pool);
+      relay.loseCommitAnswer(2);
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, n) => sends.commit(single(acct.id, n))),
+      );
+      // Before, the look-up saw none of the batch yet: each send, tried alone, met its own rows.
+      expect(results.map((r) => r.status)).toEqual(Array(10).fill("fulfilled"));
+      expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(10 * PRICE);
+      await expectLedgerBalanced(t.service.pool, acct.id);
+    } finally {
+      await pool.end();
+      await relay.close();
+      await t.service.pool.query("DROP TRIGGER slow_commit ON messages; DROP FUNCTION slow_commit()");
+    }
+  });
+
   it("over HTTP: concurrent single sends of one account are all accepted once and billed once", async () => {
     const acct = await t.account({ balance: 1_000 * PRICE });
     const responses = await Promise.all(
