@@ -46,8 +46,10 @@ async function start(args: ParsedArgs): Promise<void> {
       },
     );
   };
-  process.once("SIGINT", () => shutdown("SIGINT"));
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  // on, not once: a second signal while it drains (Ctrl-C under npm start sends SIGINT twice, to
+  // the group and forwarded by npm) must find a handler that ignores it, not Node's default exit.
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
   // Before the service starts, so that the threads it starts inherit the priority.
   if (role === "worker") lowerWorkerPriority(config.WORKER_NICE, logger);
   // Loaded here, not at the top: the whole service takes seconds to import, which every other command would pay.
