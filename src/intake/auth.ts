@@ -78,7 +78,9 @@ export function requireApiKey(
     }
     // Most keys hold every scope: the route's scope is worked out only for a key with fewer.
     if (principal.scopes !== null) {
-      const scope = scopeOf(req.method, req.originalUrl.split("?")[0] ?? "");
+      // The path the router routes by: a request target in absolute form (http://host/path) has it
+      // too, where originalUrl keeps the whole URL and would match no rule.
+      const scope = scopeOf(req.method, req.path);
       if (scope !== null && !covers(principal.scopes, scope)) return sendError(res, "forbiddenScope");
     }
     const allowed = addressMatcher(principal.allowedIps);

@@ -4,6 +4,7 @@
  * answer goes through call(), so each is also held to the OpenAPI document.
  */
 import { randomUUID } from "node:crypto";
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { narrowApiKey } from "../../src/accounts/api-keys.ts";
 import { keyChangesSettled } from "../../src/accounts/key-cache.ts";
@@ -88,6 +89,41 @@ describe("scoped keys", () => {
       outsideDocument,
     });
     expect(slashed.status).toBe(403);
+  });
+
+  it("judges a request target in absolute form (http://host/path) by the path the router routes", async () => {
+    const reader = (await makeKey(owner.headers, { scopes: ["account:read"] })).body.data;
+    // Raw requests: call() and fetch send a path, never an absolute-form target.
+    const raw = (method: string, path: string, body?: unknown) =>
+      new Promise<number>((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const base = new URL(t.base);
+        const req = request(
+          {
+            host: base.hostname,
+            port: base.port,
+            method,
+            path: `${t.base}${path}`,
+            headers: {
+              ...bearer(reader.token),
+              ...(payload ? { "content-length": String(Buffer.byteLength(payload)) } : {}),
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on("error", reject);
+        req.end(payload);
+      });
+    // Before, the scope rule saw "http://…", matched no prefix, and let the key through as account:read.
+    expect({
+      send: await raw("POST", "/api/v1/sms", SEND),
+      keys: await raw("GET", "/api/v1/api-tokens"),
+      webhook: await raw("PUT", "/api/v1/webhook", { url: "http://127.0.0.1:9/elsewhere" }),
+    }).toEqual({ send: 403, keys: 403, webhook: 403 });
+    expect(await raw("GET", "/api/v1/balance")).toBe(200);
   });
 
   it("never grants or revokes more than it holds", async () => {
