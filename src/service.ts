@@ -6,7 +6,7 @@ import { AUDIT_RECEIPT_HOURS, AUDIT_STUCK_MINUTES, keepAudited } from "./audit/a
 import { type Config, ConfigError, productionRefusal, startWarnings } from "./config.ts";
 import { namingTheDatabase, openDatabase } from "./db/database.ts";
 import { migrate, migrationOptions } from "./db/migrate.ts";
-import { createPool, databaseTimeouts, type Pool, unboundedReads } from "./db/pool.ts";
+import { createPool, databaseTimeouts, type Pool, readinessDatabase, unboundedReads } from "./db/pool.ts";
 import { keepVacuumed } from "./db/vacuum.ts";
 import { type RunningDispatch, startDispatch } from "./dispatch/worker.ts";
 import { transactionsWithEventJobs } from "./events/event-jobs.ts";
@@ -95,8 +95,11 @@ export async function startService(config: Config, logger: Logger, role: Role): 
 
     // Metrics: every role exports them, on a port of their own, with /healthz and /readyz.
     let dispatch: RunningDispatch | null = null;
+    // Readiness asks on a connection of its own when requests hold every pooled one.
+    const readinessConnection = readinessDatabase(pool, database.url, timeouts, config.PG_POOL_IDLE_MS);
+    stops.push(() => readinessConnection.end());
     const readiness = createReadiness({
-      db: pool,
+      db: readinessConnection.pick,
       ...(role === "api" ? {} : { operators: () => bindStates(dispatch, config) }),
     });
     const metrics = createMetrics();

@@ -113,6 +113,43 @@ export function createPool(
   return pool;
 }
 
+/** Where readiness asks the database: chosen at each check (readinessDatabase). */
+export interface ReadinessDatabase {
+  pick(): Queryable;
+  end(): Promise<void>;
+}
+
+/**
+ * Where readiness asks the database: the pool while it has a connection to spare, so that an
+ * idle process holds no backend more. When requests hold every pooled connection, the question
+ * would wait in the pool's queue behind them and time out although the database answers at once
+ * (a load balancer would then take every replica out at peak load): it is asked instead on a
+ * connection of readiness's own, one at most, closed once `idleMs` unused. Only a database that
+ * does not answer, or a pool that cannot connect, makes the process not ready.
+ */
+export function readinessDatabase(
+  pool: pg.Pool,
+  connectionString: string,
+  timeouts: DatabaseTimeouts,
+  idleMs: number,
+): ReadinessDatabase {
+  const own = new pg.Pool({
+    connectionString,
+    max: 1,
+    min: 0,
+    idleTimeoutMillis: idleMs,
+    application_name: "shiri-readiness",
+    ...connectionOptions(timeouts),
+  });
+  own.on("error", () => {});
+  const spare = () =>
+    pool.waitingCount === 0 && (pool.idleCount > 0 || pool.totalCount < (pool.options.max ?? 1));
+  return {
+    pick: () => (spare() ? pool : own),
+    end: () => own.end(),
+  };
+}
+
 /** Runs a function in one transaction, the way withTransaction does (a caller may add to it). */
 export type Transact = <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
 

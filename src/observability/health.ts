@@ -39,7 +39,8 @@ type DatabaseError = "unreachable" | "timeout" | "error";
 type DatabaseChecks = Pick<ReadinessReport["checks"], "database" | "migrations">;
 
 export function createReadiness(opts: {
-  db: Queryable;
+  /** Where the database is asked, chosen at each check (src/db/pool.ts readinessDatabase). */
+  db: () => Queryable;
   /** Per operator, for processes that dispatch; absent for the api role. */
   operators?: () => Record<string, BindState>;
   cacheMs?: number;
@@ -51,7 +52,7 @@ export function createReadiness(opts: {
   // piling another one onto a database that does not answer.
   let query: Promise<MigrationStatus | DatabaseError> | null = null;
   const ask = () =>
-    (query ??= migrationStatus(opts.db)
+    (query ??= migrationStatus(opts.db())
       .catch((err: unknown) => (isDatabaseUnavailable(err) ? ("unreachable" as const) : ("error" as const)))
       .finally(() => {
         query = null;

@@ -43,7 +43,7 @@ function app() {
     config,
     logger: createLogger("silent"),
     sends,
-    readiness: createReadiness({ db: pool }),
+    readiness: createReadiness({ db: () => pool }),
   }).app;
 }
 
