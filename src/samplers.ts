@@ -2,6 +2,7 @@ import { OPERATORS } from "../carriers/index.ts";
 import type { Config } from "./config.ts";
 import type { Pool } from "./db/pool.ts";
 import { sampleOpenMessages } from "./lifecycle/open-mark.ts";
+import type { Logger } from "./logger.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { every } from "./periodic.ts";
 import { dispatchQueue } from "./queue/boss.ts";
@@ -20,7 +21,14 @@ const SAMPLE_EVERY_MS = 15_000;
  * scrape), so their cost is bounded whatever scrapes them. Every process reports the same
  * values; dashboards take the max across instances.
  */
-export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { stop(): void } {
+export function startSamplers(
+  metrics: Metrics,
+  pool: Pool,
+  config: Config,
+  logger: Logger,
+  /** `everyMs`: how often to sample (about a scrape interval unless a test says otherwise). */
+  options: { everyMs?: number } = {},
+): { stop(): void } {
   for (const [link, settings] of Object.entries(config.links))
     metrics.tpsLimit.set({ link }, settings.tps_limit);
   const sample = async () => {
@@ -52,6 +60,32 @@ export function startSamplers(metrics: Metrics, pool: Pool, config: Config): { s
       );
     metrics.webhookBacklog.set(await countPendingEvents(pool));
   };
-  const sampling = every(SAMPLE_EVERY_MS, sample, () => {}, { firstMs: 0 });
+  // A failure that lasts (a statement timeout on a large backlog, a lost permission on
+  // pgboss.job) freezes these gauges and silences their alerts, so it is said; but once, not at
+  // every pass of every process: its first failure, then one line when sampling succeeds again.
+  // While the database is out of reach, the outage lines (src/logger.ts) count this warning with
+  // every other loop's instead.
+  let failing: { since: number; failures: number } | null = null;
+  const pass = async () => {
+    await sample();
+    if (!failing) return;
+    logger.info(
+      { failures: failing.failures, failing_ms: Date.now() - failing.since },
+      "sampling succeeds again",
+    );
+    failing = null;
+  };
+  const failed = (err: unknown) => {
+    if (failing) {
+      failing.failures++;
+      return;
+    }
+    failing = { since: Date.now(), failures: 1 };
+    logger.warn(
+      { err },
+      "sampling failed: the queue, open-message and callback-backlog gauges keep their last values",
+    );
+  };
+  const sampling = every(options.everyMs ?? SAMPLE_EVERY_MS, pass, failed, { firstMs: 0 });
   return { stop: () => void sampling.stop() };
 }

@@ -110,7 +110,7 @@ export async function startService(config: Config, logger: Logger, role: Role): 
       },
     );
     stops.push(() => closeServer(metricsServer));
-    const samplers = startSamplers(metrics, pool, config);
+    const samplers = startSamplers(metrics, pool, config, logger);
     stops.push(async () => samplers.stop());
 
     // 3. Intake: the HTTP API (request → validation → pricing and ledger → queue).

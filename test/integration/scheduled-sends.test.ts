@@ -3,6 +3,7 @@ import { audit } from "../../src/audit/audit.ts";
 import { loadConfig } from "../../src/config.ts";
 import { balanceFromLedger } from "../../src/ledger/ledger.ts";
 import { balanceNow } from "../../src/lifecycle/open-mark.ts";
+import { createLogger } from "../../src/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { enqueueDispatch } from "../../src/queue/boss.ts";
 import { startSamplers } from "../../src/samplers.ts";
@@ -144,7 +145,12 @@ describe("the dispatch queue's gauges", () => {
       [id],
     );
     const metrics = createMetrics();
-    const samplers = startSamplers(metrics, h.pool, loadConfig({ DATABASE_URL: "postgres://unused" }));
+    const samplers = startSamplers(
+      metrics,
+      h.pool,
+      loadConfig({ DATABASE_URL: "postgres://unused" }),
+      createLogger("silent"),
+    );
     const econet = async (gauge: {
       get(): Promise<{ values: { labels: { operator?: string | number }; value: number }[] }>;
     }) => (await gauge.get()).values.find((v) => v.labels.operator === "econet")?.value;
