@@ -86,23 +86,23 @@ function offsetAt(at: Date, timeZone: string): number {
 const wallOf = (t: LocalTime) => Date.UTC(t.year, t.month - 1, t.day) + t.seconds * 1000;
 
 /**
- * The instant a local date and time names in the zone: the first of the two when the clocks go
- * back over it, moved forward by the gap when the clocks skip it.
+ * The instants a local date and time names in the zone, earliest first: two when the clocks go
+ * back over it; one, moved forward by the gap, when the clocks skip it.
  */
-function instantOf(year: number, month: number, day: number, minutes: number, timeZone: string): Date {
+function instantsOf(year: number, month: number, day: number, minutes: number, timeZone: string): Date[] {
   const wall = Date.UTC(year, month - 1, day) + minutes * 60_000;
   // A clock change near the wall time lies between the offsets a day either side of it.
   const named = [-86_400_000, 0, 86_400_000]
     .map((shift) => wall - offsetAt(new Date(wall + shift), timeZone))
     .filter((t) => wallOf(localTime(new Date(t), timeZone)) === wall);
-  if (named.length > 0) return new Date(Math.min(...named));
+  if (named.length > 0) return [...new Set(named)].sort((a, b) => a - b).map((t) => new Date(t));
   let guess = wall - offsetAt(new Date(wall), timeZone);
   // Twice: the offset at the first guess may differ from the offset at the answer (a clock change).
   guess = wall - offsetAt(new Date(guess), timeZone);
   const checkWall = wallOf(localTime(new Date(guess), timeZone));
   // A skipped local time (spring forward) lands before the wall time asked for: move past the gap.
   if (checkWall < wall) guess += wall - checkWall;
-  return new Date(guess);
+  return [new Date(guess)];
 }
 
 export function isInside(window: DeliveryWindow, at: Date): boolean {
@@ -120,15 +120,18 @@ export function nextOpening(window: DeliveryWindow, at: Date): Date {
   if (isInside(window, at)) return at;
   const local = localTime(at, window.time_zone);
   const start = minutesOf(window.start);
-  // Outside the window: its next start is today's when that is still ahead, else tomorrow's.
-  const today = instantOf(local.year, local.month, local.day, start, window.time_zone);
-  if (today.getTime() > at.getTime()) return today;
+  // Outside the window: its next start is today's when that is still ahead (the second of a start
+  // the clocks go back over, too), else tomorrow's first.
+  const today = instantsOf(local.year, local.month, local.day, start, window.time_zone);
+  const ahead = today.find((opening) => opening.getTime() > at.getTime());
+  if (ahead) return ahead;
   const tomorrow = new Date(Date.UTC(local.year, local.month - 1, local.day + 1));
-  return instantOf(
+  const [first] = instantsOf(
     tomorrow.getUTCFullYear(),
     tomorrow.getUTCMonth() + 1,
     tomorrow.getUTCDate(),
     start,
     window.time_zone,
   );
+  return first ?? tomorrow;
 }

@@ -60,6 +60,14 @@ describe("delivery windows", () => {
     expect(isInside(london, at("2027-10-31T00:30:00Z"))).toBe(true);
   });
 
+  it("a message due between the two occurrences of a repeated start waits for the second, not a day", () => {
+    const ny: DeliveryWindow = { start: "01:00", end: "01:30", time_zone: "America/New_York" };
+    // 2025-11-02: 01:30 EDT (05:30 UTC) is just past the window; at 06:00 UTC the clocks read
+    // 01:00 EST, inside it again. Before, it waited for the next day's 01:00, 24.5 hours later.
+    expect(isInside(ny, at("2025-11-02T06:00:00Z"))).toBe(true);
+    expect(nextOpening(ny, at("2025-11-02T05:30:00Z"))).toEqual(at("2025-11-02T06:00:00Z"));
+  });
+
   it("knows time zones by their IANA name, in any letter case", () => {
     expect(canonicalTimeZone("africa/harare")).toBe("Africa/Harare");
     expect(canonicalTimeZone("UTC")).toBe("UTC");
