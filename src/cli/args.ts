@@ -19,6 +19,16 @@ export class UsageError extends Error {
 /** The command was well formed but could not be done (no such account, a limit): one line, exit 1. */
 export class CommandError extends Error {}
 
+/** The command was told to stop by a signal and stopped in order: one line, exit 128 + its number. */
+export class Interrupted extends Error {
+  constructor(
+    readonly signal: NodeJS.Signals,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface OptionSpec {
   type: "string" | "boolean";
   /** The placeholder in the usage line (`--account ID`); string options only. */

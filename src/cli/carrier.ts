@@ -1,16 +1,31 @@
-import { hostname } from "node:os";
+import { constants, hostname } from "node:os";
 import { SENDER_ID_PATTERN } from "../accounts/sender-ids.ts";
 import { loadConfig } from "../config.ts";
-import { BindSlot } from "../dispatch/bind-slot.ts";
+import { BindLeases, BindSlot } from "../dispatch/bind-slot.ts";
 import { checkCarrier } from "../dispatch/carrier-check.ts";
 import { toWireMsisdn } from "../domain/numbers.ts";
 import { createLogger } from "../logger.ts";
 import { linkIdReports } from "../receipts/id-tally.ts";
-import { CommandError, type DataCommand, type ParsedArgs, stringOption, UsageError } from "./args.ts";
+import {
+  CommandError,
+  type DataCommand,
+  Interrupted,
+  type ParsedArgs,
+  stringOption,
+  UsageError,
+} from "./args.ts";
 
 /** How long `carrier check` waits for the bind and, with --to, for the receipt. */
 const BIND_WAIT_MS = 10_000;
 const RECEIPT_WAIT_SECONDS = 60;
+/** The signals that stop a check in order: Ctrl-C, `kill`, a closed terminal. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+/**
+ * A repeat of a stop signal sooner than this is npm's or npx's echo of the same Ctrl-C (they pass
+ * it on to the child the terminal already signalled) and is ignored; a later one is the operator
+ * insisting, and ends the check at once.
+ */
+const ECHO_MS = 1_000;
 
 function linkOf(name: string) {
   const config = loadConfig();
@@ -42,7 +57,9 @@ export const CARRIER_COMMANDS: readonly DataCommand[] = [
       "and text), and whether Shiri matches them (exact, same_number, hex_to_decimal, decimal_to_hex,",
       "or no: set SMPP_<LINK>_ID_FORMAT_* then). Every other deliver_sm the SMSC hands it (handsets'",
       "messages, other messages' receipts) is answered ESME_RX_T_APPN, for the SMSC to deliver again",
-      "to a worker's bind, and counted in others_refused.",
+      "to a worker's bind, and counted in others_refused. It holds the slot on the workers' renewed",
+      "lease (BIND_LEASE_SECONDS); on SIGINT, SIGTERM or SIGHUP it unbinds, gives the slot back and",
+      "exits 128+n.",
     ].join("\n"),
     positionals: [
       { name: "LINK", help: "the link's name, as in SMPP_LINKS (econet, netone, telecel by default)" },
@@ -71,17 +88,46 @@ export const CARRIER_COMMANDS: readonly DataCommand[] = [
       const receiptTimeoutMs = secondsOf(args, "wait-seconds", RECEIPT_WAIT_SECONDS) * 1000;
       return async (pool) => {
         const owner = `carrier-check:${hostname()}:${process.pid}`;
-        const slot = new BindSlot(
-          pool,
-          link,
-          settings.max_binds,
-          owner,
-          Math.ceil(receiptTimeoutMs / 1000) + 60,
-        );
+        // The workers' lease, renewed while the check runs: a check killed outright (SIGKILL, its
+        // container gone) frees the link's slot for a worker within one lease.
+        const leaseSeconds = config.BIND_LEASE_SECONDS;
+        const slot = new BindSlot(pool, link, settings.max_binds, owner, leaseSeconds);
         if ((await slot.acquire()) === null)
           throw new CommandError(
             `every bind slot of ${link} is held by a worker (SMPP_${link.toUpperCase()}_MAX_BINDS=${settings.max_binds}): stop one, or allow one more bind`,
           );
+        const ending = new AbortController();
+        const leases = new BindLeases(pool, owner, leaseSeconds);
+        // Never said bound: a standby worker that read so would think the link served elsewhere.
+        const stopKeeping = leases.keep(
+          slot,
+          () => false,
+          () =>
+            ending.abort(
+              new CommandError(
+                `${link}'s bind slot was lost (its ${leaseSeconds} s lease could not be renewed): the check stopped its bind`,
+              ),
+            ),
+        );
+        let signalledAt = 0;
+        const stopOn = (signal: NodeJS.Signals) => {
+          if (ending.signal.aborted) {
+            // Already stopping (its lease lost, say): only a repeat past the echo ends it at once.
+            if (signalledAt === 0) signalledAt = Date.now();
+            if (Date.now() - signalledAt < ECHO_MS) return;
+            process.stderr.write(
+              `shiri: carrier check interrupted again (${signal}): ${link}'s bind slot is free within its ${leaseSeconds} s lease\n`,
+            );
+            process.exit(128 + constants.signals[signal]);
+          }
+          signalledAt = Date.now();
+          // The check unbinds, then the slot is given back below (a slot freed first could let a
+          // worker bind while the check's bind still counts at the SMSC).
+          ending.abort(
+            new Interrupted(signal, `carrier check interrupted (${signal}): ${link}'s bind slot given back`),
+          );
+        };
+        for (const signal of STOP_SIGNALS) process.on(signal, stopOn);
         try {
           const report = await checkCarrier({
             link,
@@ -92,11 +138,16 @@ export const CARRIER_COMMANDS: readonly DataCommand[] = [
             from,
             bindTimeoutMs: BIND_WAIT_MS,
             receiptTimeoutMs,
+            signal: ending.signal,
           });
+          if (ending.signal.aborted) throw ending.signal.reason;
           if (!report.bound || (report.message && report.message.matched === "no")) process.exitCode = 1;
           return report;
         } finally {
+          stopKeeping();
+          await leases.stop();
           await slot.release();
+          for (const signal of STOP_SIGNALS) process.off(signal, stopOn);
         }
       };
     },

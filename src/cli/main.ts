@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { constants } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { CHECKOUT_DIR } from "../checkout.ts";
@@ -12,6 +13,7 @@ import {
   type Command,
   type DataCommand,
   formatOf,
+  Interrupted,
   type ParsedArgs,
   parseCommandArgs,
   UsageError,
@@ -123,6 +125,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`shiri: ${oneLine(err.message)}\n`);
     process.exit(2);
+  }
+  if (err instanceof Interrupted) {
+    process.stderr.write(`shiri: ${oneLine(err.message)}\n`);
+    process.exit(128 + constants.signals[err.signal]);
   }
   // A CommandError, or anything else that went wrong (the database unreachable...): exit 1.
   const message = err instanceof Error ? err.message : String(err);

@@ -56,6 +56,8 @@ export async function checkCarrier(options: {
   from: string;
   bindTimeoutMs: number;
   receiptTimeoutMs: number;
+  /** Ends the check early (the operator's Ctrl-C, its bind slot lost): it unbinds and reports. */
+  signal?: AbortSignal;
 }): Promise<CarrierCheckReport> {
   const { settings } = options;
   const own = new OwnReceipt(settings);
@@ -66,9 +68,15 @@ export async function checkCarrier(options: {
     onDeliverSm: (pdu) => own.hear(pdu),
     reconnect: { initialDelayMs: options.bindTimeoutMs, maxDelayMs: options.bindTimeoutMs },
   });
+  // Closing ends the wait for the bind, and the wait for the receipt is woken to see it.
+  const stop = () => {
+    void session.close();
+    own.stop();
+  };
+  options.signal?.addEventListener("abort", stop, { once: true });
   session.start();
   try {
-    const bound = await session.waitUntilBound(options.bindTimeoutMs);
+    const bound = options.signal?.aborted ? false : await session.waitUntilBound(options.bindTimeoutMs);
     const negotiated = session.negotiated;
     const report: CarrierCheckReport = {
       link: options.link,
@@ -91,6 +99,7 @@ export async function checkCarrier(options: {
     report.message = await sendOne(session, options, own);
     return report;
   } finally {
+    options.signal?.removeEventListener("abort", stop);
     await session.close();
   }
 }
@@ -169,6 +178,7 @@ class OwnReceipt {
   private answer: Promise<string | null> | undefined;
   private heard: { pdu: DeliverSm; state: string; relation: IdRelation } | undefined;
   private wake: () => void = () => {};
+  private stopped = false;
   /** deliver_sm refused as not the check's own receipt. */
   refused = 0;
 
@@ -196,9 +206,15 @@ class OwnReceipt {
     this.wake();
   }
 
-  /** Its final receipt, or undefined when none came within `ms`. */
+  /** The check is ending: a wait for the receipt ends now. */
+  stop(): void {
+    this.stopped = true;
+    this.wake();
+  }
+
+  /** Its final receipt, or undefined when none came within `ms` (or the check is ending). */
   async final(ms: number): Promise<OwnReceipt["heard"]> {
-    if (!this.heard)
+    if (!this.heard && !this.stopped)
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);
         this.wake = () => {

@@ -11,6 +11,7 @@ import { checkCarrier } from "../../src/dispatch/carrier-check.ts";
 import { createLogger } from "../../src/logger.ts";
 import { STATUS } from "../../src/smpp/command-status.ts";
 import { type ForeignSmscOptions, startForeignSmsc } from "../support/foreign-smsc.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 const stops: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -24,7 +25,7 @@ async function smscAt(options: ForeignSmscOptions) {
   return { smsc, port };
 }
 
-function check(port: number, to?: string) {
+function check(port: number, to?: string, signal?: AbortSignal) {
   const settings = loadConfig({ SMPP_ECONET_PORT: String(port), SMPP_ECONET_HOST: "127.0.0.1" }).links.econet;
   if (!settings) throw new Error("no econet link");
   return checkCarrier({
@@ -35,6 +36,7 @@ function check(port: number, to?: string) {
     bindTimeoutMs: 3_000,
     receiptTimeoutMs: 5_000,
     ...(to !== undefined ? { to } : {}),
+    ...(signal !== undefined ? { signal } : {}),
   });
 }
 
@@ -119,6 +121,20 @@ describe("carrier check", () => {
     });
     // Its own receipt was acknowledged: nothing is owed for it.
     expect(smsc.receipts.map((r) => r.commandStatus)).toEqual([STATUS.ESME_ROK]);
+  });
+
+  it("stops waiting for its receipt when told to stop (the operator's Ctrl-C), and unbinds", async () => {
+    const { smsc, port } = await smscAt({ script: () => ({ receipt: false }) });
+    const stop = new AbortController();
+    const running = check(port, "+263771234567", stop.signal);
+    await waitFor(() => smsc.submits.length === 1, { what: "the check's submit" });
+    const stoppedAt = Date.now();
+    stop.abort();
+    const report = await running;
+    // Well before its 5 s wait for the receipt.
+    expect(Date.now() - stoppedAt).toBeLessThan(2_000);
+    expect(report.message).toMatchObject({ matched: "no_receipt" });
+    await waitFor(() => smsc.boundSessions() === 0, { what: "the check's bind to end" });
   });
 
   it("takes its own receipt that overtook the answer once the answer names it", async () => {
