@@ -141,7 +141,16 @@ export const CARRIER_COMMANDS: readonly DataCommand[] = [
             signal: ending.signal,
           });
           if (ending.signal.aborted) throw ending.signal.reason;
-          if (!report.bound || (report.message && report.message.matched === "no")) process.exitCode = 1;
+          // The report is on stdout; the failure is said in one line, as every failure is.
+          const failure = !report.bound
+            ? `${link} did not bind: ${report.bind_error}`
+            : report.message?.matched === "no"
+              ? `${link}'s receipt id does not name its answer's: set SMPP_${link.toUpperCase()}_ID_FORMAT_*`
+              : null;
+          if (failure !== null) {
+            process.stderr.write(`shiri: ${failure}\n`);
+            process.exitCode = 1;
+          }
           return report;
         } finally {
           stopKeeping();

@@ -14,7 +14,10 @@ export interface CarrierCheckReport {
   port: number;
   system_id: string;
   bound: boolean;
-  /** Why the bind failed (a command status, "timeout", or no connection at all). */
+  /**
+   * Why the bind failed, in words: the connection's error ("connect ECONNREFUSED …"), no answer to
+   * the connect or the bind, or the bind refused with its command status.
+   */
   bind_error: string | null;
   /** What the SMSC answered the bind with. */
   negotiated: { system_id: string; interface_version: string | null } | null;
@@ -84,7 +87,9 @@ export async function checkCarrier(options: {
       port: settings.port,
       system_id: settings.system_id,
       bound,
-      bind_error: bound ? null : (session.lastBindRefusal ?? "no connection"),
+      bind_error: bound
+        ? null
+        : (session.lastBindFailure ?? `not bound within ${options.bindTimeoutMs} ms, with no answer yet`),
       negotiated: negotiated
         ? {
             system_id: negotiated.system_id,

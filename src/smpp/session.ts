@@ -118,7 +118,7 @@ export class SmppSession {
   /** The unanswered submits allowed now: window_size, cut to one by throttling and grown back. */
   private readonly window: CongestionWindow;
   private bindAnswer: { system_id: string; interface_version: number | null } | null = null;
-  private bindRefusal: string | null = null;
+  private bindFailure: string | null = null;
   private readonly log: SmppLogger;
   private readonly refused: RefusedPdus;
   /** Submits written and not yet answered or given up: a receipt that overtook its answer waits on it. */
@@ -146,9 +146,13 @@ export class SmppSession {
     return this.bindAnswer;
   }
 
-  /** Why the last bind failed (a command status name, or "timeout"); null once bound. */
-  get lastBindRefusal(): string | null {
-    return this.bindRefusal;
+  /**
+   * Why the last attempt to connect and bind failed, in words: the socket's error ("connect
+   * ECONNREFUSED …"), no answer to the connect, the bind refused (with its status) or unanswered,
+   * or the connection closed before the bind's answer; null once bound.
+   */
+  get lastBindFailure(): string | null {
+    return this.bindFailure;
   }
 
   /** Connections or binds that failed since the session was last bound (0 while bound). */
@@ -333,7 +337,10 @@ export class SmppSession {
     };
     this.conn = conn;
     // A blackholed host never answers the TCP handshake, and the socket has no timeout of its own.
-    const connectDeadline = setTimeout(() => session.destroy(), this.settings.response_timeout_ms);
+    const connectDeadline = setTimeout(() => {
+      this.bindFailure = `no answer to the connection within ${this.settings.response_timeout_ms} ms`;
+      session.destroy();
+    }, this.settings.response_timeout_ms);
     session.on("connect", () => {
       clearTimeout(connectDeadline);
       session.socket.setNoDelay(true);
@@ -342,6 +349,7 @@ export class SmppSession {
     // After a framing error the wire reads no more; only a fresh connection recovers.
     session.on("error", (error) => {
       this.log.warn({ host, port, err: error.message }, "smpp connection error");
+      if (!conn.bound) this.bindFailure = error.message;
       conn.lossReason ??= "socket_error";
       session.destroy();
     });
@@ -368,17 +376,25 @@ export class SmppSession {
     });
     const reply = this.request(conn, pdu);
     const r = reply ? await reply : "closed";
-    if (r === "closed") return;
+    if (r === "closed") {
+      // A socket error already said why (it is logged and kept as it happens).
+      if (!this.stopping && conn.lossReason === undefined)
+        this.bindFailure = `the connection closed before ${command} was answered`;
+      return;
+    }
     if (r === "timeout" || r.command_status !== STATUS.ESME_ROK) {
       const status = r === "timeout" ? "timeout" : describeStatus(r.command_status);
       this.log.error({ host, port, system_id, status }, `${command} refused`);
-      this.bindRefusal = status;
+      this.bindFailure =
+        r === "timeout"
+          ? `no answer to ${command} within ${this.settings.response_timeout_ms} ms`
+          : `${command} refused: ${status}`;
       conn.session.destroy();
       return;
     }
     if (this.stopping) return void conn.session.destroy();
     this.reconnectAttempt = 0;
-    this.bindRefusal = null;
+    this.bindFailure = null;
     const version = tlvValue(r, "sc_interface_version");
     this.bindAnswer = {
       system_id: stringField(r, "system_id"),

@@ -59,7 +59,15 @@ describe("carrier check", () => {
     const { port } = await smscAt({ refuseBinds: true });
     const report = await check(port);
     expect(report.bound).toBe(false);
-    expect(report.bind_error).toMatch(/ESME_RBINDFAIL/);
+    expect(report.bind_error).toMatch(/^bind_transmitter refused: ESME_RBINDFAIL/);
+  });
+
+  it("says why it could not connect", async () => {
+    const { port, smsc } = await smscAt({});
+    await smsc.stop(); // nothing listens there any more
+    const report = await check(port);
+    expect(report.bound).toBe(false);
+    expect(report.bind_error).toBe(`connect ECONNREFUSED 127.0.0.1:${port}`);
   });
 
   it("sends one message and says how the receipt's id names the answer's: hex answered, decimal receipted", async () => {

@@ -522,14 +522,23 @@ describe("shiri: failures and usage errors of the operator commands", {
     });
   });
 
-  it("carrier check with no SMSC answering: exit 1, its report alone on stdout, the session's log on stderr", async () => {
+  it("carrier check with no SMSC answering: exit 1, its report alone on stdout, the session's log and one line saying why on stderr", async () => {
     const result = await shiri(db.url, ["carrier", "check", "econet"], {
       env: { LOG_LEVEL: "debug", SMPP_ECONET_HOST: "127.0.0.1", SMPP_ECONET_PORT: "1" },
     });
     expect(result.code).toBe(1);
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0] ?? "")).toMatchObject({ link: "econet", bound: false });
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({
+      link: "econet",
+      bound: false,
+      bind_error: expect.stringMatching(/ECONNREFUSED/),
+    });
     expect(result.stderr).toMatch(/"level":/);
+    // Among the JSON log lines, the one line every failure writes, with the cause.
+    const said = result.stderr.split("\n").filter((line) => line.startsWith("shiri: "));
+    expect(said).toEqual([
+      expect.stringMatching(/^shiri: econet did not bind: connect ECONNREFUSED 127\.0\.0\.1:1$/),
+    ]);
   });
 });
