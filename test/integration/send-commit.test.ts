@@ -99,34 +99,41 @@ describe("group commit of sends", () => {
     await expectLedgerBalanced(t.service.pool, acct.id);
   });
 
-  it("answers the sends of a commit whose answer was lost as they were written, never twice", async () => {
-    const acct = await t.account({ balance: 100 * PRICE });
+  /**
+   * Ten sends of the account through a relay that loses the answer to the second COMMIT: the first
+   * send commits alone, the nine behind it commit together, and that answer never comes back.
+   */
+  async function tenSendsTheBatchAnswerLost(accountId: string, from = (_n: number) => "SHIRI") {
     const relay = await relayTo(t.database.url);
     const pool = createPool(relay.url, 2);
     try {
       const sends = committer(pool);
-      // The first send commits alone; the nine behind it commit together, and that answer is lost.
       relay.loseCommitAnswer(2);
-      const results = await Promise.allSettled(
-        Array.from({ length: 10 }, (_, n) => sends.commit(single(acct.id, n, n === 6 ? "NOTOURS" : "SHIRI"))),
+      return await Promise.allSettled(
+        Array.from({ length: 10 }, (_, n) => sends.commit(single(accountId, n, from(n)))),
       );
-      // Before, each send of the batch was tried again alone, met its own committed rows, and
-      // rejected with a duplicate key (a 500 over HTTP, for a send that will go out).
-      results.forEach((r, n) => {
-        if (n === 6) expect(r.status === "rejected" && r.reason instanceof UnapprovedSenderError).toBe(true);
-        else expect(r.status).toBe("fulfilled");
-      });
-      const { rows } = await t.service.pool.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM messages WHERE account_id = $1",
-        [acct.id],
-      );
-      expect(rows[0]?.n).toBe(9);
-      expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(9 * PRICE);
-      await expectLedgerBalanced(t.service.pool, acct.id);
     } finally {
       await pool.end();
       await relay.close();
     }
+  }
+
+  it("answers the sends of a commit whose answer was lost as they were written, never twice", async () => {
+    const acct = await t.account({ balance: 100 * PRICE });
+    const results = await tenSendsTheBatchAnswerLost(acct.id, (n) => (n === 6 ? "NOTOURS" : "SHIRI"));
+    // Before, each send of the batch was tried again alone, met its own committed rows, and
+    // rejected with a duplicate key (a 500 over HTTP, for a send that will go out).
+    results.forEach((r, n) => {
+      if (n === 6) expect(r.status === "rejected" && r.reason instanceof UnapprovedSenderError).toBe(true);
+      else expect(r.status).toBe("fulfilled");
+    });
+    const { rows } = await t.service.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM messages WHERE account_id = $1",
+      [acct.id],
+    );
+    expect(rows[0]?.n).toBe(9);
+    expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(9 * PRICE);
+    await expectLedgerBalanced(t.service.pool, acct.id);
   });
 
   it("waits out a commit still under way when its answer was lost, then answers it as written", async () => {
@@ -135,22 +142,14 @@ describe("group commit of sends", () => {
       CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
       CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON messages DEFERRABLE INITIALLY DEFERRED
         FOR EACH ROW WHEN (NEW.body = 'group commit 5') EXECUTE FUNCTION slow_commit();`);
-    const acct = await t.account({ balance: 100 * PRICE });
-    const relay = await relayTo(t.database.url);
-    const pool = createPool(relay.url, 2);
     try {
-      const sends = committer(pool);
-      relay.loseCommitAnswer(2);
-      const results = await Promise.allSettled(
-        Array.from({ length: 10 }, (_, n) => sends.commit(single(acct.id, n))),
-      );
+      const acct = await t.account({ balance: 100 * PRICE });
+      const results = await tenSendsTheBatchAnswerLost(acct.id);
       // Before, the look-up saw none of the batch yet: each send, tried alone, met its own rows.
       expect(results.map((r) => r.status)).toEqual(Array(10).fill("fulfilled"));
       expect((await balanceNow(t.service.pool, acct.id))?.held).toBe(10 * PRICE);
       await expectLedgerBalanced(t.service.pool, acct.id);
     } finally {
-      await pool.end();
-      await relay.close();
       await t.service.pool.query("DROP TRIGGER slow_commit ON messages; DROP FUNCTION slow_commit()");
     }
   });
