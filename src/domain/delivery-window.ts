@@ -89,13 +89,20 @@ const wallOf = (t: LocalTime) => Date.UTC(t.year, t.month - 1, t.day) + t.second
  * The instants a local date and time names in the zone, earliest first: two when the clocks go
  * back over it; one, moved forward by the gap, when the clocks skip it.
  */
-function instantsOf(year: number, month: number, day: number, minutes: number, timeZone: string): Date[] {
+function instantsOf(
+  year: number,
+  month: number,
+  day: number,
+  minutes: number,
+  timeZone: string,
+): [Date, ...Date[]] {
   const wall = Date.UTC(year, month - 1, day) + minutes * 60_000;
   // A clock change near the wall time lies between the offsets a day either side of it.
   const named = [-86_400_000, 0, 86_400_000]
     .map((shift) => wall - offsetAt(new Date(wall + shift), timeZone))
     .filter((t) => wallOf(localTime(new Date(t), timeZone)) === wall);
-  if (named.length > 0) return [...new Set(named)].sort((a, b) => a - b).map((t) => new Date(t));
+  const [earliest, ...later] = [...new Set(named)].sort((a, b) => a - b).map((t) => new Date(t));
+  if (earliest) return [earliest, ...later];
   let guess = wall - offsetAt(new Date(wall), timeZone);
   // Twice: the offset at the first guess may differ from the offset at the answer (a clock change).
   guess = wall - offsetAt(new Date(guess), timeZone);
@@ -126,12 +133,11 @@ export function nextOpening(window: DeliveryWindow, at: Date): Date {
   const ahead = today.find((opening) => opening.getTime() > at.getTime());
   if (ahead) return ahead;
   const tomorrow = new Date(Date.UTC(local.year, local.month - 1, local.day + 1));
-  const [first] = instantsOf(
+  return instantsOf(
     tomorrow.getUTCFullYear(),
     tomorrow.getUTCMonth() + 1,
     tomorrow.getUTCDate(),
     start,
     window.time_zone,
-  );
-  return first ?? tomorrow;
+  )[0];
 }

@@ -5,18 +5,17 @@
  * reach, and counts that component's lines.
  */
 import net from "node:net";
-import { Writable } from "node:stream";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { CARRIERS } from "../../carriers/index.ts";
 import { CarrierSimulator, simulatorOptionsFor } from "../../carriers/simulator/index.ts";
 import { createPool, isDatabaseOutOfReach } from "../../src/db/pool.ts";
 import { encodeGsm7 } from "../../src/domain/segments.ts";
-import { createLogger } from "../../src/logger.ts";
 import { listenForWork } from "../../src/queue/wakeups.ts";
 import { STATUS } from "../../src/smpp/command-status.ts";
 import { SmppSession } from "../../src/smpp/session.ts";
 import { createTestDatabase } from "../support/database.ts";
+import { loggedLines } from "../support/log-lines.ts";
 import { relayTo } from "../support/postgres-relay.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -30,14 +29,7 @@ const OUTAGE_TOLD =
 
 /** The service's logger (src/cli/commands.ts), its lines read back. */
 function serviceLogger() {
-  const lines: { level: number; msg: string; [field: string]: unknown }[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const logger = createLogger("info", { destination: sink, outage: isDatabaseOutOfReach });
+  const { lines, logger } = loggedLines(isDatabaseOutOfReach);
   return { lines, logger, said: (msg: string) => lines.filter((l) => l.msg === msg).length };
 }
 

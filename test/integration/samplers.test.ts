@@ -1,11 +1,10 @@
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { createPool, isDatabaseOutOfReach, type Pool } from "../../src/db/pool.ts";
-import { createLogger } from "../../src/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { startSamplers } from "../../src/samplers.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { loggedLines } from "../support/log-lines.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 /**
@@ -31,20 +30,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function logged() {
-  const lines: { level: number; msg: string; [field: string]: unknown }[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, logger: createLogger("info", { destination: sink, outage: isDatabaseOutOfReach }) };
-}
-
 describe("samplers that fail", () => {
   it("warn once when sampling starts failing, and say when it succeeds again", async () => {
-    const { lines, logger } = logged();
+    const { lines, logger } = loggedLines(isDatabaseOutOfReach);
     const lockers = createPool(db.url, 1);
     const locker = await lockers.connect();
     await locker.query("BEGIN");

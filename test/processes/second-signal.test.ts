@@ -4,10 +4,10 @@
  * SIGINT it got to its child as well); a supervisor may repeat SIGTERM. The drain must not be cut
  * off by the repeat: a request in flight is answered and the process exits 0.
  */
-import { spawn } from "node:child_process";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, shiriCommand } from "../../bench/lib/shiri-process.ts";
+import { freePort } from "../../bench/lib/shiri-process.ts";
+import { startApiProcess } from "../support/api-process.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -21,31 +21,11 @@ afterAll(async () => {
 
 describe("shiri start and a repeated signal while it stops", () => {
   it("goes on draining (exit 0) when SIGINT comes twice, as Ctrl-C under npm start sends it", async () => {
-    const shiri = shiriCommand();
     const port = await freePort();
-    const child = spawn(process.execPath, [shiri.bin, "start", "--role", "api"], {
-      env: {
-        ...process.env,
-        ...shiri.env,
-        DATABASE_URL: db.url,
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        METRICS_PORT: String(await freePort()),
-        LOG_LEVEL: "info",
-        SHIRI_ENV: "test",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8");
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on("exit", (code, signal) => resolve({ code, signal })),
-    );
+    const api = await startApiProcess(db.url, port);
     let socket: net.Socket | undefined;
     try {
-      await waitFor(async () => output.includes('"api listening"'), {
+      await waitFor(async () => api.output().includes('"api listening"'), {
         timeoutMs: 60_000,
         intervalMs: 50,
         what: "the API to listen",
@@ -59,19 +39,19 @@ describe("shiri start and a repeated signal while it stops", () => {
       );
       await new Promise((r) => setTimeout(r, 200));
 
-      child.kill("SIGINT");
-      await waitFor(async () => output.includes('"shutting down"'), {
+      api.child.kill("SIGINT");
+      await waitFor(async () => api.output().includes('"shutting down"'), {
         timeoutMs: 5_000,
         intervalMs: 20,
         what: "the first signal's shutdown",
       });
       // The second SIGINT of the same Ctrl-C (npm forwarding it), a moment later.
-      child.kill("SIGINT");
+      api.child.kill("SIGINT");
       // Before, the handlers were gone after the first: the second SIGINT killed it mid-drain.
-      expect(await exited).toEqual({ code: 0, signal: null });
+      expect(await api.exited).toEqual({ code: 0, signal: null });
     } finally {
       socket?.destroy();
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      api.kill();
     }
   }, 60_000);
 });

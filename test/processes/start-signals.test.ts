@@ -2,10 +2,9 @@
  * `shiri start` and a signal before the service is up: a process waiting for another's migration
  * (its lock held here) ends on SIGTERM at once, with a line that says so, rather than silently.
  */
-import { spawn } from "node:child_process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, shiriCommand } from "../../bench/lib/shiri-process.ts";
+import { startApiProcess } from "../support/api-process.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -27,36 +26,19 @@ afterAll(async () => {
 
 describe("shiri start and a signal during start-up", () => {
   it("exits at once on SIGTERM, saying it stopped before the service started", async () => {
-    const shiri = shiriCommand();
-    const child = spawn(process.execPath, [shiri.bin, "start", "--role", "api"], {
-      env: {
-        ...process.env,
-        ...shiri.env,
-        DATABASE_URL: db.url,
-        HOST: "127.0.0.1",
-        PORT: String(await freePort()),
-        METRICS_PORT: String(await freePort()),
-        LOG_LEVEL: "info",
-        SHIRI_ENV: "test",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8");
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const api = await startApiProcess(db.url);
     try {
-      await waitFor(async () => output.includes("another process is migrating"), {
+      await waitFor(async () => api.output().includes("another process is migrating"), {
         timeoutMs: 30_000,
         intervalMs: 50,
         what: "the start to wait for the migration lock",
       });
       const signalled = Date.now();
-      child.kill("SIGTERM");
-      expect(await exited).toBe(143);
+      api.child.kill("SIGTERM");
+      expect((await api.exited).code).toBe(143);
       expect(Date.now() - signalled).toBeLessThan(5_000);
-      const lines = output
+      const lines = api
+        .output()
         .trim()
         .split("\n")
         .map((line) => JSON.parse(line) as { msg: string; signal?: string });
@@ -65,7 +47,7 @@ describe("shiri start and a signal during start-up", () => {
         msg: "signal during start-up: exiting before the service started",
       });
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      api.kill();
     }
   });
 });

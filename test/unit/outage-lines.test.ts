@@ -1,22 +1,14 @@
 import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogger, OUTAGE_OVER_AFTER_MS } from "../../src/logger.ts";
+import { loggedLines } from "../support/log-lines.ts";
 
 /** An error the service reads as the database out of reach (here, by its code). */
 const unreachable = () =>
   Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
 const isOutage = (err: unknown) => (err as { code?: string }).code === "ECONNREFUSED";
 
-function logged() {
-  const lines: { level: number; msg: string; [field: string]: unknown }[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, logger: createLogger("info", { destination: sink, outage: isOutage }) };
-}
+const logged = () => loggedLines(isOutage);
 
 describe("a database outage in the log", () => {
   beforeEach(() => vi.useFakeTimers());
